@@ -1,0 +1,216 @@
+# One non-recursive Makefile for the whole tree. Every artefact lands in build/.
+#
+# Layout conventions the rules below rely on (add a file, not a rule):
+#   bpf/*.bpf.c                 -> build/bpf/*.bpf.o and build/*.skel.h
+#   metrics/src/*.c             -> build/libebee.a        (the tracing core)
+#   metrics/cli/*.c             -> build/ebee             (the CLI)
+#   actuators/*.c               -> build/libact.a
+#   controller/*.c, policies/*.c-> build/libparties.a, controller/main.c -> build/parties
+#   tests/unit/test_*.c         -> build/tests/unit/test_*          (cmocka, no root)
+#   tests/integration/test_*.c  -> build/tests/integration/test_*   (cmocka, root)
+#   tests/fixtures/*.c          -> build/fixtures/*       (servers and clients for tests)
+#   experiments/loadgen/*.c     -> build/loadgen          (one program)
+#   experiments/workloads/*/    -> build/<dir>            (one program per folder)
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' '$(1)' '$(2)';
+endif
+
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+BUILD    := build
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
+CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Ibpf -I$(BUILD)
+DEPFLAGS  = -MMD -MP
+LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lpthread -lm
+TESTLIBS := -lcmocka
+
+# ---------------------------------------------------------------- BPF
+# vmlinux.h is generated from the running kernel's BTF; `make vmlinux` regenerates it.
+VMLINUX  := $(BUILD)/vmlinux.h
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS    := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Ibpf -I$(BUILD)
+
+$(VMLINUX):
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+.PHONY: vmlinux
+vmlinux:
+	$(Q)rm -f $(VMLINUX)
+	$(Q)$(MAKE) --no-print-directory $(VMLINUX)
+
+# Two steps (clang, then bpftool gen object): -MF/-MT name the final object so a
+# header edit rebuilds it and, through it, the skeleton.
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $(@:.o=.tmp.o)
+	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
+	$(Q)rm -f $(@:.o=.tmp.o)
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# ---------------------------------------------------------------- libraries
+EBEE_SRCS := $(wildcard metrics/src/*.c)
+EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
+ACT_SRCS  := $(wildcard actuators/*.c)
+ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
+CTL_SRCS  := $(filter-out controller/main.c,$(wildcard controller/*.c controller/policies/*.c))
+CTL_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS))
+
+LIBEBEE    := $(BUILD)/libebee.a
+LIBACT     := $(BUILD)/libact.a
+LIBPARTIES := $(BUILD)/libparties.a
+ALL_LIBS   := $(LIBPARTIES) $(LIBACT) $(LIBEBEE)
+
+# Only the library objects include the skeleton; make sure it exists before they compile.
+$(EBEE_OBJS): | $(SKELS)
+
+$(BUILD)/obj/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+
+$(LIBEBEE): $(EBEE_OBJS)
+$(LIBACT): $(ACT_OBJS)
+$(LIBPARTIES): $(CTL_OBJS)
+$(ALL_LIBS):
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
+
+# ---------------------------------------------------------------- programs
+EBEE_CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard metrics/cli/*.c))
+$(BUILD)/ebee: $(EBEE_CLI_OBJS) $(LIBEBEE)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+PARTIES_OBJS := $(BUILD)/obj/controller/main.o
+$(BUILD)/parties: $(PARTIES_OBJS) $(ALL_LIBS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+PROGRAMS := $(BUILD)/ebee
+ifneq ($(wildcard controller/main.c),)
+PROGRAMS += $(BUILD)/parties
+endif
+
+FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
+FIXTURES     := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SRCS))
+$(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/%.o
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
+
+LOADGEN_SRCS := $(wildcard experiments/loadgen/*.c)
+ifneq ($(LOADGEN_SRCS),)
+PROGRAMS += $(BUILD)/loadgen
+$(BUILD)/loadgen: $(patsubst %.c,$(BUILD)/obj/%.o,$(LOADGEN_SRCS))
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
+endif
+
+WORKLOAD_DIRS := $(patsubst %/,%,$(dir $(wildcard experiments/workloads/*/*.c)))
+WORKLOAD_BINS := $(sort $(foreach d,$(WORKLOAD_DIRS),$(BUILD)/$(notdir $(d))))
+PROGRAMS += $(WORKLOAD_BINS)
+define workload_rule
+$(BUILD)/$(notdir $(1)): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c))
+	$$(call msg,LINK,$$@)
+	$$(Q)$$(CC) $$(CFLAGS) $$^ -lpthread -lm -o $$@
+endef
+$(foreach d,$(sort $(WORKLOAD_DIRS)),$(eval $(call workload_rule,$(d))))
+
+# ---------------------------------------------------------------- tests
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+INTEG_SRCS := $(wildcard tests/integration/test_*.c)
+INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
+# Shared test helpers (tests/lib/*.c) link into every test program.
+TESTLIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/lib/*.c))
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(ALL_LIBS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) $(TESTLIBS) -o $@
+
+BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
+
+# ---------------------------------------------------------------- targets
+.DEFAULT_GOAL := all
+.PHONY: all test unit integration bench demo run deps clean help format
+
+all: $(PROGRAMS) $(FIXTURES)
+
+tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
+
+# `make test` is what CI runs: every unit and integration test, one summary line.
+test: tests-build
+	$(Q)tests/run.sh all
+
+unit: tests-build
+	$(Q)tests/run.sh unit
+
+integration: tests-build
+	$(Q)tests/run.sh integration
+
+bench: tests-build
+	$(Q)tests/bench/run.sh
+
+demo: all
+	$(Q)tests/demo.sh
+
+# Installs the Debian packages the build, tests and experiments need (a no-op when
+# present) and mounts tracefs. Root only.
+DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
+	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
+	    libmemcached-tools python3 python3-matplotlib procps iproute2 util-linux
+deps:
+	$(Q)missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	$(Q)mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+	$(Q)mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+
+format:
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+help:
+	@echo 'make [V=1] TARGET'
+	@echo '  all          build BPF objects, libebee.a, libact.a, libparties.a, ebee, parties, fixtures'
+	@echo '  test         build and run every unit and integration test (root for integration)'
+	@echo '  unit         unit tests only (no root)'
+	@echo '  integration  integration tests only (root, real BPF, servers, cgroups)'
+	@echo '  bench        benchmarks: print figures as ratios measured side by side'
+	@echo '  demo         the main job: trace a demo server under load and print the summary'
+	@echo '  deps         install missing Debian packages, mount tracefs and bpffs (root)'
+	@echo '  vmlinux      regenerate build/vmlinux.h from /sys/kernel/btf/vmlinux'
+	@echo '  format       clang-format every C file'
+	@echo '  clean        remove build/'
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ebee: server-side request latency and throughput of unmodified processes,
+ * observed from eBPF events alone (the eBeeMetrics design).
+ *
+ * This is the only header of the tracing core that other modules include. It
+ * exposes no libbpf type. Conventions follow libbpf: calls returning int give 0
+ * or a negative errno; calls returning a pointer give NULL and set errno;
+ * options structs start with their size so they can grow.
+ *
+ * Threading: one internal consumer thread drains the BPF ring buffer into the
+ * per-workload windows. Every call below may be made from any thread; queries
+ * take the workload's lock for O(1) or O(log n) time only.
+ *
+ * Units: latencies and times are nanoseconds of CLOCK_MONOTONIC (the clock of
+ * bpf_ktime_get_ns()).
+ */
+#ifndef EBEE_H
+#define EBEE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How request boundaries are found for one workload (design.md 4.1). */
+enum ebee_mode {
+	EBEE_MODE_AUTO = 0, /* observe, then choose conn or io (and revisit) */
+	EBEE_MODE_CONN,	    /* accept/accept4 returns fd .. close(fd) */
+	EBEE_MODE_IO,	    /* first read after a response .. last write before next read */
+	EBEE_MODE_GRPC,	    /* chttp2 stream constructor .. stream close (uprobes) */
+	EBEE_MODE_COUNT,
+};
+
+/* Probe groups; a workload's live probe set is a mask of these. */
+enum ebee_probe {
+	EBEE_PROBE_ACCEPT = 1u << 0, /* sys_exit_accept, sys_exit_accept4 */
+	EBEE_PROBE_CLOSE = 1u << 1,  /* sys_enter_close */
+	EBEE_PROBE_READ = 1u << 2,   /* read, readv, recvfrom, recvmsg (enter+exit) */
+	EBEE_PROBE_WRITE = 1u << 3,  /* write, writev, sendto, sendmsg, sendfile (enter+exit) */
+	EBEE_PROBE_FORK = 1u << 4,   /* sched_process_fork, sched_process_exit */
+	EBEE_PROBE_GRPC = 1u << 5,   /* libgrpc uprobes */
+};
+
+/* Name of a mode ("auto", "conn", "io", "grpc") or NULL. */
+const char *ebee_mode_str(enum ebee_mode mode);
+/* Parse a mode name; 0 or -EINVAL. */
+int ebee_mode_parse(const char *s, enum ebee_mode *mode);
+/* Write the probe mask as "accept,close,read,write,fork" into buf; returns buf. */
+char *ebee_probes_str(unsigned int mask, char *buf, size_t len);
+
+enum ebee_log_level { EBEE_LOG_WARN, EBEE_LOG_INFO, EBEE_LOG_DEBUG };
+typedef void (*ebee_log_fn)(enum ebee_log_level level, const char *msg, void *ctx);
+
+struct ebee_opts {
+	size_t sz;		/* sizeof(struct ebee_opts) */
+	size_t ringbuf_size;	/* bytes, power of two >= page size; 0 = 128 KiB */
+	size_t window_len;	/* records kept per workload (N); 0 = 100000 */
+	uint64_t window_age_ns; /* also drop records older than this; 0 = no age limit */
+	unsigned int drain_ms;	/* consumer drain period; 0 = 20 ms */
+	unsigned int max_conns; /* in-flight connection entries (LRU); 0 = 65536 */
+	/* Auto mode: evidence needed before choosing, and how often a conn-mode
+	 * workload gets its io probes back for a re-check. 0 = defaults. */
+	unsigned int auto_min_conns;	   /* closed connections; default 8 */
+	unsigned int auto_min_requests;	   /* io requests on open connections; default 32 */
+	unsigned int auto_recheck_ms;	   /* default 10000 */
+	unsigned int auto_recheck_len_ms;  /* default 1000 */
+	ebee_log_fn log;		   /* NULL: warnings to stderr */
+	void *log_ctx;
+	enum ebee_log_level log_level;	   /* highest level passed to log */
+};
+
+/* Per-workload tracing options. */
+struct ebee_trace_opts {
+	size_t sz;	     /* sizeof(struct ebee_trace_opts) */
+	enum ebee_mode mode; /* EBEE_MODE_AUTO by default */
+	bool no_children;    /* trace this tgid only, not its descendants */
+};
+
+struct ebee;
+
+/*
+ * Check kernel features (root/CAP_BPF+CAP_PERFMON, BTF, tracefs, ring buffer),
+ * load the BPF programs and start the consumer thread. On failure returns NULL
+ * with errno set; if msg is non-NULL it receives a one-line reason with the
+ * fix (at most msg_len bytes).
+ */
+struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len);
+/* Stop every workload, detach everything, free. NULL is fine. */
+void ebee_close(struct ebee *eb);
+
+/*
+ * Start tracing pid (a tgid) and, unless opts->no_children, every process it
+ * has forked or forks later. Their requests are reported under pid.
+ * -ESRCH: no such process; -EEXIST: already traced; -ENOSPC: too many.
+ */
+int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts);
+/* Stop tracing pid; its requests are no longer counted. Its window is freed. */
+int ebee_stop_tracing(struct ebee *eb, pid_t pid);
+
+/* Drain the ring buffer now, so that every request completed before the call
+ * is reflected in the queries. */
+int ebee_flush(struct ebee *eb);
+
+/*
+ * The four queries of the paper, over the workload's window. Each returns 0,
+ * -ENOENT (pid not traced) or -ENODATA (empty window; for rps, fewer than two
+ * records).
+ */
+int ebee_get_rps(struct ebee *eb, pid_t pid, double *rps);
+int ebee_get_latest_latency(struct ebee *eb, pid_t pid, uint64_t *lat_ns);
+int ebee_get_average_latency(struct ebee *eb, pid_t pid, double *avg_ns);
+/* Exact percentile p in [0, 100] (-EINVAL outside), with numpy's default
+ * "linear" interpolation: rank h = (n - 1) * p / 100 over the sorted window,
+ * value = x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)]). */
+int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *val_ns);
+
+struct ebee_stats {
+	size_t sz;		 /* set by the caller: sizeof(struct ebee_stats) */
+	uint64_t requests;	 /* completed while traced (not only in the window) */
+	uint64_t dropped;	 /* records the kernel could not queue for this workload */
+	enum ebee_mode mode;	 /* chosen mode; AUTO while still undecided */
+	enum ebee_mode req_mode; /* what the caller asked for */
+	unsigned int probes;	 /* live probe set for this workload (enum ebee_probe) */
+	uint64_t window_count;	 /* records in the window */
+	uint64_t window_span_ns; /* newest end - oldest end */
+	uint64_t mode_switches;	 /* times the auto choice changed */
+	uint32_t nprocs;	 /* processes in the workload (pid and descendants) */
+	bool exited;		 /* the traced pid has exited */
+};
+
+int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);
+
+/* Library-wide counters. */
+struct ebee_global_stats {
+	size_t sz;
+	uint64_t dropped;	 /* ring buffer reservations that failed, all CPUs */
+	uint64_t records;	 /* records consumed */
+	unsigned int probes;	 /* probe groups attached in the kernel now */
+	unsigned int workloads;	 /* workloads traced */
+	uint64_t conn_entries;	 /* in-flight connection map entries (slow: walks the map) */
+};
+int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EBEE_H */

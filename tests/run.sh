@@ -1,0 +1,77 @@
+#!/bin/bash
+# Runs the test programs and prints one closing line: "N passed, N failed, N skipped".
+#
+#   tests/run.sh unit|integration|all
+#
+# Unit tests: build/tests/unit/test_* (cmocka, no root).
+# Integration: build/tests/integration/test_* (cmocka) and tests/integration/test_*.sh,
+# run as root. Each program is bounded in time (TEST_TIMEOUT seconds, default 300).
+# cmocka programs are counted per test case from their output; shell tests by exit
+# code: 0 pass, 77 skip (they print "SKIP: reason"), anything else fail.
+set -u
+cd "$(dirname "$0")/.."
+what=${1:-all}
+timeout_s=${TEST_TIMEOUT:-300}
+export CMOCKA_MESSAGE_OUTPUT=stdout
+pass=0 fail=0 skip=0
+failed_names=()
+logdir=build/test-logs
+mkdir -p "$logdir"
+
+run_one() {
+	local prog=$1 name log rc p f s
+	name=$(basename "$prog")
+	log=$logdir/$name.log
+	echo "=== $name"
+	timeout -k 10 "$timeout_s" "$prog" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	if grep -q '^\[==========\]' "$log"; then
+		p=$(grep -c '^\[       OK \]' "$log")
+		# cmocka names each failed/skipped test twice (inline, then in a list)
+		f=$(grep -E '^\[  FAILED  \] ' "$log" | grep -v ' test(s)' | sort -u | wc -l)
+		s=$(grep -E '^\[  SKIPPED \] ' "$log" | grep -v ' test(s)' | sort -u | wc -l)
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+		pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+		[ "$f" -gt 0 ] && failed_names+=("$name")
+	elif [ "$rc" -eq 0 ]; then
+		pass=$((pass + 1))
+	elif [ "$rc" -eq 77 ]; then
+		skip=$((skip + 1))
+	else
+		[ "$rc" -eq 124 ] && echo "$name: timed out after ${timeout_s}s"
+		fail=$((fail + 1))
+		failed_names+=("$name")
+	fi
+}
+
+progs=()
+if [ "$what" = unit ] || [ "$what" = all ]; then
+	for t in build/tests/unit/test_*; do [ -x "$t" ] && progs+=("$t"); done
+fi
+if [ "$what" = integration ] || [ "$what" = all ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP: integration tests need root"
+		skip=$((skip + 1))
+	else
+		for t in build/tests/integration/test_* tests/integration/test_*.sh; do
+			[ -x "$t" ] && progs+=("$t")
+		done
+	fi
+fi
+for t in "${progs[@]}"; do run_one "$t"; done
+
+# Leftovers are failures too: every test must clean up after itself.
+if [ "$(id -u)" -eq 0 ] && [ "$what" != unit ]; then
+	left=$(ls -d /sys/fs/cgroup/*/ebee-test* /sys/fs/cgroup/*/parties* 2>/dev/null)
+	if [ -n "$left" ]; then
+		echo "FAIL: cgroups left behind: $left"
+		fail=$((fail + 1))
+		failed_names+=("leftover-cgroups")
+	fi
+fi
+
+echo
+[ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
