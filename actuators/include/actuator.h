@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * actuators: the only code that writes cgroup or cpufreq files.
+ *
+ * The controller sees this header only: one opaque handle (struct act), one
+ * handle per managed workload (struct act_workload), a capability report and a
+ * handful of verbs. Behind the front sit backends (ops tables, see
+ * act_backend.h): cgroup v1 or v2 through libcgroup (cpuset cores and CPU
+ * quota), cpufreq through libcpupower, a dry-run backend that only logs, and,
+ * in unit tests, fakes.
+ *
+ * Conventions (libbpf style): calls returning int give 0 or a negative errno;
+ * calls returning a pointer give NULL and set errno; options structs start
+ * with `size_t sz` (set it to sizeof) so they can grow. Every failure is also
+ * described in one line (what failed, on what, what to do) passed to the log
+ * callback at ACT_LOG_WARN and kept for act_last_error().
+ *
+ * Cgroup layout: a parent cgroup owned by the daemon (act_opts.parent,
+ * default "parties") with one child per workload, named after the workload:
+ *   v1: /sys/fs/cgroup/cpuset/<parent>/<name> and /sys/fs/cgroup/cpu/<parent>/<name>
+ *   v2: <unified mount>/<parent>/<name> (+cpuset +cpu in the parent's subtree_control)
+ * Workload names are one path component of [A-Za-z0-9_.-], at most 63 bytes.
+ *
+ * Invariants the front enforces:
+ *   - core sets of different workloads never overlap; a request that would
+ *     overlap is refused with -EBUSY and a message naming the other workload;
+ *   - a workload's core set is never empty while cpuset is managed;
+ *   - nothing is left half-applied: a multi-step change that fails part way is
+ *     rolled back before the call returns its error;
+ *   - everything found at start (cgroup membership of every moved thread, its
+ *     CPU affinity, frequency limits of every touched CPU) is recorded, in
+ *     memory and in a state file (act_opts.state_dir), and put back by
+ *     act_restore()/act_close(). A later act_open() with the same parent name
+ *     finds what a killed daemon left behind (state file, parent cgroup) and
+ *     cleans it up before doing anything else.
+ *
+ * Threads and signals: a struct act is not thread-safe; use it from one
+ * thread (the controller's loop). Nothing here is async-signal-safe: on
+ * SIGINT/SIGTERM the controller sets a flag in its handler and calls
+ * act_close() (or act_restore()) from its main loop; on a fatal error it calls
+ * act_close() before exiting. After SIGKILL, the next act_open() (or
+ * act_cleanup()) repairs the machine from the state file.
+ *
+ * Units: frequencies in kHz (as cpufreq sysfs), quota and period in
+ * microseconds, quota also as fractional cores (quota / period).
+ */
+#ifndef ACT_ACTUATOR_H
+#define ACT_ACTUATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cpulist.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct act;
+struct act_workload;
+struct act_cgroup_ops; /* act_backend.h */
+struct act_freq_ops;   /* act_backend.h */
+
+/* Resources an actuator can control; masks of these. */
+enum act_resource {
+	ACT_RES_CPUSET = 1u << 0,  /* cores per workload (cgroup cpuset) */
+	ACT_RES_CPUFREQ = 1u << 1, /* per-core min/max frequency (cpufreq) */
+	ACT_RES_QUOTA = 1u << 2,   /* CPU time per workload (cgroup cpu: CFS quota) */
+	ACT_RES_ALL = 0x7u,
+};
+
+enum act_cgroup_mode {
+	ACT_CGROUP_AUTO = 0, /* v1 if a v1 cpuset (or cpu) hierarchy is mounted, else v2 */
+	ACT_CGROUP_V1,
+	ACT_CGROUP_V2,
+};
+
+enum act_log_level { ACT_LOG_WARN, ACT_LOG_INFO, ACT_LOG_DEBUG };
+/* msg is one line without trailing newline, prefixed "act: ". */
+typedef void (*act_log_fn)(enum act_log_level level, const char *msg, void *ctx);
+
+#define ACT_DEFAULT_PARENT	    "parties"
+#define ACT_DEFAULT_STATE_DIR	    "/run/parties"
+#define ACT_DEFAULT_FREQ_STEP_KHZ   100000u
+#define ACT_DEFAULT_QUOTA_PERIOD_US 100000u
+#define ACT_NAME_MAX		    64 /* including NUL */
+#define ACT_REASON_MAX		    192
+
+struct act_opts {
+	size_t sz; /* sizeof(struct act_opts) */
+	/* Parent cgroup name, one path component; NULL = ACT_DEFAULT_PARENT.
+	 * Tests use throwaway names ("parties-test-<pid>"). */
+	const char *parent;
+	/* Log every write that would be done, change nothing. Reads (caps,
+	 * act_get) then report the simulated state. */
+	bool dry_run;
+	/* ACT_RES_* to manage; 0 = every resource that is available. A
+	 * requested resource that is unavailable is not an error: the caps say
+	 * so (with the reason) and its calls return -EOPNOTSUPP. */
+	unsigned int resources;
+	enum act_cgroup_mode cgroup_mode;
+	/* CPUs the daemon may hand out; NULL = every CPU of the root cpuset
+	 * (or every online CPU). Must be a subset of those. */
+	const struct act_cpumask *cpus;
+	unsigned int freq_step_khz;   /* 0 = ACT_DEFAULT_FREQ_STEP_KHZ */
+	unsigned int quota_period_us; /* 0 = ACT_DEFAULT_QUOTA_PERIOD_US */
+	/* Directory of the state file "<parent>.state"; NULL =
+	 * ACT_DEFAULT_STATE_DIR; "" = no state file (no repair after SIGKILL). */
+	const char *state_dir;
+	act_log_fn log; /* NULL: warnings to stderr */
+	void *log_ctx;
+	enum act_log_level log_level; /* highest level passed to log */
+	/* Backends; NULL = the real ones (or the dry-run ones when dry_run).
+	 * Unit tests plug fakes here; backend_ctx is handed to their open(). */
+	const struct act_cgroup_ops *cgroup_ops;
+	const struct act_freq_ops *freq_ops;
+	void *backend_ctx;
+};
+
+/* What this machine lets the actuators control, filled by act_open(). */
+struct act_caps {
+	unsigned int resources; /* ACT_RES_* that are managed and usable */
+	bool dry_run;
+	int cgroup_version;	 /* 1 or 2; 0 when no cgroup resource is usable */
+	struct act_cpumask cpus; /* CPUs that may be assigned */
+	int nr_cpus;		 /* act_cpumask_count(&cpus) */
+
+	bool cpuset;			    /* cores can be assigned */
+	char cpuset_reason[ACT_REASON_MAX]; /* why not, when !cpuset */
+
+	bool quota; /* CPU quota can be set */
+	char quota_reason[ACT_REASON_MAX];
+	unsigned int quota_period_us; /* period every quota is expressed in */
+	unsigned int quota_min_us;    /* smallest quota the kernel accepts (1000) */
+	double quota_max_cores;	      /* nr_cpus */
+
+	bool cpufreq; /* per-core frequency limits can be set */
+	char cpufreq_reason[ACT_REASON_MAX];
+	/* Hardware limits common to every managed CPU (highest cpuinfo_min,
+	 * lowest cpuinfo_max) and the step requests are rounded to. */
+	unsigned long freq_min_khz, freq_max_khz, freq_step_khz;
+	char cpufreq_driver[32];
+	char cpufreq_governor[32]; /* of the first managed CPU; never changed */
+};
+
+/* What is actually in force for a workload, read back from the files. */
+struct act_state {
+	struct act_cpumask cpus; /* cpuset.cpus of its cgroup (empty if cpuset unmanaged) */
+	int64_t quota_us;	 /* -1 = unlimited (or quota unmanaged) */
+	uint64_t period_us;
+	double quota_cores;	    /* quota_us / period_us; 0 when unlimited */
+	unsigned long freq_min_khz; /* lowest scaling_min over its cpus; 0 = unknown */
+	unsigned long freq_max_khz; /* highest scaling_max over its cpus; 0 = unknown */
+	bool freq_mixed;	    /* its cpus do not all have the same limits */
+	int nr_tasks;		    /* threads in its cgroup */
+};
+
+/*
+ * Open the actuators: clean up leftovers of an earlier instance with the same
+ * parent name (state file and parent cgroup: tasks go back to where they were
+ * found, or to the root), probe what the machine supports, create the parent
+ * cgroup (v1: cpuset.cpus/mems set first; v2: +cpuset +cpu enabled in the
+ * root's subtree_control). Returns NULL and sets errno on failure (-EINVAL on
+ * bad options, -EPERM when not root, ...).
+ */
+struct act *act_open(const struct act_opts *opts);
+
+/*
+ * act_restore(), then free everything. NULL is a no-op. Call it on normal
+ * exit, after SIGINT/SIGTERM (from the main loop) and on fatal errors.
+ */
+void act_close(struct act *act);
+
+/*
+ * Put the machine back as found: every managed thread (and any process it
+ * forked since) moves back to the cgroups it came from (or to the root if
+ * those are gone) with its original CPU affinity, every frequency limit
+ * touched is reset, workload cgroups and the parent are removed, the state file
+ * is deleted. All workload handles become invalid. Best effort: continues past
+ * errors and returns the first one. The act stays open (empty) until
+ * act_close().
+ */
+int act_restore(struct act *act);
+
+/*
+ * Repair what a killed instance with opts->parent left (as act_open() does
+ * first), without opening. For a "--cleanup" command. 0 if nothing was left.
+ */
+int act_cleanup(const struct act_opts *opts);
+
+/* The capability report (owned by act, valid until act_close()). */
+const struct act_caps *act_caps(const struct act *act);
+
+/* The message of the last failed call ("" if none). Owned by act. */
+const char *act_last_error(const struct act *act);
+
+struct act_workload_opts {
+	size_t sz; /* sizeof(struct act_workload_opts) */
+	/* Initial cores; required (non-empty, disjoint from every other
+	 * workload, within caps->cpus) when cpuset is managed, ignored
+	 * otherwise. */
+	const struct act_cpumask *cpus;
+	/* Initial CPU quota in cores (e.g. 0.5); 0 = unlimited. */
+	double quota_cores;
+	/* Initial frequency cap for the workload's cores, kHz; 0 = leave. */
+	unsigned long freq_max_khz;
+};
+
+/*
+ * Manage a workload: create its cgroup(s) with the initial cores (before any
+ * task joins) and quota, then move pid, all its threads and all its existing
+ * descendant processes (found by walking /proc) into it. Processes and threads
+ * created later inherit the cgroup. The original cgroups and affinity of every
+ * moved thread are recorded for restore. On any failure nothing stays changed.
+ * Returns the handle, or NULL with errno: -EINVAL (bad name/opts), -EEXIST
+ * (name in use), -EBUSY (cores overlap another workload), -ESRCH (no such
+ * pid), -ERANGE (cores outside caps->cpus), or the backend's error.
+ */
+struct act_workload *act_workload_add(struct act *act, const char *name, pid_t pid,
+				      const struct act_workload_opts *opts);
+
+/*
+ * Move another process (with its threads and descendants) into an existing
+ * workload, e.g. a worker found later. Recorded for restore like the first.
+ */
+int act_workload_attach(struct act *act, struct act_workload *wl, pid_t pid);
+
+/*
+ * Stop managing a workload: its threads go back to where they were found, the
+ * frequency limits of its cores are restored, its cgroup is removed. Its cores
+ * become free. wl is invalid afterwards (also on error).
+ */
+int act_workload_remove(struct act *act, struct act_workload *wl);
+
+/* Look up by name; NULL (errno ENOENT) if not managed. */
+struct act_workload *act_workload_find(struct act *act, const char *name);
+const char *act_workload_name(const struct act_workload *wl);
+pid_t act_workload_pid(const struct act_workload *wl);
+/* The cores the front believes assigned (no file read; see act_get()). */
+const struct act_cpumask *act_workload_cpus(const struct act_workload *wl);
+
+/*
+ * Give wl exactly the cores in cpus. Refused with -EBUSY if cpus overlaps
+ * another workload's cores, -ERANGE if outside caps->cpus, -EINVAL if empty.
+ * If the workload has a frequency cap (act_workload_set_freq()), cores it
+ * gains get that cap. Rolled back on failure.
+ */
+int act_set_cpus(struct act *act, struct act_workload *wl, const struct act_cpumask *cpus);
+
+/* One element of a batch of core assignments. */
+struct act_assign {
+	struct act_workload *wl;
+	struct act_cpumask cpus;
+};
+
+/*
+ * Apply several core assignments as one change, e.g. to swap the cores of two
+ * workloads, which no sequence of single disjoint moves can do. Only the final
+ * state must be disjoint (workloads not listed keep their cores). Applied as
+ * grow-then-shrink so no workload is ever left without cores; rolled back as a
+ * whole on failure.
+ */
+int act_assign_cpus(struct act *act, const struct act_assign *assign, size_t n);
+
+/*
+ * Limit wl to `cores` CPUs worth of time per period (cpu.cfs_quota_us /
+ * cpu.cfs_period_us on v1, cpu.max on v2); cores <= 0 means unlimited.
+ * quota_us = round(cores * period); -ERANGE if below caps->quota_min_us or
+ * above caps->quota_max_cores.
+ */
+int act_set_quota(struct act *act, struct act_workload *wl, double cores);
+
+/*
+ * Set the frequency limits (scaling_min_freq, scaling_max_freq) of every CPU in
+ * cpus; 0 keeps the current value of that limit. Values are rounded to the
+ * nearest multiple of caps->freq_step_khz, except that the hardware limits
+ * themselves are always accepted and rounding never leaves them. Returns
+ * -ERANGE outside [freq_min_khz, freq_max_khz], -EINVAL if min > max,
+ * -EOPNOTSUPP without cpufreq. Never touches the governor. Rolled back on
+ * failure.
+ */
+int act_set_freq(struct act *act, const struct act_cpumask *cpus, unsigned long min_khz,
+		 unsigned long max_khz);
+
+/*
+ * Give every core of wl the maximum frequency max_khz and remember it as the
+ * workload's cap, so cores it gains later get it too; 0 clears the cap and
+ * resets its cores to the hardware maximum. Rounding and errors as
+ * act_set_freq().
+ */
+int act_workload_set_freq(struct act *act, struct act_workload *wl, unsigned long max_khz);
+
+/* Read back what is in force for wl (from the cgroup and cpufreq files). */
+int act_get(struct act *act, const struct act_workload *wl, struct act_state *st);
+
+/* Read the current limits of one CPU. -EOPNOTSUPP without cpufreq. */
+int act_get_freq(struct act *act, int cpu, unsigned long *min_khz, unsigned long *max_khz);
+
+/* Round a frequency as act_set_freq() would; -ERANGE/-EOPNOTSUPP as it. */
+int act_freq_round(const struct act *act, unsigned long khz, unsigned long *out);
+
+/* "cpuset", "cpufreq", "quota" or NULL. */
+const char *act_resource_str(enum act_resource res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACT_ACTUATOR_H */
