@@ -65,13 +65,13 @@ struct ebee_opts {
 	unsigned int max_conns; /* in-flight connection entries (LRU); 0 = 65536 */
 	/* Auto mode: evidence needed before choosing, and how often a conn-mode
 	 * workload gets its io probes back for a re-check. 0 = defaults. */
-	unsigned int auto_min_conns;	   /* closed connections; default 8 */
-	unsigned int auto_min_requests;	   /* io requests on open connections; default 32 */
-	unsigned int auto_recheck_ms;	   /* default 10000 */
-	unsigned int auto_recheck_len_ms;  /* default 1000 */
-	ebee_log_fn log;		   /* NULL: warnings to stderr */
+	unsigned int auto_min_conns;	  /* closed connections; default 8 */
+	unsigned int auto_min_requests;	  /* io requests on open connections; default 32 */
+	unsigned int auto_recheck_ms;	  /* default 10000 */
+	unsigned int auto_recheck_len_ms; /* default 1000 */
+	ebee_log_fn log;		  /* NULL: warnings to stderr */
 	void *log_ctx;
-	enum ebee_log_level log_level;	   /* highest level passed to log */
+	enum ebee_log_level log_level; /* highest level passed to log */
 };
 
 /* Per-workload tracing options. */
@@ -138,11 +138,11 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);
 /* Library-wide counters. */
 struct ebee_global_stats {
 	size_t sz;
-	uint64_t dropped;	 /* ring buffer reservations that failed, all CPUs */
-	uint64_t records;	 /* records consumed */
-	unsigned int probes;	 /* probe groups attached in the kernel now */
-	unsigned int workloads;	 /* workloads traced */
-	uint64_t conn_entries;	 /* in-flight connection map entries (slow: walks the map) */
+	uint64_t dropped;	/* ring buffer reservations that failed, all CPUs */
+	uint64_t records;	/* records consumed */
+	unsigned int probes;	/* probe groups attached in the kernel now */
+	unsigned int workloads; /* workloads traced */
+	uint64_t conn_entries;	/* in-flight connection map entries (slow: walks the map) */
 };
 int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st);
 

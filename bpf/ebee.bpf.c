@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ebee: per-request server-side latency from syscall tracepoints.
+ *
+ * What it measures. For every socket a traced process accepts (accept4 or
+ * accept returning an fd), two request patterns are tracked at once, each
+ * enabled per workload by user space:
+ *   conn: the request is the connection: accept returns fd .. close(fd).
+ *   io:   on a persistent connection, a request starts at the first successful
+ *         read after the previous response and ends at the last write before
+ *         the next read attempt or close on that fd (the "direction flip").
+ * The latency is computed here and one 24-byte record per completed request
+ * goes to the ring buffer, submitted without a wakeup unless the ring is
+ * filling up: a wakeup per request costs a context switch per request, which
+ * on a 2-core machine took a third of memcached's throughput (design.md 4.6).
+ *
+ * Assumptions. A request id is (tgid, fd); syscall arguments travel from enter
+ * to exit keyed by thread (pid_tgid), never by process, so concurrent threads
+ * cannot mix them up. Only fds returned by accept/accept4 while traced are
+ * followed: pipes, eventfds, files and outgoing connections never make
+ * requests, and connections accepted before tracing started are not seen.
+ * In-flight state lives in LRU maps, so connections that vanish without a
+ * close (a crashed process, close_range, exit) are evicted, never leaked.
+ *
+ * Where it is known to be wrong. Pipelined requests read by one read() are one
+ * request (latency to the last byte of the last response). A request's end is
+ * only known at the next read attempt or close on its connection, so the
+ * record arrives late on idle connections (the latency is still right). A
+ * server that reads more of a request after it started writing the response
+ * splits it in two. Reads or writes of one socket from two threads at the same
+ * time (rare in servers) can interleave state updates.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "ebee_common.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Wake the consumer only once this much data waits (set before load); below
+ * it, user space drains on its own timer. */
+const volatile __u64 wakeup_bytes = 64 * 1024;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, struct ebee_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* workload id */
+	__type(value, struct ebee_wl);
+} workloads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536); /* resized by user space before load */
+	__type(key, struct ebee_conn_key);
+	__type(value, struct ebee_conn);
+} conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* pid_tgid */
+	__type(value, struct ebee_args);
+} args SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 128 * 1024); /* resized by user space before load */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EBEE_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline struct ebee_wl *traced(__u32 tgid, __u32 *wid)
+{
+	struct ebee_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (!p)
+		return NULL;
+	*wid = p->wid;
+	return bpf_map_lookup_elem(&workloads, wid);
+}
+
+static __always_inline void emit(struct ebee_wl *w, __u32 wid, __u16 kind, __u64 end, __u64 lat,
+				 __u32 nreq)
+{
+	struct ebee_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (!r) {
+		count(EBEE_CNT_DROPPED);
+		__sync_fetch_and_add(&w->dropped, 1);
+		return;
+	}
+	r->end_ns = end;
+	r->lat_ns = lat;
+	r->wid = wid;
+	r->kind = kind;
+	r->nreq = nreq > 0xffff ? 0xffff : nreq;
+	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
+	count(EBEE_CNT_SUBMITTED);
+}
+
+/* ---------------------------------------------------------------- accept */
+
+static __always_inline int on_accept_exit(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ebee_conn_key k = { .tgid = id >> 32 };
+	struct ebee_conn c = {};
+	__u32 wid;
+
+	if (ret < 0 || !traced(k.tgid, &wid))
+		return 0;
+	k.fd = ret;
+	c.accept_ns = bpf_ktime_get_ns();
+	/* An old entry under this key means we missed its close: replace it. */
+	bpf_map_update_elem(&conns, &k, &c, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept4")
+int exit_accept4(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_accept_exit(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept")
+int exit_accept(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_accept_exit(ctx->ret);
+}
+
+/* ---------------------------------------------------------------- close */
+
+SEC("tracepoint/syscalls/sys_enter_close")
+int enter_close(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ebee_conn_key k = { .tgid = id >> 32, .fd = (__u32)ctx->args[0] };
+	struct ebee_conn *c;
+	struct ebee_wl *w;
+	__u64 now;
+	__u32 wid;
+
+	w = traced(k.tgid, &wid);
+	if (!w)
+		return 0;
+	c = bpf_map_lookup_elem(&conns, &k);
+	if (!c)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (c->state == EBEE_CS_RESPONDING) {
+		c->nreq++;
+		if (w->flags & EBEE_F_IO)
+			emit(w, wid, EBEE_REC_IO, c->last_write_ns,
+			     c->last_write_ns - c->io_start_ns, 0);
+	}
+	if (w->flags & EBEE_F_CONN)
+		emit(w, wid, EBEE_REC_CONN, now, now - c->accept_ns, c->nreq);
+	bpf_map_delete_elem(&conns, &k);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- io */
+
+/* Remember the fd for the exit probe, only for accepted sockets of io
+ * workloads: everything else returns before touching the args map. */
+static __always_inline int io_enter(__u64 fd)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ebee_conn_key k = { .tgid = id >> 32, .fd = (__u32)fd };
+	struct ebee_args a = {};
+	struct ebee_wl *w;
+	__u32 wid;
+
+	w = traced(k.tgid, &wid);
+	if (!w || !(w->flags & EBEE_F_IO))
+		return 0;
+	if (!bpf_map_lookup_elem(&conns, &k))
+		return 0;
+	a.fd = k.fd;
+	a.wid = wid;
+	bpf_map_update_elem(&args, &id, &a, BPF_ANY);
+	return 0;
+}
+
+static __always_inline struct ebee_conn *io_exit(struct ebee_args *out)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ebee_conn_key k = { .tgid = id >> 32 };
+	struct ebee_args *a;
+
+	a = bpf_map_lookup_elem(&args, &id);
+	if (!a)
+		return NULL;
+	*out = *a;
+	bpf_map_delete_elem(&args, &id);
+	k.fd = out->fd;
+	return bpf_map_lookup_elem(&conns, &k);
+}
+
+static __always_inline int on_read_exit(long ret)
+{
+	struct ebee_args a;
+	struct ebee_conn *c;
+	struct ebee_wl *w;
+	__u64 now;
+
+	c = io_exit(&a);
+	if (!c)
+		return 0;
+	now = bpf_ktime_get_ns();
+	/* Any read attempt after a response ends that response, even one that
+	 * returns EAGAIN or 0: the server has turned back to reading. */
+	if (c->state == EBEE_CS_RESPONDING) {
+		w = bpf_map_lookup_elem(&workloads, &a.wid);
+		c->nreq++;
+		c->state = EBEE_CS_IDLE;
+		if (w && (w->flags & EBEE_F_IO))
+			emit(w, a.wid, EBEE_REC_IO, c->last_write_ns,
+			     c->last_write_ns - c->io_start_ns, 0);
+	}
+	/* Only a read that returned data starts a request. */
+	if (ret > 0 && c->state == EBEE_CS_IDLE) {
+		c->state = EBEE_CS_READING;
+		c->io_start_ns = now;
+	}
+	return 0;
+}
+
+static __always_inline int on_write_exit(long ret)
+{
+	struct ebee_args a;
+	struct ebee_conn *c;
+
+	c = io_exit(&a);
+	if (!c || ret <= 0 || c->state == EBEE_CS_IDLE)
+		return 0; /* a write with no request in progress (a greeting) is not one */
+	c->state = EBEE_CS_RESPONDING;
+	c->last_write_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+#define IO_PROBES(name, kind)                                   \
+	SEC("tracepoint/syscalls/sys_enter_" #name)             \
+	int enter_##name(struct trace_event_raw_sys_enter *ctx) \
+	{                                                       \
+		return io_enter(ctx->args[0]);                  \
+	}                                                       \
+	SEC("tracepoint/syscalls/sys_exit_" #name)              \
+	int exit_##name(struct trace_event_raw_sys_exit *ctx)   \
+	{                                                       \
+		return on_##kind##_exit(ctx->ret);              \
+	}
+
+IO_PROBES(read, read)
+IO_PROBES(readv, read)
+IO_PROBES(recvfrom, read)
+IO_PROBES(recvmsg, read)
+IO_PROBES(write, write)
+IO_PROBES(writev, write)
+IO_PROBES(sendto, write)
+IO_PROBES(sendmsg, write)
+IO_PROBES(sendfile64, write)
+
+/* ---------------------------------------------------------------- processes */
+
+/* A new process forked by a traced one joins its workload. Threads share the
+ * tgid and need nothing. The raw tracepoint hands us both task_structs, so the
+ * child's tgid is read directly (the syscall-level tracepoint gives only tids). */
+SEC("raw_tp/sched_process_fork")
+int on_proc_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx->args[0];
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct ebee_proc *p;
+	struct ebee_wl *w;
+
+	if (ptgid == ctgid)
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &ptgid);
+	if (!p)
+		return 0;
+	w = bpf_map_lookup_elem(&workloads, &p->wid);
+	if (!w || (w->flags & EBEE_F_NOCHILD))
+		return 0;
+	bpf_map_update_elem(&procs, &ctgid, p, BPF_NOEXIST);
+	count(EBEE_CNT_FORKS);
+	return 0;
+}
+
+/* A process leaving: forget it so a recycled pid is not traced by mistake.
+ * Fires per thread; only the group leader's exit removes the entry. */
+SEC("tracepoint/sched/sched_process_exit")
+int on_proc_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if ((__u32)id == tgid)
+		bpf_map_delete_elem(&procs, &tgid);
+	return 0;
+}

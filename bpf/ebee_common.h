@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Types shared by the BPF programs (bpf/ebee.bpf.c) and user space
+ * (metrics/src/). Fixed-width kernel types only, so both compilers agree on the
+ * layout.
+ */
+#ifndef EBEE_COMMON_H
+#define EBEE_COMMON_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* What a traced process wants from the programs (struct ebee_proc.flags). */
+#define EBEE_F_CONN    0x1u /* report accept..close of each accepted socket */
+#define EBEE_F_IO      0x2u /* report read..last-write requests on accepted sockets */
+#define EBEE_F_NOCHILD 0x4u /* do not add processes it forks */
+
+/* Record kinds (struct ebee_rec.kind). */
+#define EBEE_REC_CONN 1 /* lat = close - accept; nreq = io requests it carried */
+#define EBEE_REC_IO   2 /* lat = last write - first read of one request */
+#define EBEE_REC_GRPC 3
+
+/* Per-connection state for the io pattern (struct ebee_conn.state). */
+#define EBEE_CS_IDLE	   0 /* no request in progress */
+#define EBEE_CS_READING	   1 /* request started (read seen), no response yet */
+#define EBEE_CS_RESPONDING 2 /* response written; ends at the next read or close */
+
+/* Value of the traced-process map, keyed by tgid. Every process of a workload
+ * (its root pid and descendants) has an entry pointing at the root. */
+struct ebee_proc {
+	__u32 wid;   /* workload id: the pid that was asked for */
+	__u32 flags; /* EBEE_F_* */
+};
+
+/* Value of the workload map, keyed by workload id. */
+struct ebee_wl {
+	__u32 flags; /* EBEE_F_* */
+	__u32 pad;
+	__u64 dropped; /* records lost for this workload (ring buffer full) */
+};
+
+/* In-flight connection, keyed by (tgid, fd). */
+struct ebee_conn_key {
+	__u32 tgid;
+	__u32 fd;
+};
+
+struct ebee_conn {
+	__u64 accept_ns;     /* conn pattern start */
+	__u64 io_start_ns;   /* io pattern: start of the request in progress */
+	__u64 last_write_ns; /* io pattern: end of the last write seen */
+	__u32 nreq;	     /* io requests completed on this connection */
+	__u32 state;	     /* EBEE_CS_* */
+};
+
+/* Syscall arguments handed from sys_enter to sys_exit, keyed by pid_tgid (the
+ * thread), never by process: two threads of one process race otherwise. */
+struct ebee_args {
+	__u32 fd;
+	__u32 wid;
+};
+
+/* One completed request: 24 bytes into the ring buffer. */
+struct ebee_rec {
+	__u64 end_ns;
+	__u64 lat_ns;
+	__u32 wid;
+	__u16 kind;
+	__u16 nreq; /* EBEE_REC_CONN: io requests seen on it (saturating) */
+};
+
+/* Per-CPU counters (array indexed by these). */
+enum ebee_counter {
+	EBEE_CNT_DROPPED,   /* ring buffer full: record lost */
+	EBEE_CNT_SUBMITTED, /* records submitted */
+	EBEE_CNT_FORKS,	    /* descendants added by the fork hook */
+	EBEE_CNT_MAX,
+};
+
+#endif

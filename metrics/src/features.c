@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Each check names what is missing and how to fix it, because the failure a
+ * user would otherwise see is libbpf's "-ENOENT" from deep inside an attach.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/libbpf.h>
+
+#include "features.h"
+
+#define CAP_PERFMON_BIT	  38
+#define CAP_BPF_BIT	  39
+#define CAP_SYS_ADMIN_BIT 21
+
+static unsigned long long cap_eff(void)
+{
+	unsigned long long caps = 0;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	return caps;
+}
+
+static const char *tracefs_dir(void)
+{
+	if (!access("/sys/kernel/tracing/events", F_OK))
+		return "/sys/kernel/tracing";
+	if (!access("/sys/kernel/debug/tracing/events", F_OK))
+		return "/sys/kernel/debug/tracing";
+	return NULL;
+}
+
+int ebee_check_features(char *msg, size_t msg_len)
+{
+	unsigned long long caps = cap_eff();
+	bool bpf_caps = (caps >> CAP_BPF_BIT & 1) && (caps >> CAP_PERFMON_BIT & 1);
+	char path[256];
+	const char *tfs;
+	int r;
+
+	if (!bpf_caps && !(caps >> CAP_SYS_ADMIN_BIT & 1)) {
+		snprintf(msg, msg_len,
+			 "ebee: not root: loading BPF programs needs root (or CAP_BPF and "
+			 "CAP_PERFMON); run with sudo");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(
+		    msg, msg_len,
+		    "ebee: the kernel has no BTF (/sys/kernel/btf/vmlinux missing); use a kernel "
+		    "built with CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOENT;
+	}
+	tfs = tracefs_dir();
+	if (!tfs) {
+		snprintf(msg, msg_len,
+			 "ebee: tracefs is not mounted at /sys/kernel/tracing (mount -t tracefs "
+			 "nodev /sys/kernel/tracing)");
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_close/id", tfs);
+	if (access(path, R_OK)) {
+		snprintf(msg, msg_len,
+			 "ebee: the kernel has no syscall tracepoints (%s missing); it needs "
+			 "CONFIG_FTRACE_SYSCALLS=y",
+			 path);
+		return -ENOENT;
+	}
+	r = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
+	if (r != 1) {
+		snprintf(
+		    msg, msg_len,
+		    "ebee: the kernel has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF needs Linux "
+		    ">= 5.8)%s",
+		    r < 0 ? ": probing it failed" : "");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}

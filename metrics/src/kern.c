@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The BPF object behind libebee: load, probe groups, maps, ring buffer.
+ *
+ * Probes are attached per group, not per workload: one set of programs serves
+ * every traced process, gated in the kernel by the procs/workloads maps. A
+ * group is attached while some workload needs it and detached when none does
+ * (the paper's pruning), because an attached syscall tracepoint runs its
+ * program on every matching syscall of every process on the host.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ebee.h"
+#include "kern.h"
+#include "ebee.skel.h"
+
+struct ebee_kern {
+	struct ebee_bpf *skel;
+	struct ring_buffer *rb;
+	struct ebee_kern_opts opts;
+	unsigned int probes;
+	/* links per group, in the order of group_progs() */
+	struct bpf_link *links[EBEE_NPROBE_GROUPS][10];
+	int nlinks[EBEE_NPROBE_GROUPS];
+	int ncpus;
+};
+
+/* Group index from the lowest set bit of an enum ebee_probe value. */
+static int group_idx(unsigned int bit)
+{
+	return __builtin_ctz(bit);
+}
+
+static int group_progs(struct ebee_bpf *s, unsigned int bit, struct bpf_program **p)
+{
+	int n = 0;
+
+	switch (bit) {
+	case EBEE_PROBE_ACCEPT:
+		p[n++] = s->progs.exit_accept4;
+		p[n++] = s->progs.exit_accept;
+		break;
+	case EBEE_PROBE_CLOSE:
+		p[n++] = s->progs.enter_close;
+		break;
+	case EBEE_PROBE_READ:
+		p[n++] = s->progs.enter_read;
+		p[n++] = s->progs.exit_read;
+		p[n++] = s->progs.enter_readv;
+		p[n++] = s->progs.exit_readv;
+		p[n++] = s->progs.enter_recvfrom;
+		p[n++] = s->progs.exit_recvfrom;
+		p[n++] = s->progs.enter_recvmsg;
+		p[n++] = s->progs.exit_recvmsg;
+		break;
+	case EBEE_PROBE_WRITE:
+		p[n++] = s->progs.enter_write;
+		p[n++] = s->progs.exit_write;
+		p[n++] = s->progs.enter_writev;
+		p[n++] = s->progs.exit_writev;
+		p[n++] = s->progs.enter_sendto;
+		p[n++] = s->progs.exit_sendto;
+		p[n++] = s->progs.enter_sendmsg;
+		p[n++] = s->progs.exit_sendmsg;
+		p[n++] = s->progs.enter_sendfile64;
+		p[n++] = s->progs.exit_sendfile64;
+		break;
+	case EBEE_PROBE_FORK:
+		p[n++] = s->progs.on_proc_fork;
+		p[n++] = s->progs.on_proc_exit;
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+/* libbpf's last warning, kept so a failed load or attach can say why. */
+static __thread char last_libbpf_msg[256];
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[sizeof(last_libbpf_msg)];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	memcpy(last_libbpf_msg, buf, sizeof(buf));
+	if (getenv("EBEE_LIBBPF_DEBUG"))
+		fprintf(stderr, "libbpf: %s\n", buf);
+	return 0;
+}
+
+static int handle_rec(void *ctx, void *data, size_t size)
+{
+	struct ebee_kern *k = ctx;
+
+	if (size < sizeof(struct ebee_rec))
+		return 0;
+	return k->opts.on_record(k->opts.ctx, data);
+}
+
+int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, char *msg,
+		   size_t msg_len)
+{
+	struct ebee_kern *k;
+	int err;
+
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->opts = *opts;
+	libbpf_set_print(libbpf_print_fn);
+	last_libbpf_msg[0] = 0;
+
+	k->skel = ebee_bpf__open();
+	if (!k->skel) {
+		err = -errno;
+		snprintf(msg, msg_len, "ebee: cannot open the BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	err = bpf_map__set_max_entries(k->skel->maps.rb, opts->ringbuf_size);
+	if (!err)
+		err = bpf_map__set_max_entries(k->skel->maps.conns, opts->max_conns);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
+		goto fail;
+	}
+	/* Wake the consumer early only when half the ring is full. */
+	k->skel->rodata->wakeup_bytes = opts->ringbuf_size / 2;
+	/* Probes are attached per group later; none autoattach. */
+	err = ebee_bpf__load(k->skel);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: loading the BPF programs failed: %s%s%s",
+			 strerror(-err), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+		goto fail;
+	}
+	k->rb = ring_buffer__new(bpf_map__fd(k->skel->maps.rb), handle_rec, k, NULL);
+	if (!k->rb) {
+		err = -errno;
+		snprintf(msg, msg_len, "ebee: cannot set up the ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	k->ncpus = libbpf_num_possible_cpus();
+	if (k->ncpus <= 0) {
+		err = k->ncpus ? k->ncpus : -EINVAL;
+		snprintf(msg, msg_len, "ebee: cannot count possible CPUs: %s", strerror(-err));
+		goto fail;
+	}
+	*out = k;
+	return 0;
+fail:
+	ebee_kern_close(k);
+	return err;
+}
+
+static void detach_group(struct ebee_kern *k, int g)
+{
+	for (int i = 0; i < k->nlinks[g]; i++)
+		bpf_link__destroy(k->links[g][i]);
+	k->nlinks[g] = 0;
+}
+
+void ebee_kern_close(struct ebee_kern *k)
+{
+	if (!k)
+		return;
+	for (int g = 0; g < EBEE_NPROBE_GROUPS; g++)
+		detach_group(k, g);
+	ring_buffer__free(k->rb);
+	ebee_bpf__destroy(k->skel);
+	free(k);
+}
+
+static int attach_group(struct ebee_kern *k, unsigned int bit, char *msg, size_t msg_len)
+{
+	struct bpf_program *progs[10];
+	int g = group_idx(bit), n, err;
+
+	n = group_progs(k->skel, bit, progs);
+	for (int i = 0; i < n; i++) {
+		struct bpf_link *l = bpf_program__attach(progs[i]);
+
+		if (!l) {
+			err = -errno;
+			snprintf(msg, msg_len, "ebee: cannot attach %s (%s): %s%s%s",
+				 bpf_program__name(progs[i]), bpf_program__section_name(progs[i]),
+				 strerror(-err), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+			detach_group(k, g);
+			return err;
+		}
+		k->links[g][k->nlinks[g]++] = l;
+	}
+	return 0;
+}
+
+int ebee_kern_set_probes(struct ebee_kern *k, unsigned int mask, char *msg, size_t msg_len)
+{
+	unsigned int add = mask & ~k->probes, del = k->probes & ~mask;
+	int err;
+
+	/* Attach first so that a failure leaves the old set intact. */
+	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1) {
+		if (!(add & bit) || bit == EBEE_PROBE_GRPC)
+			continue;
+		err = attach_group(k, bit, msg, msg_len);
+		if (err) {
+			for (unsigned int b = 1; b < bit; b <<= 1)
+				if (add & b)
+					detach_group(k, group_idx(b));
+			return err;
+		}
+	}
+	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1)
+		if (del & bit)
+			detach_group(k, group_idx(bit));
+	k->probes = mask & ~EBEE_PROBE_GRPC;
+	return 0;
+}
+
+unsigned int ebee_kern_probes(const struct ebee_kern *k)
+{
+	return k->probes;
+}
+
+int ebee_kern_workload_set(struct ebee_kern *k, uint32_t wid, uint32_t flags)
+{
+	int fd = bpf_map__fd(k->skel->maps.workloads);
+	struct ebee_wl v = {};
+
+	/* Keep the drop counter across flag changes. */
+	if (bpf_map_lookup_elem(fd, &wid, &v))
+		memset(&v, 0, sizeof(v));
+	v.flags = flags;
+	return bpf_map_update_elem(fd, &wid, &v, BPF_ANY) ? -errno : 0;
+}
+
+int ebee_kern_workload_dropped(struct ebee_kern *k, uint32_t wid, uint64_t *dropped)
+{
+	struct ebee_wl v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.workloads), &wid, &v))
+		return -errno;
+	*dropped = v.dropped;
+	return 0;
+}
+
+int ebee_kern_proc_add(struct ebee_kern *k, uint32_t tgid, uint32_t wid)
+{
+	struct ebee_proc p = { .wid = wid };
+
+	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.procs), &tgid, &p, BPF_NOEXIST))
+		return -errno;
+	return 0;
+}
+
+unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid)
+{
+	int fd = bpf_map__fd(k->skel->maps.procs);
+	uint32_t key, *prev = NULL;
+	struct ebee_proc p;
+	unsigned int n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		if (!bpf_map_lookup_elem(fd, &key, &p) && p.wid == wid)
+			n++;
+		prev = &key;
+	}
+	return n;
+}
+
+void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid)
+{
+	int pfd = bpf_map__fd(k->skel->maps.procs), cfd = bpf_map__fd(k->skel->maps.conns);
+	uint32_t key, *prev = NULL, *tgids = NULL;
+	size_t n = 0, cap = 0;
+	struct ebee_conn_key ck, *cprev = NULL;
+	struct ebee_proc p;
+
+	/* Stop the programs first, then collect and delete the processes:
+	 * deleting while walking a hash map can skip entries. */
+	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.workloads), &wid);
+	while (!bpf_map_get_next_key(pfd, prev, &key)) {
+		if (!bpf_map_lookup_elem(pfd, &key, &p) && p.wid == wid) {
+			if (n == cap) {
+				uint32_t *t =
+				    realloc(tgids, (cap = cap ? 2 * cap : 16) * sizeof(*t));
+
+				if (!t)
+					break;
+				tgids = t;
+			}
+			tgids[n++] = key;
+		}
+		prev = &key;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(pfd, &tgids[i]);
+
+	/* Their in-flight connections would otherwise wait for LRU eviction. */
+	if (n) {
+		struct ebee_conn_key *del = NULL;
+		size_t nd = 0, dcap = 0;
+
+		while (!bpf_map_get_next_key(cfd, cprev, &ck)) {
+			for (size_t i = 0; i < n; i++) {
+				if (ck.tgid != tgids[i])
+					continue;
+				if (nd == dcap) {
+					struct ebee_conn_key *t = realloc(
+					    del, (dcap = dcap ? 2 * dcap : 64) * sizeof(*t));
+
+					if (!t)
+						goto out;
+					del = t;
+				}
+				del[nd++] = ck;
+				break;
+			}
+			cprev = &ck;
+		}
+	out:
+		for (size_t i = 0; i < nd; i++)
+			bpf_map_delete_elem(cfd, &del[i]);
+		free(del);
+	}
+	free(tgids);
+}
+
+int ebee_kern_poll(struct ebee_kern *k, int timeout_ms)
+{
+	/* Submits mostly skip the wakeup, so epoll only fires when the ring is
+	 * half full; drain whatever is there either way. */
+	int n = ring_buffer__poll(k->rb, timeout_ms);
+
+	if (n < 0 && n != -EINTR)
+		return n;
+	return ring_buffer__consume(k->rb);
+}
+
+int ebee_kern_consume(struct ebee_kern *k)
+{
+	return ring_buffer__consume(k->rb);
+}
+
+uint64_t ebee_kern_counter(struct ebee_kern *k, unsigned int idx)
+{
+	uint64_t vals[k->ncpus], sum = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.counters), &idx, vals))
+		return 0;
+	for (int i = 0; i < k->ncpus; i++)
+		sum += vals[i];
+	return sum;
+}
+
+uint64_t ebee_kern_conn_count(struct ebee_kern *k)
+{
+	int fd = bpf_map__fd(k->skel->maps.conns);
+	struct ebee_conn_key key, *prev = NULL;
+	uint64_t n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		n++;
+		prev = &key;
+	}
+	return n;
+}
+
+int ebee_kern_epoll_fd(struct ebee_kern *k)
+{
+	return ring_buffer__epoll_fd(k->rb);
+}

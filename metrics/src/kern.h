@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel side of libebee, seen from user space: the BPF object, its maps
+ * and its probe groups. metrics/src/kern.c is the only file that includes the
+ * generated skeleton; nothing else in the tree sees a libbpf type.
+ */
+#ifndef EBEE_KERN_H
+#define EBEE_KERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "ebee_common.h"
+
+/* Probe groups: the bits of enum ebee_probe (ebee.h). */
+#define EBEE_NPROBE_GROUPS 6
+
+struct ebee_kern;
+
+struct ebee_kern_opts {
+	size_t ringbuf_size;
+	unsigned int max_conns;
+	/* Called by ebee_kern_consume() for each record. */
+	int (*on_record)(void *ctx, const struct ebee_rec *rec);
+	void *ctx;
+};
+
+/* Open, size and load the BPF object and set up the ring buffer consumer.
+ * Nothing is attached yet. msg gets a one-line reason on failure. */
+int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, char *msg,
+		   size_t msg_len);
+void ebee_kern_close(struct ebee_kern *k);
+
+/* Attach or detach probe groups (enum ebee_probe) so that exactly `mask` is
+ * live. On failure, what was live stays live and msg says what failed. */
+int ebee_kern_set_probes(struct ebee_kern *k, unsigned int mask, char *msg, size_t msg_len);
+unsigned int ebee_kern_probes(const struct ebee_kern *k);
+
+/* Workload table: flags are EBEE_F_*. */
+int ebee_kern_workload_set(struct ebee_kern *k, uint32_t wid, uint32_t flags);
+int ebee_kern_workload_dropped(struct ebee_kern *k, uint32_t wid, uint64_t *dropped);
+/* Remove the workload, every process entry pointing at it and their
+ * in-flight connections. */
+void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid);
+/* Add one process (tgid) to workload wid; -EEXIST if it is already traced
+ * (under any workload). */
+int ebee_kern_proc_add(struct ebee_kern *k, uint32_t tgid, uint32_t wid);
+/* Number of processes in workload wid (walks the map). */
+unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid);
+
+/* Wait up to timeout_ms for a wakeup (the ring filling up), then consume
+ * everything queued. Returns records consumed or a negative errno. */
+int ebee_kern_poll(struct ebee_kern *k, int timeout_ms);
+int ebee_kern_consume(struct ebee_kern *k);
+/* An epoll fd that becomes readable when the ring asks for a wakeup. */
+int ebee_kern_epoll_fd(struct ebee_kern *k);
+
+/* Sum of a per-CPU counter (enum ebee_counter). */
+uint64_t ebee_kern_counter(struct ebee_kern *k, unsigned int idx);
+/* Entries in the connection map (walks it). */
+uint64_t ebee_kern_conn_count(struct ebee_kern *k);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Automatic choice of the request pattern for one workload (pure logic, no
+ * I/O, so unit tests drive it with synthetic event sequences).
+ *
+ * Evidence is gathered from both patterns at once while all probes are live:
+ * every closed connection reports how many io requests it carried, and every
+ * io request is counted. Connections carrying several requests, or io requests
+ * piling up on connections that are not being closed (deferred, bulk closes),
+ * mean `io`; connections carrying at most one request mean `conn`.
+ */
+#ifndef EBEE_MODE_H
+#define EBEE_MODE_H
+
+#include <stdint.h>
+#include "ebee.h"
+
+struct ebee_evidence {
+	uint64_t conns_closed; /* connections closed */
+	uint64_t conns_multi;  /* ... that carried two or more io requests */
+	uint64_t io_reqs;      /* io requests completed (open or closed connections) */
+};
+
+struct ebee_mode_params {
+	unsigned int min_conns;	   /* closed connections needed to judge by them */
+	unsigned int min_requests; /* io requests needed to judge without closes */
+};
+
+/* Feed one record into the evidence. */
+void ebee_evidence_add(struct ebee_evidence *ev, unsigned int rec_kind, unsigned int nreq);
+
+/* The mode the evidence supports, or EBEE_MODE_AUTO when it is not enough. */
+enum ebee_mode ebee_mode_decide(const struct ebee_evidence *ev, const struct ebee_mode_params *p);
+
+#endif
