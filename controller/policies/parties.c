@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: MIT
+/*
+ * parties: the PARTIES controller (Chen, Delimitrou, Martinez, ASPLOS'19).
+ *
+ * What it decides. Each decision it looks at the slack of every workload,
+ * slack = (target - p99) / target. If the workload with the least slack is
+ * below 0.05 it upsizes it by one unit of one resource; otherwise, if the one
+ * with the most slack is above 0.20, it downsizes that one by one unit. Which
+ * resource is taken from a per-workload "wheel" (cores -> freq -> quota ->
+ * cores, only those this machine and config manage); the first resource is
+ * picked at random from a seeded generator. An upsize takes the unit from the
+ * free pool, else from the other workload with the most slack that is above
+ * its minimum; if that donor's wheel points at the same resource it is
+ * advanced so the two do not trade the same core back and forth. Each action
+ * is watched for one decision (paper) or a majority vote over N samples
+ * (original code, judge_samples = 5 at 100 ms): an upsize that did not lower
+ * latency advances the wheel but is NOT undone (later downsizes reclaim it);
+ * a downsize after which the workload (or, in the code, any workload) falls
+ * below 0.05 is undone at once, the wheel advances and that workload may not
+ * be downsized again for the cool-down (paper 30 s, code 10 s). A resource at
+ * its limit for the workload is skipped. When QoS has not been met by every
+ * workload for violation_alarm_s, an event is logged; the paper would then
+ * migrate a workload away, which is out of scope here.
+ *
+ * Paper vs code. Defaults are the paper's: decide every interval (500 ms,
+ * [controller] interval_ms), judge over 1 sample, use the latest slack only,
+ * revert a downsize on the downsized workload's own slack, cool down 30 s.
+ * `flavour = code` switches to the authors' released controller: 5-sample
+ * majority votes (run it with interval_ms = 100), both the latest and the
+ * averaged ("long", 1 s) slack must agree, a downsize is reverted when any
+ * workload falls below 0.05, and the cool-down is 10 s. Each of these is
+ * also a key of its own.
+ *
+ * Assumptions. More of a resource never makes a workload slower; one action
+ * at a time is enough (it is a hill climber with a dead band between 0.05
+ * and 0.20); the latency source reflects the last interval. Workloads with
+ * no fresh latency take no part: they are neither upsized, downsized nor used
+ * as donors, because a missing p99 is not a low one (set idle = release to
+ * treat a workload whose source saw no request at all as having full slack).
+ *
+ * Where it is known to be wrong. CLITE (HPCA'20) reports that on some mixes
+ * PARTIES cycles between states without converging, and that its results
+ * vary by more than 20% from run to run: a workload just above 0.20 slack is
+ * downsized, lands below 0.05, is reverted, and after the cool-down the cycle
+ * repeats. Upsizes that did not help are never undone, so a workload that is
+ * bottlenecked elsewhere (network, locks) hoards units until its slack
+ * exceeds 0.20. Donors are chosen by slack only, so a donor that is itself
+ * near its target can be pushed into violation, and the next decision takes
+ * the unit back (the anti-ping-pong rule only delays this). With whole cores
+ * on a 2-CPU machine and a minimum of one core each, nothing can move between
+ * two workloads; use cpu quota there.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "policy.h"
+
+enum pt_dir { PT_NONE = 0, PT_UP, PT_DOWN };
+enum pt_slack_mode { PT_SLACK_LATEST, PT_SLACK_BOTH };
+enum pt_revert { PT_REVERT_SELF, PT_REVERT_ANY };
+
+struct pt_params {
+	double slack_up;	    /* upsize below this slack (0.05) */
+	double slack_down;	    /* downsize above this slack (0.20) */
+	unsigned int judge_samples; /* samples per judgement: paper 1, code 5 */
+	enum pt_slack_mode slack_mode;
+	enum pt_revert revert_check;
+	double cooldown_s; /* no downsize after a revert: paper 30, code 10 */
+	double alarm_s;	   /* sustained-violation event after this long */
+	bool idle_release; /* idle workloads count as having full slack */
+	int first;	   /* first resource of every wheel, or -1: at random */
+	int nwheel;
+	enum pol_res wheel[POL_RES_COUNT];
+};
+
+struct pt_wl {
+	enum pt_dir dir;  /* direction of the workload's current action */
+	enum pol_res res; /* resource of its current action */
+	bool started;	  /* res was picked (at random) */
+	uint64_t cool_until_ms;
+};
+
+struct pt_pending {
+	bool active;
+	enum pt_dir dir;
+	int wl;
+	enum pol_res res;
+	int donor;	   /* -1: the unit came from the free pool */
+	double pre_p99_us; /* p99 before the action */
+	uint64_t tick;	   /* observation the action was decided on */
+	unsigned int samples, bad, waited;
+};
+
+struct pt_state {
+	struct pt_params p;
+	int nwl;
+	bool wheels_init;
+	struct pt_wl wl[POL_MAX_WORKLOADS];
+	struct pt_pending pend;
+	uint64_t rng;
+	bool met_init;
+	uint64_t last_all_met_ms;
+	uint64_t last_alarm_ms;
+	int note_wl; /* a judgement on this workload to carry into its reason */
+	char note[80];
+};
+
+static void pt_defaults(struct pt_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->slack_up = 0.05;
+	p->slack_down = 0.20;
+	p->judge_samples = 1;
+	p->slack_mode = PT_SLACK_LATEST;
+	p->revert_check = PT_REVERT_SELF;
+	p->cooldown_s = 30;
+	p->alarm_s = 60;
+	p->first = -1;
+	p->nwheel = 3;
+	p->wheel[0] = POL_RES_CORES;
+	p->wheel[1] = POL_RES_FREQ;
+	p->wheel[2] = POL_RES_QUOTA;
+}
+
+static int parse_double(const char *val, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(val, &end);
+	if (errno || end == val || *end || !isfinite(*out))
+		return -EINVAL;
+	return 0;
+}
+
+static int pt_param(struct pt_params *p, const char *key, const char *val, char *err, size_t len)
+{
+	double d;
+
+	if (!strcmp(key, "flavour")) {
+		if (!strcmp(val, "paper")) {
+			p->judge_samples = 1;
+			p->slack_mode = PT_SLACK_LATEST;
+			p->revert_check = PT_REVERT_SELF;
+			p->cooldown_s = 30;
+		} else if (!strcmp(val, "code")) {
+			p->judge_samples = 5;
+			p->slack_mode = PT_SLACK_BOTH;
+			p->revert_check = PT_REVERT_ANY;
+			p->cooldown_s = 10;
+		} else {
+			snprintf(err, len, "flavour must be paper or code, not '%s'", val);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "slack") || !strcmp(key, "revert_check") || !strcmp(key, "idle")) {
+		const char *a = !strcmp(key, "slack")	       ? "latest"
+				: !strcmp(key, "revert_check") ? "self"
+							       : "hold";
+		const char *b = !strcmp(key, "slack")	       ? "both"
+				: !strcmp(key, "revert_check") ? "any"
+							       : "release";
+		bool is_b;
+
+		if (!strcmp(val, a)) {
+			is_b = false;
+		} else if (!strcmp(val, b)) {
+			is_b = true;
+		} else {
+			snprintf(err, len, "%s must be %s or %s, not '%s'", key, a, b, val);
+			return -EINVAL;
+		}
+		if (!strcmp(key, "slack"))
+			p->slack_mode = is_b ? PT_SLACK_BOTH : PT_SLACK_LATEST;
+		else if (!strcmp(key, "revert_check"))
+			p->revert_check = is_b ? PT_REVERT_ANY : PT_REVERT_SELF;
+		else
+			p->idle_release = is_b;
+		return 0;
+	}
+	if (!strcmp(key, "first")) {
+		enum pol_res r;
+
+		if (!strcmp(val, "random")) {
+			p->first = -1;
+		} else if (!pol_res_parse(val, &r)) {
+			p->first = (int)r;
+		} else {
+			snprintf(err, len, "first must be random, cores, freq or quota, not '%s'",
+				 val);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "wheel")) {
+		char buf[128], *save = NULL, *tok;
+		int n = 0;
+
+		snprintf(buf, sizeof(buf), "%s", val);
+		for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+			enum pol_res r;
+
+			if (pol_res_parse(tok, &r)) {
+				snprintf(err, len,
+					 "wheel: unknown resource '%s' (cores, freq, quota)", tok);
+				return -EINVAL;
+			}
+			for (int i = 0; i < n; i++) {
+				if (p->wheel[i] == r) {
+					snprintf(err, len, "wheel: '%s' listed twice", tok);
+					return -EINVAL;
+				}
+			}
+			p->wheel[n++] = r;
+		}
+		if (!n) {
+			snprintf(err, len, "wheel: empty (give e.g. cores,freq,quota)");
+			return -EINVAL;
+		}
+		p->nwheel = n;
+		return 0;
+	}
+	if (parse_double(val, &d)) {
+		snprintf(err, len, "%s: '%s' is not a number", key, val);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "slack_up") || !strcmp(key, "slack_down")) {
+		if (d < -1 || d > 1) {
+			snprintf(err, len, "%s must be within [-1, 1], not %s", key, val);
+			return -EINVAL;
+		}
+		*(!strcmp(key, "slack_up") ? &p->slack_up : &p->slack_down) = d;
+	} else if (!strcmp(key, "judge_samples")) {
+		if (d < 1 || d > 100 || d != floor(d)) {
+			snprintf(err, len, "judge_samples must be a whole number in 1..100, not %s",
+				 val);
+			return -EINVAL;
+		}
+		p->judge_samples = (unsigned int)d;
+	} else if (!strcmp(key, "cooldown_s") || !strcmp(key, "violation_alarm_s")) {
+		if (d < 0) {
+			snprintf(err, len, "%s must be >= 0, not %s", key, val);
+			return -EINVAL;
+		}
+		*(!strcmp(key, "cooldown_s") ? &p->cooldown_s : &p->alarm_s) = d;
+	} else {
+		snprintf(err, len,
+			 "unknown key '%s' for policy parties (flavour, slack_up, slack_down, "
+			 "judge_samples, slack, revert_check, cooldown_s, violation_alarm_s, "
+			 "wheel, first, idle)",
+			 key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int pt_check_param(const char *key, const char *val, char *err, size_t len)
+{
+	struct pt_params p;
+
+	pt_defaults(&p);
+	return pt_param(&p, key, val, err, len);
+}
+
+static int pt_init(void **state, const struct pol_init_args *args)
+{
+	struct pt_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	pt_defaults(&st->p);
+	for (int i = 0; i < args->nparams; i++) {
+		int err = pt_param(&st->p, args->params[i].key, args->params[i].val, args->err,
+				   args->err_len);
+		if (err) {
+			if (args->sz >= sizeof(*args))
+				((struct pol_init_args *)args)->err_param = i;
+			free(st);
+			return err;
+		}
+	}
+	if (st->p.slack_up >= st->p.slack_down) {
+		snprintf(args->err, args->err_len, "slack_up (%g) must be below slack_down (%g)",
+			 st->p.slack_up, st->p.slack_down);
+		free(st);
+		return -EINVAL;
+	}
+	st->nwl = args->nwl;
+	/* splitmix64 state; never zero so a seed of 0 still works */
+	st->rng = args->seed ^ 0x9e3779b97f4a7c15ULL;
+	*state = st;
+	return 0;
+}
+
+static void pt_exit(void *state)
+{
+	free(state);
+}
+
+static uint64_t pt_rand(struct pt_state *st)
+{
+	uint64_t z = (st->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static bool res_on(const struct pt_state *st, const struct pol_observation *obs, enum pol_res r)
+{
+	if (!obs->res[r].avail)
+		return false;
+	for (int i = 0; i < st->p.nwheel; i++)
+		if (st->p.wheel[i] == r)
+			return true;
+	return false;
+}
+
+/* The next managed resource after r on the wheel (r itself if it is the only one). */
+static enum pol_res wheel_next(const struct pt_state *st, const struct pol_observation *obs,
+			       enum pol_res r)
+{
+	int pos = -1;
+
+	for (int i = 0; i < st->p.nwheel; i++)
+		if (st->p.wheel[i] == r)
+			pos = i;
+	for (int k = 1; k <= st->p.nwheel; k++) {
+		enum pol_res n = st->p.wheel[(pos + k + st->p.nwheel) % st->p.nwheel];
+
+		if (obs->res[n].avail)
+			return n;
+	}
+	return r;
+}
+
+/* Does workload i take part in decisions, and with which slacks? */
+static bool eligible(const struct pt_state *st, const struct pol_observation *obs, int i,
+		     double *slack, double *slack_avg)
+{
+	const struct pol_wl_obs *w = &obs->wl[i];
+
+	if (!w->alive)
+		return false;
+	if (w->state == POL_LAT_FRESH) {
+		*slack = w->slack;
+		*slack_avg = isfinite(w->slack_avg) ? w->slack_avg : w->slack;
+		return true;
+	}
+	if (w->state == POL_LAT_IDLE && st->p.idle_release) {
+		*slack = *slack_avg = 1.0;
+		return true;
+	}
+	return false;
+}
+
+static double slack_of(const struct pt_state *st, const struct pol_observation *obs, int i)
+{
+	double s = NAN, a;
+
+	eligible(st, obs, i, &s, &a);
+	return s;
+}
+
+/* Can workload i move one step of r in direction dir? For a pooled upsize
+ * with an empty pool, *donor receives the donor (else -1). */
+static bool can_move(const struct pt_state *st, const struct pol_observation *obs,
+		     const struct pol_decision *dec, int i, enum pol_res r, enum pt_dir dir,
+		     int *donor)
+{
+	const struct pol_res_info *ri = &obs->res[r];
+	const struct pol_wl_obs *w = &obs->wl[i];
+	long cur = dec->wl[i].alloc[r];
+	double best = -INFINITY;
+
+	*donor = -1;
+	if (!res_on(st, obs, r))
+		return false;
+	if (dir == PT_DOWN)
+		return cur - ri->step >= w->min[r];
+	if (cur + ri->step > w->max[r])
+		return false;
+	if (!ri->pooled || ri->free >= ri->step)
+		return true;
+	for (int j = 0; j < obs->nwl; j++) {
+		double s, a;
+
+		if (j == i || !eligible(st, obs, j, &s, &a))
+			continue;
+		if (dec->wl[j].alloc[r] - ri->step < obs->wl[j].min[r])
+			continue;
+		if (s > best) {
+			best = s;
+			*donor = j;
+		}
+	}
+	return *donor >= 0;
+}
+
+static void set_reason(struct pol_decision *dec, int i, const char *action, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void set_reason(struct pol_decision *dec, int i, const char *action, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (action)
+		snprintf(dec->wl[i].action, sizeof(dec->wl[i].action), "%s", action);
+	va_start(ap, fmt);
+	vsnprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason), fmt, ap);
+	va_end(ap);
+}
+
+/* Take one step of a resource in direction dir for workload i, walking the
+ * wheel past resources at their limit. 0, or -ENOSPC if nothing can move. */
+static int act(struct pt_state *st, const struct pol_observation *obs, struct pol_decision *dec,
+	       int i, enum pt_dir dir, const char *why)
+{
+	struct pt_wl *w = &st->wl[i];
+	const char *verb = dir == PT_UP ? "up" : "down";
+	char action[POL_ACTION_LEN], skipped[64] = "";
+	enum pol_res r;
+	int donor = -1, k;
+	long step;
+
+	if (w->dir != dir) {
+		/* "If A's current action is not an UP action, move to the next UP
+		 * action"; the very first action uses the random first resource. */
+		if (w->started)
+			w->res = wheel_next(st, obs, w->res);
+		w->dir = dir;
+	}
+	w->started = true;
+	for (k = 0; k < st->p.nwheel; k++) {
+		if (can_move(st, obs, dec, i, w->res, dir, &donor))
+			break;
+		if (res_on(st, obs, w->res)) {
+			size_t n = strlen(skipped);
+
+			snprintf(skipped + n, sizeof(skipped) - n, "%s%s", n ? "," : "",
+				 pol_res_str(w->res));
+		}
+		w->res = wheel_next(st, obs, w->res);
+	}
+	if (k == st->p.nwheel) {
+		set_reason(dec, i, dir == PT_UP ? "none (at limit)" : "hold",
+			   "%s; every resource at its limit", why);
+		return -ENOSPC;
+	}
+	r = w->res;
+	step = obs->res[r].step;
+	snprintf(action, sizeof(action), "%s %s", verb, pol_res_str(r));
+	if (dir == PT_UP) {
+		dec->wl[i].alloc[r] += step;
+		if (donor >= 0) {
+			bool pingpong = st->wl[donor].res == r;
+
+			dec->wl[donor].alloc[r] -= step;
+			if (pingpong)
+				st->wl[donor].res = wheel_next(st, obs, r);
+			set_reason(dec, donor, "donate", "gives %ld %s to %s (most slack, %.3f)%s",
+				   step, pol_res_str(r), obs->wl[i].name, slack_of(st, obs, donor),
+				   pingpong ? "; its wheel advanced (anti-ping-pong)" : "");
+		}
+		set_reason(dec, i, action, "%s; +%ld %s from %s%s%s", why, step, pol_res_str(r),
+			   donor >= 0 ? obs->wl[donor].name : "free pool",
+			   *skipped ? "; skipped at limit: " : "", skipped);
+	} else {
+		dec->wl[i].alloc[r] -= step;
+		set_reason(dec, i, action, "%s; -%ld %s to %s%s%s", why, step, pol_res_str(r),
+			   obs->res[r].pooled ? "free pool" : "nobody",
+			   *skipped ? "; skipped at limit: " : "", skipped);
+	}
+	st->pend = (struct pt_pending){
+		.active = true,
+		.dir = dir,
+		.wl = i,
+		.res = r,
+		.donor = donor,
+		.pre_p99_us = obs->wl[i].p99_us,
+		.tick = obs->tick,
+	};
+	return 0;
+}
+
+/* Count one sample for the pending action. true when it has enough. */
+static bool judge_sample(struct pt_state *st, const struct pol_observation *obs)
+{
+	struct pt_pending *pd = &st->pend;
+	const struct pol_wl_obs *w = &obs->wl[pd->wl];
+	double s, a;
+
+	pd->waited++;
+	if (pd->dir == PT_UP) {
+		if (w->state == POL_LAT_FRESH) {
+			pd->samples++;
+			if (!(w->p99_us < pd->pre_p99_us))
+				pd->bad++;
+		}
+	} else if (st->p.revert_check == PT_REVERT_SELF) {
+		if (eligible(st, obs, pd->wl, &s, &a)) {
+			pd->samples++;
+			if (s < st->p.slack_up)
+				pd->bad++;
+		}
+	} else {
+		bool any = false, low = false;
+
+		for (int j = 0; j < obs->nwl; j++) {
+			if (!eligible(st, obs, j, &s, &a))
+				continue;
+			any = true;
+			if (s < st->p.slack_up)
+				low = true;
+		}
+		if (any) {
+			pd->samples++;
+			pd->bad += low;
+		}
+	}
+	return pd->samples >= st->p.judge_samples;
+}
+
+/* Judge the pending action. Returns true if this decision is used up (a revert). */
+static bool judge(struct pt_state *st, const struct pol_observation *obs, struct pol_decision *dec,
+		  bool *watching)
+{
+	struct pt_pending *pd = &st->pend;
+	int i = pd->wl;
+	const char *rn = pol_res_str(pd->res);
+	bool failed;
+
+	*watching = false;
+	if (!pd->active)
+		return false;
+	if (!obs->wl[i].alive) {
+		pd->active = false;
+		return false;
+	}
+	if (!judge_sample(st, obs)) {
+		if (pd->waited <= 3 * st->p.judge_samples + 3) {
+			set_reason(dec, i, "watch", "watching %s %s (%u/%u samples)",
+				   pd->dir == PT_UP ? "up" : "down", rn, pd->samples,
+				   st->p.judge_samples);
+			*watching = true;
+			return false;
+		}
+		/* No fresh data for too long: the action can be judged neither way. */
+		pd->active = false;
+		return false;
+	}
+	failed = 2 * pd->bad > pd->samples;
+	pd->active = false;
+	if (pd->dir == PT_UP) {
+		if (failed) {
+			/* Not undone: downsizing reclaims over-allocation later. */
+			st->wl[i].res = wheel_next(st, obs, pd->res);
+			snprintf(st->note, sizeof(st->note),
+				 "up %s did not lower p99 (%.0f -> %.0f us), next: %s", rn,
+				 pd->pre_p99_us, obs->wl[i].p99_us, pol_res_str(st->wl[i].res));
+			st->note_wl = i;
+			set_reason(dec, i, NULL, "%s", st->note);
+		}
+		return false;
+	}
+	if (!failed)
+		return false;
+	/* A harmful downsize: undo at once, advance, cool down. */
+	st->wl[i].res = wheel_next(st, obs, pd->res);
+	st->wl[i].cool_until_ms = obs->now_ms + (uint64_t)(st->p.cooldown_s * 1000.0);
+	if (obs->res[pd->res].pooled && obs->res[pd->res].free < obs->res[pd->res].step) {
+		set_reason(dec, i, "revert failed",
+			   "down %s hurt QoS but the unit is no longer free; cooling down %.0f s",
+			   rn, st->p.cooldown_s);
+		return true;
+	}
+	dec->wl[i].alloc[pd->res] += obs->res[pd->res].step;
+	set_reason(dec, i, "revert",
+		   "down %s hurt QoS (slack %.3f < %.2f%s); undone, cooling down %.0f s", rn,
+		   slack_of(st, obs, i), st->p.slack_up,
+		   st->p.revert_check == PT_REVERT_ANY ? " somewhere" : "", st->p.cooldown_s);
+	return true;
+}
+
+static void track_violation(struct pt_state *st, const struct pol_observation *obs,
+			    struct pol_decision *dec)
+{
+	bool all_met = true;
+	uint64_t span = (uint64_t)(st->p.alarm_s * 1000.0);
+
+	for (int i = 0; i < obs->nwl; i++) {
+		double s, a;
+
+		if (eligible(st, obs, i, &s, &a) && s < 0)
+			all_met = false;
+	}
+	if (all_met || !st->met_init) {
+		st->met_init = true;
+		st->last_all_met_ms = obs->now_ms;
+		return;
+	}
+	if (span && obs->now_ms - st->last_all_met_ms >= span &&
+	    (!st->last_alarm_ms || obs->now_ms - st->last_alarm_ms >= span)) {
+		st->last_alarm_ms = obs->now_ms;
+		snprintf(dec->event, sizeof(dec->event),
+			 "sustained violation: QoS not met by every workload for %.0f s "
+			 "(the paper would migrate one away; out of scope)",
+			 (double)(obs->now_ms - st->last_all_met_ms) / 1000.0);
+	}
+}
+
+static int pt_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+{
+	struct pt_state *st = state;
+	int S = -1, L = -1;
+	double sS = INFINITY, aS = INFINITY, sL = -INFINITY;
+	bool watching;
+	char why[192];
+
+	if (obs->nwl > POL_MAX_WORKLOADS)
+		return -EINVAL;
+	if (!st->wheels_init) {
+		enum pol_res on[POL_RES_COUNT];
+		int n = 0;
+
+		for (int k = 0; k < st->p.nwheel; k++)
+			if (obs->res[st->p.wheel[k]].avail)
+				on[n++] = st->p.wheel[k];
+		for (int i = 0; i < POL_MAX_WORKLOADS; i++) {
+			st->wl[i].res = n ? on[pt_rand(st) % (uint64_t)n] : POL_RES_CORES;
+			if (st->p.first >= 0 && obs->res[st->p.first].avail)
+				st->wl[i].res = (enum pol_res)st->p.first;
+		}
+		st->wheels_init = true;
+	}
+	for (int i = 0; i < obs->nwl; i++) {
+		const struct pol_wl_obs *w = &obs->wl[i];
+
+		if (!w->alive)
+			set_reason(dec, i, "gone", "workload exited");
+		else if (w->state == POL_LAT_FRESH)
+			set_reason(dec, i, NULL, "slack %.3f (avg %.3f)", w->slack, w->slack_avg);
+		else if (w->state == POL_LAT_IDLE && st->p.idle_release)
+			set_reason(dec, i, NULL, "idle: counted as full slack");
+		else
+			set_reason(dec, i, NULL, "no fresh latency (%s): not judged",
+				   w->state == POL_LAT_IDLE ? "idle" : "stale");
+	}
+	track_violation(st, obs, dec);
+
+	st->note_wl = -1;
+	if (judge(st, obs, dec, &watching) || watching)
+		return 0;
+
+	for (int i = 0; i < obs->nwl; i++) {
+		double s, a;
+
+		if (!eligible(st, obs, i, &s, &a))
+			continue;
+		if (st->p.slack_mode == PT_SLACK_LATEST) {
+			if (s < sS) {
+				sS = s;
+				S = i;
+			}
+		} else if (s < st->p.slack_up && a < st->p.slack_up && a < aS) {
+			aS = a;
+			sS = s;
+			S = i;
+		}
+		if (obs->now_ms < st->wl[i].cool_until_ms)
+			continue;
+		if (st->p.slack_mode == PT_SLACK_BOTH && a <= st->p.slack_down)
+			continue;
+		if (s > sL) {
+			sL = s;
+			L = i;
+		}
+	}
+	if (S >= 0 && sS < st->p.slack_up) {
+		snprintf(why, sizeof(why), "lowest slack %.3f < %.2f%s%s", sS, st->p.slack_up,
+			 S == st->note_wl ? "; " : "", S == st->note_wl ? st->note : "");
+		act(st, obs, dec, S, PT_UP, why);
+		return 0;
+	}
+	if (L >= 0 && sL > st->p.slack_down) {
+		snprintf(why, sizeof(why), "highest slack %.3f > %.2f", sL, st->p.slack_down);
+		act(st, obs, dec, L, PT_DOWN, why);
+		return 0;
+	}
+	return 0;
+}
+
+static void pt_reflect(void *state, const struct pol_observation *obs,
+		       const struct pol_decision *dec, const struct pol_outcome *out)
+{
+	struct pt_state *st = state;
+
+	/* An action the loop refused or could not apply did not happen: do not
+	 * judge the machine by it. */
+	if (!out->applied && st->pend.active && st->pend.tick == obs->tick)
+		st->pend.active = false;
+}
+
+const struct pol_ops pol_parties_ops = {
+	.name = "parties",
+	.desc = "PARTIES (ASPLOS'19): slack thresholds, resource wheel, revert and cool-down",
+	.check_param = pt_check_param,
+	.init = pt_init,
+	.decide = pt_decide,
+	.reflect = pt_reflect,
+	.exit = pt_exit,
+};

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one table of policies. Adding a policy is one file in this folder and
+ * one line here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy.h"
+
+extern const struct pol_ops pol_parties_ops;
+extern const struct pol_ops pol_static_ops;
+
+const struct pol_ops *const pol_registry[] = {
+	&pol_parties_ops,
+	&pol_static_ops,
+	NULL,
+};
+
+const struct pol_ops *pol_find(const char *name)
+{
+	for (int i = 0; pol_registry[i]; i++)
+		if (!strcmp(pol_registry[i]->name, name))
+			return pol_registry[i];
+	return NULL;
+}
+
+static const char *const res_names[POL_RES_COUNT] = {
+	[POL_RES_CORES] = "cores",
+	[POL_RES_FREQ] = "freq",
+	[POL_RES_QUOTA] = "quota",
+};
+
+const char *pol_res_str(enum pol_res r)
+{
+	if ((int)r < 0 || r >= POL_RES_COUNT)
+		return NULL;
+	return res_names[r];
+}
+
+int pol_res_parse(const char *s, enum pol_res *r)
+{
+	for (int i = 0; i < POL_RES_COUNT; i++) {
+		if (!strcmp(s, res_names[i])) {
+			*r = (enum pol_res)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void pol_decision_init(struct pol_decision *dec, const struct pol_observation *obs)
+{
+	memset(dec, 0, sizeof(*dec));
+	dec->nwl = obs->nwl;
+	for (int i = 0; i < obs->nwl; i++) {
+		memcpy(dec->wl[i].alloc, obs->wl[i].alloc, sizeof(dec->wl[i].alloc));
+		snprintf(dec->wl[i].action, sizeof(dec->wl[i].action), "hold");
+	}
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The policy interface of the parties controller.
+ *
+ * A policy sees an observation and returns a decision, nothing else: it never
+ * touches the machine, the metric sources or the log. The loop builds the
+ * observation, validates the decision (no overlap, no allocation below a
+ * minimum or above a maximum, no resource the machine lacks), applies it and
+ * then tells the policy what actually happened through reflect(), the way the
+ * kernel's cpuidle governors get select() and reflect().
+ *
+ * Resources are a table indexed by enum pol_res; a policy iterates it and
+ * skips what is not available, so a new resource (say LLC ways) is one enum
+ * entry plus an actuator, not a change in every policy.
+ *
+ * Adding a policy: write controller/policies/NAME.c defining
+ * `const struct pol_ops pol_NAME_ops` and add one line to the table in
+ * controller/policies/registry.c.
+ */
+#ifndef PARTIES_POLICY_H
+#define PARTIES_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum pol_res {
+	POL_RES_CORES = 0, /* logical CPUs in the workload's cpuset; unit: 1 CPU */
+	POL_RES_FREQ,	   /* max frequency of the workload's CPUs; unit: MHz */
+	POL_RES_QUOTA,	   /* CFS bandwidth; unit: milli-cores (1000 = one CPU) */
+	POL_RES_COUNT,
+};
+
+/* "cores", "freq", "quota"; NULL when out of range. */
+const char *pol_res_str(enum pol_res r);
+/* Parse a resource name; 0 or -EINVAL. */
+int pol_res_parse(const char *s, enum pol_res *r);
+
+#define POL_MAX_WORKLOADS 16
+#define POL_HIST	  16 /* slack samples kept in the observation's history */
+#define POL_NAME_LEN	  32
+#define POL_ACTION_LEN	  32
+#define POL_REASON_LEN	  128
+
+/* What is known about one resource on this machine in this run. */
+struct pol_res_info {
+	bool avail;  /* the machine has it and the config manages it */
+	bool pooled; /* zero-sum: units come from a free pool or a donor (cores,
+		      * quota); otherwise private per workload (frequency) */
+	long step;   /* units per action (cores 1, freq 100 MHz, quota 100 mc) */
+	long total;  /* pooled: units managed in all; private: unused */
+	long free;   /* pooled: units in the free pool now */
+};
+
+/* Freshness of one workload's latency this interval. */
+enum pol_lat_state {
+	POL_LAT_FRESH = 0, /* p99 is from recent requests */
+	POL_LAT_IDLE,	   /* the source works but saw no request recently */
+	POL_LAT_STALE,	   /* no fresh data (feed not updated, source error) */
+};
+
+struct pol_wl_obs {
+	char name[POL_NAME_LEN];
+	bool alive;		  /* false once the workload has exited */
+	enum pol_lat_state state; /* p99/slack are meaningful only when FRESH */
+	double target_us;	  /* QoS target for p99 */
+	double p99_us;		  /* latest p99 from the workload's source */
+	double p99_avg_us;	  /* mean of the fresh p99s over the averaging window */
+	double slack;		  /* (target - p99) / target */
+	double slack_avg;	  /* the same over p99_avg_us ("long slack") */
+	long alloc[POL_RES_COUNT];
+	long min[POL_RES_COUNT];
+	long max[POL_RES_COUNT];
+	unsigned int nhist;	     /* valid entries in hist_slack */
+	double hist_slack[POL_HIST]; /* recent fresh slacks, oldest first */
+};
+
+struct pol_observation {
+	uint64_t now_ms; /* monotonic time of this observation */
+	uint64_t tick;	 /* observation number, from 0 */
+	unsigned int interval_ms;
+	int nwl;
+	struct pol_res_info res[POL_RES_COUNT];
+	struct pol_wl_obs wl[POL_MAX_WORKLOADS];
+};
+
+/* Per workload: the allocation the policy wants, starting as the current one. */
+struct pol_wl_decision {
+	long alloc[POL_RES_COUNT];
+	char action[POL_ACTION_LEN]; /* short verb for the log: "up cores", "hold" */
+	char reason[POL_REASON_LEN]; /* why, with the numbers */
+};
+
+struct pol_decision {
+	int nwl;
+	struct pol_wl_decision wl[POL_MAX_WORKLOADS];
+	char event[POL_REASON_LEN]; /* a notable event ("sustained violation"), or "" */
+};
+
+/* What the loop did with a decision. */
+struct pol_outcome {
+	bool applied;		  /* the decision was valid and every write succeeded */
+	char why[POL_REASON_LEN]; /* when !applied: what was rejected or failed */
+	long alloc[POL_MAX_WORKLOADS][POL_RES_COUNT]; /* allocation now in force */
+};
+
+/* Policy-specific settings from the [policy NAME] section, in file order. */
+struct pol_param {
+	const char *key;
+	const char *val;
+};
+
+struct pol_init_args {
+	size_t sz;     /* sizeof(struct pol_init_args) */
+	uint64_t seed; /* for anything random, so runs are reproducible */
+	int nwl;
+	const struct pol_param *params;
+	int nparams;
+	char *err; /* on failure: what is wrong */
+	size_t err_len;
+	int err_param; /* on failure: index of the offending param, or -1 */
+};
+
+struct pol_ops {
+	const char *name;
+	const char *desc; /* one line for --help */
+	/* Optional: check one setting at config time (0 or -EINVAL with err). */
+	int (*check_param)(const char *key, const char *val, char *err, size_t err_len);
+	/* Optional: allocate state into *state. 0 or a negative errno. */
+	int (*init)(void **state, const struct pol_init_args *args);
+	/* Required: fill dec (pre-filled with the current allocation). 0 or a
+	 * negative errno (the loop then keeps the allocation). */
+	int (*decide)(void *state, const struct pol_observation *obs, struct pol_decision *dec);
+	/* Optional: what actually happened to the last decision. */
+	void (*reflect)(void *state, const struct pol_observation *obs,
+			const struct pol_decision *dec, const struct pol_outcome *out);
+	/* Optional: free state. */
+	void (*exit)(void *state);
+};
+
+/* The table in policies/registry.c, NULL-terminated. */
+extern const struct pol_ops *const pol_registry[];
+/* Look a policy up by name; NULL if there is none. */
+const struct pol_ops *pol_find(const char *name);
+
+/* Helpers for policies. */
+/* Fill dec with obs's current allocation, action "hold", empty reason. */
+void pol_decision_init(struct pol_decision *dec, const struct pol_observation *obs);
+
+#endif /* PARTIES_POLICY_H */

@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The parties policy against scripted observations: every decision is checked
+ * against the algorithm in docs/parties.md.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "policy.h"
+
+#define C POL_RES_CORES
+#define F POL_RES_FREQ
+#define Q POL_RES_QUOTA
+
+struct fx {
+	const struct pol_ops *ops;
+	void *st;
+	struct pol_observation obs;
+	struct pol_decision dec;
+};
+
+/* nwl workloads, `total` cores, quota (if on) 100 mc steps out of qtotal. */
+static void fx_setup(struct fx *f, int nwl, long total, bool quota, long qtotal,
+		     const struct pol_param *params, int nparams)
+{
+	char err[128] = "";
+	struct pol_init_args a = {
+		.sz = sizeof(a),
+		.seed = 42,
+		.nwl = nwl,
+		.params = params,
+		.nparams = nparams,
+		.err = err,
+		.err_len = sizeof(err),
+		.err_param = -1,
+	};
+
+	memset(f, 0, sizeof(*f));
+	f->ops = pol_find("parties");
+	assert_non_null(f->ops);
+	assert_int_equal(f->ops->init(&f->st, &a), 0);
+	f->obs.interval_ms = 500;
+	f->obs.nwl = nwl;
+	f->obs.res[C] =
+	    (struct pol_res_info){ .avail = true, .pooled = true, .step = 1, .total = total };
+	f->obs.res[F] = (struct pol_res_info){ .avail = false, .step = 100 };
+	f->obs.res[Q] =
+	    (struct pol_res_info){ .avail = quota, .pooled = true, .step = 100, .total = qtotal };
+	for (int i = 0; i < nwl; i++) {
+		struct pol_wl_obs *w = &f->obs.wl[i];
+
+		snprintf(w->name, sizeof(w->name), "w%d", i);
+		w->alive = true;
+		w->target_us = 1000;
+		w->min[C] = 1;
+		w->max[C] = total;
+		w->min[Q] = 100;
+		w->max[Q] = qtotal;
+		w->alloc[C] = 1;
+		w->alloc[Q] = quota ? 100 : 0;
+	}
+}
+
+static void fx_teardown(struct fx *f)
+{
+	f->ops->exit(f->st);
+}
+
+static void set_lat(struct fx *f, int i, double p99)
+{
+	struct pol_wl_obs *w = &f->obs.wl[i];
+
+	w->state = POL_LAT_FRESH;
+	w->p99_us = w->p99_avg_us = p99;
+	w->slack = w->slack_avg = (w->target_us - p99) / w->target_us;
+}
+
+static void set_slack(struct fx *f, int i, double slack)
+{
+	set_lat(f, i, f->obs.wl[i].target_us * (1 - slack));
+}
+
+static void sync_free(struct fx *f)
+{
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		long used = 0;
+
+		for (int i = 0; i < f->obs.nwl; i++)
+			if (f->obs.wl[i].alive)
+				used += f->obs.wl[i].alloc[r];
+		f->obs.res[r].free = f->obs.res[r].total - used;
+	}
+}
+
+/* One decision; the plant applies it as the loop would and reflects. */
+static void step(struct fx *f, uint64_t now_ms)
+{
+	struct pol_outcome out = { .applied = true };
+
+	f->obs.now_ms = now_ms;
+	sync_free(f);
+	pol_decision_init(&f->dec, &f->obs);
+	assert_int_equal(f->ops->decide(f->st, &f->obs, &f->dec), 0);
+	for (int i = 0; i < f->obs.nwl; i++) {
+		memcpy(f->obs.wl[i].alloc, f->dec.wl[i].alloc, sizeof(f->obs.wl[i].alloc));
+		memcpy(out.alloc[i], f->dec.wl[i].alloc, sizeof(out.alloc[i]));
+	}
+	f->ops->reflect(f->st, &f->obs, &f->dec, &out);
+	f->obs.tick++;
+	sync_free(f);
+}
+
+static const struct pol_param cores_first[] = { { "first", "cores" } };
+
+static void test_upsize_lowest_slack_from_free_pool(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 3, 6, false, 0, cores_first, 1);
+	f.obs.wl[0].alloc[C] = 2;
+	f.obs.wl[1].alloc[C] = 1;
+	f.obs.wl[2].alloc[C] = 2;
+	set_slack(&f, 0, 0.02);
+	set_slack(&f, 1, -0.30); /* lowest */
+	set_slack(&f, 2, 0.10);
+	step(&f, 1000);
+	assert_int_equal(f.obs.wl[1].alloc[C], 2);
+	assert_int_equal(f.obs.wl[0].alloc[C], 2);
+	assert_int_equal(f.obs.wl[2].alloc[C], 2);
+	assert_string_equal(f.dec.wl[1].action, "up cores");
+	assert_non_null(strstr(f.dec.wl[1].reason, "free pool"));
+	assert_string_equal(f.dec.wl[0].action, "hold");
+	fx_teardown(&f);
+}
+
+static void test_no_action_in_dead_band(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, NULL, 0);
+	set_slack(&f, 0, 0.06);
+	set_slack(&f, 1, 0.19);
+	step(&f, 1000);
+	assert_int_equal(f.obs.wl[0].alloc[C], 1);
+	assert_int_equal(f.obs.wl[1].alloc[C], 1);
+	assert_string_equal(f.dec.wl[0].action, "hold");
+	assert_string_equal(f.dec.wl[1].action, "hold");
+	fx_teardown(&f);
+}
+
+static void test_downsize_highest_slack(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, cores_first, 1);
+	f.obs.wl[0].alloc[C] = 2;
+	f.obs.wl[1].alloc[C] = 2;
+	set_slack(&f, 0, 0.30);
+	set_slack(&f, 1, 0.50);
+	step(&f, 1000);
+	assert_int_equal(f.obs.wl[1].alloc[C], 1);
+	assert_int_equal(f.obs.wl[0].alloc[C], 2);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	assert_int_equal(f.obs.res[C].free, 1);
+	fx_teardown(&f);
+}
+
+static void test_donor_most_slack_above_minimum(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 3, 5, false, 0, cores_first, 1);
+	f.obs.wl[0].alloc[C] = 1;
+	f.obs.wl[1].alloc[C] = 1; /* most slack, but at its minimum */
+	f.obs.wl[2].alloc[C] = 3;
+	set_slack(&f, 0, -0.5);
+	set_slack(&f, 1, 0.90);
+	set_slack(&f, 2, 0.10);
+	step(&f, 1000);
+	assert_int_equal(f.obs.wl[0].alloc[C], 2);
+	assert_int_equal(f.obs.wl[1].alloc[C], 1);
+	assert_int_equal(f.obs.wl[2].alloc[C], 2);
+	assert_string_equal(f.dec.wl[2].action, "donate");
+	assert_non_null(strstr(f.dec.wl[0].reason, "from w2"));
+	fx_teardown(&f);
+}
+
+/* The donor's wheel pointed at cores: it is advanced, so when the donor later
+ * needs more it asks for quota, not for the core it just gave away. */
+static void test_anti_ping_pong(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 4, true, 1000, cores_first, 1);
+	f.obs.wl[0].alloc[C] = 2;
+	f.obs.wl[1].alloc[C] = 2;
+	f.obs.wl[0].alloc[Q] = 500;
+	f.obs.wl[1].alloc[Q] = 500; /* quota pool empty too */
+	set_slack(&f, 0, -0.2);
+	set_slack(&f, 1, 0.15);
+	step(&f, 1000);
+	assert_int_equal(f.obs.wl[0].alloc[C], 3);
+	assert_int_equal(f.obs.wl[1].alloc[C], 1);
+	assert_non_null(strstr(f.dec.wl[1].reason, "anti-ping-pong"));
+	/* the upsize helped w0; now w1 violates */
+	set_slack(&f, 0, 0.10);
+	set_slack(&f, 1, -0.1);
+	f.obs.wl[1].alloc[C] = 1;
+	step(&f, 1500);
+	assert_string_equal(f.dec.wl[1].action, "up quota");
+	assert_int_equal(f.obs.wl[1].alloc[Q], 600);
+	assert_int_equal(f.obs.wl[0].alloc[Q], 400);
+	assert_int_equal(f.obs.wl[0].alloc[C], 3);
+	fx_teardown(&f);
+}
+
+/* Without anti-ping-pong the donor would take its core straight back. */
+static void test_pingpong_reason_absent_when_other_resource(void **state)
+{
+	static const struct pol_param p[] = { { "first", "quota" } };
+	struct fx f;
+
+	fx_setup(&f, 2, 4, true, 1000, p, 1);
+	f.obs.wl[0].alloc[C] = 2;
+	f.obs.wl[1].alloc[C] = 2;
+	f.obs.wl[0].alloc[Q] = 500;
+	f.obs.wl[1].alloc[Q] = 500;
+	set_slack(&f, 0, -0.2);
+	set_slack(&f, 1, 0.15);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "up quota");
+	assert_int_equal(f.obs.wl[0].alloc[Q], 600);
+	assert_int_equal(f.obs.wl[1].alloc[Q], 400);
+	assert_non_null(strstr(f.dec.wl[1].reason, "anti-ping-pong"));
+	fx_teardown(&f);
+}
+
+static void test_failed_upsize_not_reverted(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 6, true, 2000, cores_first, 1);
+	f.obs.wl[0].alloc[Q] = 500;
+	f.obs.wl[1].alloc[Q] = 500;
+	set_lat(&f, 0, 1500);
+	set_slack(&f, 1, 0.1);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	assert_int_equal(f.obs.wl[0].alloc[C], 2);
+	/* latency did not drop: keep the core, move the wheel to quota */
+	set_lat(&f, 0, 1600);
+	step(&f, 1500);
+	assert_int_equal(f.obs.wl[0].alloc[C], 2);
+	assert_non_null(strstr(f.dec.wl[0].reason, "did not lower"));
+	assert_string_equal(f.dec.wl[0].action, "up quota");
+	assert_int_equal(f.obs.wl[0].alloc[Q], 600);
+	fx_teardown(&f);
+}
+
+static void test_successful_upsize_keeps_resource(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 6, true, 2000, cores_first, 1);
+	f.obs.wl[0].alloc[Q] = 500;
+	f.obs.wl[1].alloc[Q] = 500;
+	set_lat(&f, 0, 1500);
+	set_slack(&f, 1, 0.1);
+	step(&f, 1000);
+	set_lat(&f, 0, 1200); /* better, still violating */
+	step(&f, 1500);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	assert_int_equal(f.obs.wl[0].alloc[C], 3);
+	assert_int_equal(f.obs.wl[0].alloc[Q], 500);
+	fx_teardown(&f);
+}
+
+static void test_harmful_downsize_reverted_and_cooled(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 4, true, 2000, cores_first, 1);
+	f.obs.wl[0].alloc[C] = 2;
+	f.obs.wl[1].alloc[C] = 2;
+	f.obs.wl[0].alloc[Q] = 500;
+	f.obs.wl[1].alloc[Q] = 500;
+	set_slack(&f, 0, 0.10);
+	set_slack(&f, 1, 0.50);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	assert_int_equal(f.obs.wl[1].alloc[C], 1);
+	/* it hurt: undo at once */
+	set_slack(&f, 1, 0.01);
+	step(&f, 1500);
+	assert_string_equal(f.dec.wl[1].action, "revert");
+	assert_int_equal(f.obs.wl[1].alloc[C], 2);
+	/* back to plenty of slack, but cooling down for 30 s */
+	set_slack(&f, 1, 0.50);
+	for (uint64_t t = 2000; t < 1500 + 30000; t += 500) {
+		step(&f, t);
+		assert_string_equal(f.dec.wl[1].action, "hold");
+		assert_int_equal(f.obs.wl[1].alloc[C], 2);
+		assert_int_equal(f.obs.wl[1].alloc[Q], 500);
+	}
+	/* after the cool-down: downsize again, on the next resource of the wheel */
+	step(&f, 1500 + 30000);
+	assert_string_equal(f.dec.wl[1].action, "down quota");
+	assert_int_equal(f.obs.wl[1].alloc[Q], 400);
+	assert_int_equal(f.obs.wl[1].alloc[C], 2);
+	fx_teardown(&f);
+}
+
+static void test_code_flavour_cooldown_and_vote(void **state)
+{
+	static const struct pol_param p[] = { { "flavour", "code" }, { "first", "cores" } };
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, p, 2);
+	f.obs.interval_ms = 100;
+	f.obs.wl[0].alloc[C] = 2;
+	f.obs.wl[1].alloc[C] = 2;
+	set_slack(&f, 0, 0.10);
+	set_slack(&f, 1, 0.50);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	/* five samples; w0 (not the downsized one) drops below 0.05 in 3 of 5 */
+	double s0[] = { 0.01, 0.10, 0.02, 0.10, 0.00 };
+	for (int k = 0; k < 5; k++) {
+		set_slack(&f, 0, s0[k]);
+		step(&f, 1100 + 100 * k);
+		if (k < 4) {
+			assert_string_equal(f.dec.wl[1].action, "watch");
+			assert_int_equal(f.obs.wl[1].alloc[C], 1);
+		}
+	}
+	assert_string_equal(f.dec.wl[1].action, "revert");
+	assert_int_equal(f.obs.wl[1].alloc[C], 2);
+	/* 10 s cool-down in the code */
+	set_slack(&f, 0, 0.10);
+	step(&f, 1500 + 9900);
+	assert_string_equal(f.dec.wl[1].action, "hold");
+	step(&f, 1500 + 10000);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	fx_teardown(&f);
+}
+
+static void test_skip_exhausted_resource(void **state)
+{
+	struct fx f;
+
+	/* cores: pool empty and the only other workload at its minimum */
+	fx_setup(&f, 2, 2, true, 2000, cores_first, 1);
+	f.obs.wl[0].alloc[Q] = 1000;
+	f.obs.wl[1].alloc[Q] = 500;
+	set_slack(&f, 0, -0.3);
+	set_slack(&f, 1, 0.3);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "up quota");
+	assert_non_null(strstr(f.dec.wl[0].reason, "skipped at limit: cores"));
+	assert_int_equal(f.obs.wl[0].alloc[Q], 1100);
+	assert_int_equal(f.obs.wl[0].alloc[C], 1);
+	fx_teardown(&f);
+}
+
+static void test_every_resource_at_limit(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 2, true, 1000, NULL, 0);
+	f.obs.wl[0].alloc[Q] = 900;
+	f.obs.wl[0].max[Q] = 900;
+	f.obs.wl[1].alloc[Q] = 100;
+	set_slack(&f, 0, -0.3);
+	set_slack(&f, 1, 0.3);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "none (at limit)");
+	assert_int_equal(f.obs.wl[0].alloc[C], 1);
+	assert_int_equal(f.obs.wl[0].alloc[Q], 900);
+	assert_int_equal(f.obs.wl[1].alloc[Q], 100);
+	fx_teardown(&f);
+}
+
+static void test_stale_workload_not_judged(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, cores_first, 1);
+	f.obs.wl[1].alloc[C] = 2;
+	set_slack(&f, 0, 0.10);
+	set_slack(&f, 1, 0.50);
+	f.obs.wl[1].state = POL_LAT_STALE; /* its last p99 looked fine; it is not fresh */
+	f.obs.wl[0].state = POL_LAT_STALE;
+	f.obs.wl[0].p99_us = 0; /* a missing p99 is not a low one */
+	f.obs.wl[0].slack = 1;
+	step(&f, 1000);
+	assert_int_equal(f.obs.wl[0].alloc[C], 1);
+	assert_int_equal(f.obs.wl[1].alloc[C], 2);
+	assert_non_null(strstr(f.dec.wl[1].reason, "no fresh latency"));
+	/* a violating fresh workload does not take from a stale one */
+	set_slack(&f, 0, -0.5);
+	f.obs.wl[1].alloc[C] = 3;
+	step(&f, 1500);
+	assert_int_equal(f.obs.wl[0].alloc[C], 1);
+	assert_int_equal(f.obs.wl[1].alloc[C], 3);
+	assert_string_equal(f.dec.wl[0].action, "none (at limit)");
+	fx_teardown(&f);
+}
+
+static void test_idle_release(void **state)
+{
+	static const struct pol_param p[] = { { "idle", "release" }, { "first", "cores" } };
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, p, 2);
+	f.obs.wl[1].alloc[C] = 2;
+	set_slack(&f, 0, 0.10);
+	f.obs.wl[1].state = POL_LAT_IDLE;
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	assert_int_equal(f.obs.wl[1].alloc[C], 1);
+	fx_teardown(&f);
+}
+
+static void test_dead_workload_ignored(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, cores_first, 1);
+	set_slack(&f, 0, 0.10);
+	set_slack(&f, 1, -0.9);
+	f.obs.wl[1].alive = false;
+	f.obs.wl[1].alloc[C] = 0;
+	step(&f, 1000);
+	assert_int_equal(f.obs.wl[1].alloc[C], 0);
+	assert_string_equal(f.dec.wl[1].action, "gone");
+	fx_teardown(&f);
+}
+
+static void test_refused_action_not_judged(void **state)
+{
+	struct fx f;
+	struct pol_outcome out = { .applied = false };
+
+	fx_setup(&f, 2, 4, false, 0, cores_first, 1);
+	set_lat(&f, 0, 2000);
+	set_slack(&f, 1, 0.1);
+	f.obs.now_ms = 1000;
+	sync_free(&f);
+	pol_decision_init(&f.dec, &f.obs);
+	f.ops->decide(f.st, &f.obs, &f.dec);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	for (int i = 0; i < 2; i++)
+		memcpy(out.alloc[i], f.obs.wl[i].alloc, sizeof(out.alloc[i]));
+	f.ops->reflect(f.st, &f.obs, &f.dec, &out); /* the loop refused it */
+	f.obs.tick++;
+	/* same latency again: not counted as "upsize did not help" */
+	step(&f, 1500);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	assert_null(strstr(f.dec.wl[0].reason, "did not lower"));
+	fx_teardown(&f);
+}
+
+static void test_sustained_violation_event(void **state)
+{
+	struct fx f;
+	bool seen = false;
+
+	fx_setup(&f, 2, 2, false, 0, NULL, 0);
+	set_slack(&f, 0, -0.5);
+	set_slack(&f, 1, 0.1);
+	for (uint64_t t = 0; t <= 61000; t += 500) {
+		step(&f, t);
+		if (f.dec.event[0]) {
+			assert_true(t >= 60000);
+			assert_non_null(strstr(f.dec.event, "sustained violation"));
+			seen = true;
+		}
+	}
+	assert_true(seen);
+	fx_teardown(&f);
+}
+
+/* Plant: p99 = k / cores. A needs 5 cores (slack 0.16), B needs 3 (0.167);
+ * both within the dead band there. 10 cores, start at one core each. */
+static void plant(struct fx *f)
+{
+	set_lat(f, 0, 4200.0 / (double)f->obs.wl[0].alloc[C]);
+	set_lat(f, 1, 2500.0 / (double)f->obs.wl[1].alloc[C]);
+}
+
+static void test_converges_without_oscillation(void **state)
+{
+	struct fx f;
+	long a = -1, b = -1;
+	int changes_late = 0;
+
+	fx_setup(&f, 2, 10, false, 0, NULL, 0);
+	for (int t = 0; t < 400; t++) {
+		plant(&f);
+		step(&f, 1000 + 500 * (uint64_t)t);
+		if (t >= 40 && (f.obs.wl[0].alloc[C] != a || f.obs.wl[1].alloc[C] != b))
+			changes_late++;
+		a = f.obs.wl[0].alloc[C];
+		b = f.obs.wl[1].alloc[C];
+		assert_true(a + b <= 10);
+	}
+	assert_int_equal(changes_late, 0);
+	assert_int_equal(a, 5);
+	assert_int_equal(b, 3);
+	plant(&f);
+	assert_true(f.obs.wl[0].slack >= 0.05);
+	assert_true(f.obs.wl[1].slack >= 0.05);
+	fx_teardown(&f);
+}
+
+/* The same from an over-allocated start: downsizes reclaim cores, and a
+ * downsize that hurts is reverted, so the result still meets QoS. */
+static void test_converges_from_above(void **state)
+{
+	struct fx f;
+	int late = 0;
+	long a = 0, b = 0;
+
+	fx_setup(&f, 2, 10, false, 0, NULL, 0);
+	f.obs.wl[0].alloc[C] = 5;
+	f.obs.wl[1].alloc[C] = 5;
+	for (int t = 0; t < 400; t++) {
+		plant(&f);
+		step(&f, 1000 + 500 * (uint64_t)t);
+		if (t >= 100 && (f.obs.wl[0].alloc[C] != a || f.obs.wl[1].alloc[C] != b))
+			late++;
+		a = f.obs.wl[0].alloc[C];
+		b = f.obs.wl[1].alloc[C];
+	}
+	assert_int_equal(late, 0);
+	assert_int_equal(a, 5);
+	assert_int_equal(b, 3);
+	fx_teardown(&f);
+}
+
+/* The known weakness (CLITE): with no allocation inside the dead band the
+ * policy probes down and reverts forever, but no faster than the cool-down. */
+static void test_known_cycle_bounded_by_cooldown(void **state)
+{
+	struct fx f;
+	int reverts = 0;
+
+	fx_setup(&f, 1, 10, false, 0, NULL, 0);
+	f.obs.wl[0].alloc[C] = 6;
+	for (int t = 0; t < 240; t++) { /* 120 s */
+		/* 4 cores: slack 0.02 (< 0.05); 5 cores: 0.216 (> 0.20) */
+		set_lat(&f, 0, 3920.0 / (double)f.obs.wl[0].alloc[C]);
+		step(&f, 1000 + 500 * (uint64_t)t);
+		if (!strcmp(f.dec.wl[0].action, "revert"))
+			reverts++;
+		assert_true(f.obs.wl[0].alloc[C] >= 4);
+	}
+	assert_true(reverts >= 2);
+	assert_true(reverts <= 120 / 30 + 1);
+	fx_teardown(&f);
+}
+
+static void test_seeded_first_resource_reproducible(void **state)
+{
+	struct fx f1, f2;
+
+	for (int run = 0; run < 2; run++) {
+		struct fx *f = run ? &f2 : &f1;
+
+		fx_setup(f, 2, 4, true, 2000, NULL, 0);
+		f->obs.wl[0].alloc[Q] = 500;
+		f->obs.wl[1].alloc[Q] = 500;
+		set_slack(f, 0, -0.3);
+		set_slack(f, 1, 0.1);
+		step(f, 1000);
+	}
+	assert_string_equal(f1.dec.wl[0].action, f2.dec.wl[0].action);
+	fx_teardown(&f1);
+	fx_teardown(&f2);
+}
+
+static void test_params(void **state)
+{
+	const struct pol_ops *ops = pol_find("parties");
+	char err[256];
+
+	assert_int_equal(ops->check_param("cooldown_s", "10", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("cooldown_s", "ten", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "cooldown_s: 'ten' is not a number");
+	assert_int_equal(ops->check_param("wheel", "cores,llc", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "wheel: unknown resource 'llc' (cores, freq, quota)");
+	assert_int_equal(ops->check_param("flavour", "code", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("judge_samples", "0", err, sizeof(err)), -EINVAL);
+	assert_int_equal(ops->check_param("bogus", "1", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown key 'bogus'"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_upsize_lowest_slack_from_free_pool),
+		cmocka_unit_test(test_no_action_in_dead_band),
+		cmocka_unit_test(test_downsize_highest_slack),
+		cmocka_unit_test(test_donor_most_slack_above_minimum),
+		cmocka_unit_test(test_anti_ping_pong),
+		cmocka_unit_test(test_pingpong_reason_absent_when_other_resource),
+		cmocka_unit_test(test_failed_upsize_not_reverted),
+		cmocka_unit_test(test_successful_upsize_keeps_resource),
+		cmocka_unit_test(test_harmful_downsize_reverted_and_cooled),
+		cmocka_unit_test(test_code_flavour_cooldown_and_vote),
+		cmocka_unit_test(test_skip_exhausted_resource),
+		cmocka_unit_test(test_every_resource_at_limit),
+		cmocka_unit_test(test_stale_workload_not_judged),
+		cmocka_unit_test(test_idle_release),
+		cmocka_unit_test(test_dead_workload_ignored),
+		cmocka_unit_test(test_refused_action_not_judged),
+		cmocka_unit_test(test_sustained_violation_event),
+		cmocka_unit_test(test_converges_without_oscillation),
+		cmocka_unit_test(test_converges_from_above),
+		cmocka_unit_test(test_known_cycle_bounded_by_cooldown),
+		cmocka_unit_test(test_seeded_first_resource_reproducible),
+		cmocka_unit_test(test_params),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
