@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ebee conn pattern against real servers (root): exact request counts against
+ * what the clients and servers counted, latencies against an injected delay.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "ebee.h"
+#include "../lib/testutil.h"
+
+static struct ebee *eb;
+
+static int group_setup(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o) };
+	char msg[512];
+
+	tu_init();
+	if (geteuid() != 0)
+		return 0;
+	eb = ebee_open(&o, msg, sizeof(msg));
+	if (!eb) {
+		fprintf(stderr, "ebee_open: %s\n", msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	ebee_close(eb);
+	tu_cleanup();
+	return 0;
+}
+
+#define NEED_ROOT()                   \
+	do {                          \
+		if (tu_need_root()) { \
+			skip();       \
+		}                     \
+	} while (0)
+
+static struct ebee_trace_opts topts(enum ebee_mode m)
+{
+	return (struct ebee_trace_opts){ .sz = sizeof(struct ebee_trace_opts), .mode = m };
+}
+
+/* Run http_client against port; returns the ok count (asserting no errors). */
+static long long http_run(int port, int requests, int concurrency, int keepalive)
+{
+	char p[16], n[16], c[16], k[16], out[512];
+	char *argv[16] = { "build/fixtures/http_client",
+			   "--port",
+			   p,
+			   "--requests",
+			   n,
+			   "--concurrency",
+			   c,
+			   "--timeout",
+			   "60" };
+	int rc, i = 9;
+
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(n, sizeof(n), "%d", requests);
+	snprintf(c, sizeof(c), "%d", concurrency);
+	if (keepalive) {
+		snprintf(k, sizeof(k), "%d", keepalive);
+		argv[i++] = "--keepalive";
+		argv[i++] = k;
+	}
+	argv[i] = NULL;
+	rc = tu_run(argv, out, sizeof(out), 90);
+	if (rc != 0)
+		fprintf(stderr, "http_client exit %d: %s\n", rc, out);
+	assert_int_equal(rc, 0);
+	assert_int_equal(tu_field(out, "errors"), 0);
+	return tu_field(out, "ok");
+}
+
+static struct ebee_stats stats_of(pid_t pid)
+{
+	struct ebee_stats st = { .sz = sizeof(st) };
+
+	assert_int_equal(ebee_get_stats(eb, pid, &st), 0);
+	return st;
+}
+
+/* Flush until the count stops moving (records of requests that completed
+ * just before are already queued; flushing drains them). */
+static struct ebee_stats settle(pid_t pid)
+{
+	assert_int_equal(ebee_flush(eb), 0);
+	tu_sleep_ms(50);
+	assert_int_equal(ebee_flush(eb), 0);
+	return stats_of(pid);
+}
+
+static void check_p50(pid_t pid, double lo_ms, double hi_ms)
+{
+	double p50;
+
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
+	printf("  pid %d p50 %.3f ms (want [%.1f, %.1f])\n", pid, p50 / 1e6, lo_ms, hi_ms);
+	assert_true(p50 >= lo_ms * 1e6);
+	assert_true(p50 <= hi_ms * 1e6);
+}
+
+/* A connection-per-request server with a 5 ms delay, N requests, conn forced. */
+static void test_conn_exact_count_and_delay(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
+	const char *extra[] = { "--delay-ms", "5", "--threads", "4", NULL };
+	struct ebee_stats st;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	pid = tu_start_cpr(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(http_run(port, 300, 2, 0), 300);
+	st = settle(pid);
+	printf("  requests %llu (client sent 300), mode %s\n", (unsigned long long)st.requests,
+	       ebee_mode_str(st.mode));
+	assert_int_equal(st.requests, 300);
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	assert_int_equal(st.dropped, 0);
+	check_p50(pid, 5, 7);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* The same in auto mode: it must choose conn, and count every request,
+ * including those seen before the choice. Also the accept (not accept4)
+ * syscall, and pipe I/O that must never count. */
+static void test_conn_auto_accept_noise(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	const char *extra[] = { "--delay-ms", "2", "--use-accept", "--noise", NULL };
+	struct ebee_stats st;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	pid = tu_start_cpr(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(http_run(port, 200, 2, 0), 200);
+	tu_sleep_ms(300); /* let housekeeping decide */
+	st = settle(pid);
+	printf("  requests %llu (client sent 200), mode %s\n", (unsigned long long)st.requests,
+	       ebee_mode_str(st.mode));
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	assert_int_equal(st.requests, 200);
+	/* conn mode prunes the read/write probes */
+	assert_false(st.probes & (EBEE_PROBE_READ | EBEE_PROBE_WRITE));
+	assert_true(st.probes & EBEE_PROBE_ACCEPT);
+	check_p50(pid, 2, 4);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* Two servers traced at once, different delays and counts: no cross-talk. */
+static void test_two_servers_no_crosstalk(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
+	const char *ea[] = { "--delay-ms", "2", NULL }, *eb_[] = { "--delay-ms", "12", NULL };
+	struct ebee_stats sa, sb;
+	int pa, pb;
+	pid_t a, b;
+
+	NEED_ROOT();
+	a = tu_start_cpr(&pa, ea);
+	b = tu_start_cpr(&pb, eb_);
+	assert_true(a > 0 && b > 0);
+	assert_int_equal(ebee_start_tracing(eb, a, &to), 0);
+	assert_int_equal(ebee_start_tracing(eb, b, &to), 0);
+	assert_int_equal(http_run(pa, 250, 2, 0), 250);
+	assert_int_equal(http_run(pb, 70, 2, 0), 70);
+	sa = settle(a);
+	sb = settle(b);
+	printf("  a: %llu (sent 250), b: %llu (sent 70)\n", (unsigned long long)sa.requests,
+	       (unsigned long long)sb.requests);
+	assert_int_equal(sa.requests, 250);
+	assert_int_equal(sb.requests, 70);
+	check_p50(a, 2, 4);
+	check_p50(b, 12, 14);
+	assert_int_equal(ebee_stop_tracing(eb, a), 0);
+	assert_int_equal(ebee_stop_tracing(eb, b), 0);
+	tu_stop(a);
+	tu_stop(b);
+}
+
+/* Workers forked before tracing (found in /proc) and after (the fork hook):
+ * all their requests are reported under the parent's pid. */
+static void test_descendants_early_and_late(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
+	const char *early[] = { "--fork-workers", "2", "--threads", "2", NULL };
+	const char *late[] = { "--fork-workers", "2", "--fork-late-ms", "1500", NULL };
+	struct ebee_stats st;
+	int pe, pl;
+	pid_t e, l;
+
+	NEED_ROOT();
+	e = tu_start_cpr(&pe, early);
+	l = tu_start_cpr(&pl, late);
+	assert_true(e > 0 && l > 0);
+	tu_sleep_ms(200); /* early workers exist */
+	assert_int_equal(ebee_start_tracing(eb, e, &to), 0);
+	assert_int_equal(ebee_start_tracing(eb, l, &to), 0);
+	assert_int_equal(http_run(pe, 120, 2, 0), 120);
+	assert_int_equal(http_run(pl, 90, 2, 0), 90); /* waits in the backlog for the workers */
+	st = settle(e);
+	printf("  early workers: %llu of 120, %u processes\n", (unsigned long long)st.requests,
+	       st.nprocs);
+	assert_int_equal(st.requests, 120);
+	assert_int_equal(st.nprocs, 3);
+	st = settle(l);
+	printf("  late workers: %llu of 90, %u processes\n", (unsigned long long)st.requests,
+	       st.nprocs);
+	assert_int_equal(st.requests, 90);
+	assert_int_equal(st.nprocs, 3);
+	assert_int_equal(ebee_stop_tracing(eb, e), 0);
+	assert_int_equal(ebee_stop_tracing(eb, l), 0);
+	tu_stop(e);
+	tu_stop(l);
+}
+
+/* Real nginx, 2 workers, keep-alive off, traced by its master pid. */
+static void test_nginx_master_two_workers(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	char dir[512], log[600];
+	struct ebee_stats st;
+	long before, after;
+	int port;
+	pid_t m;
+
+	NEED_ROOT();
+	snprintf(dir, sizeof(dir), "%s/nginx-conn", tu_tmpdir());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	m = tu_start_nginx(dir, &port, false, 2);
+	assert_true(m > 0);
+	tu_sleep_ms(200);
+	snprintf(log, sizeof(log), "%s/access.log", dir);
+	before = tu_count_lines(log);
+	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
+	assert_int_equal(http_run(port, 400, 2, 0), 400);
+	tu_sleep_ms(300);
+	st = settle(m);
+	after = tu_count_lines(log);
+	printf("  nginx: ebee %llu, client 400, access.log +%ld, mode %s, %u processes\n",
+	       (unsigned long long)st.requests, after - before, ebee_mode_str(st.mode), st.nprocs);
+	assert_int_equal(st.requests, 400);
+	assert_int_equal(after - before, 400);
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	assert_int_equal(st.nprocs, 3);
+	assert_int_equal(ebee_stop_tracing(eb, m), 0);
+	tu_stop(m);
+}
+
+/* After stop_tracing, the server's requests are not counted any more: the
+ * kernel produces no records for it, while a still-traced server's count
+ * goes on exactly. */
+static void test_stop_tracing_stops_counting(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
+	struct ebee_global_stats g0 = { .sz = sizeof(g0) }, g1 = { .sz = sizeof(g1) };
+	struct ebee_stats st;
+	int pa, pb;
+	pid_t a, b;
+
+	NEED_ROOT();
+	a = tu_start_cpr(&pa, NULL);
+	b = tu_start_cpr(&pb, NULL);
+	assert_true(a > 0 && b > 0);
+	assert_int_equal(ebee_start_tracing(eb, a, &to), 0);
+	assert_int_equal(ebee_start_tracing(eb, b, &to), 0);
+	assert_int_equal(http_run(pa, 50, 1, 0), 50);
+	st = settle(a);
+	assert_int_equal(st.requests, 50);
+	assert_int_equal(ebee_stop_tracing(eb, a), 0);
+	assert_int_equal(ebee_get_stats(eb, a, &st), -ENOENT);
+	settle(b);
+	assert_int_equal(ebee_get_global_stats(eb, &g0), 0);
+	assert_int_equal(http_run(pa, 80, 2, 0), 80);
+	assert_int_equal(http_run(pb, 30, 2, 0), 30);
+	st = settle(b);
+	assert_int_equal(ebee_get_global_stats(eb, &g1), 0);
+	printf("  records after stop: %llu (30 expected, all from the traced server)\n",
+	       (unsigned long long)(g1.records - g0.records));
+	assert_int_equal(g1.records - g0.records, 30);
+	assert_int_equal(st.requests, 30);
+	assert_int_equal(ebee_stop_tracing(eb, a), -ENOENT);
+	assert_int_equal(ebee_stop_tracing(eb, b), 0);
+	tu_stop(a);
+	tu_stop(b);
+}
+
+/* A traced pid that exits: reported as exited, its numbers stay queryable,
+ * and stopping it afterwards is clean. */
+static void test_traced_pid_exits(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
+	struct ebee_stats st;
+	double p99, end;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	pid = tu_start_cpr(&port, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(http_run(port, 40, 1, 0), 40);
+	settle(pid);
+	tu_stop(pid);
+	end = tu_now() + 3;
+	do {
+		tu_sleep_ms(50);
+		st = stats_of(pid);
+	} while (!st.exited && tu_now() < end);
+	printf("  exited %d, requests %llu\n", st.exited, (unsigned long long)st.requests);
+	assert_true(st.exited);
+	assert_int_equal(st.requests, 40);
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, 99, &p99), 0);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+}
+
+static void test_bad_pids(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	double v;
+	pid_t child;
+
+	NEED_ROOT();
+	/* A pid that surely does not exist: a reaped child's. */
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	assert_int_equal(ebee_start_tracing(eb, child, &to), -ESRCH);
+	assert_int_equal(ebee_start_tracing(eb, 0, &to), -EINVAL);
+	assert_int_equal(ebee_start_tracing(eb, -5, &to), -EINVAL);
+	assert_int_equal(ebee_get_rps(eb, child, &v), -ENOENT);
+	assert_int_equal(ebee_stop_tracing(eb, child), -ENOENT);
+	/* Tracing the same pid twice is refused. */
+	assert_int_equal(ebee_start_tracing(eb, getpid(), &to), 0);
+	assert_int_equal(ebee_start_tracing(eb, getpid(), &to), -EEXIST);
+	assert_int_equal(ebee_get_latency_percentile(eb, getpid(), 101, &v), -EINVAL);
+	assert_int_equal(ebee_get_latency_percentile(eb, getpid(), 50, &v), -ENODATA);
+	assert_int_equal(ebee_stop_tracing(eb, getpid()), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_conn_exact_count_and_delay),
+		cmocka_unit_test(test_conn_auto_accept_noise),
+		cmocka_unit_test(test_two_servers_no_crosstalk),
+		cmocka_unit_test(test_descendants_early_and_late),
+		cmocka_unit_test(test_nginx_master_two_workers),
+		cmocka_unit_test(test_stop_tracing_stops_counting),
+		cmocka_unit_test(test_traced_pid_exits),
+		cmocka_unit_test(test_bad_pids),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for integration tests: real processes, ports, files. Every process
+ * started here is registered and killed by tu_cleanup() (called at exit and
+ * from tu_stop), so a failing test leaves nothing behind.
+ */
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Print "SKIP: why" and return true when not root. */
+bool tu_need_root(void);
+/* Path of a built program: build/fixtures/NAME etc., relative to the repo root
+ * (the test's working directory is set to it by tu_init()). */
+void tu_init(void);
+
+/* Start argv[0] with stdout+stderr to log (may be NULL: /dev/null). */
+pid_t tu_spawn(char *const argv[], const char *log);
+/* SIGTERM, wait up to 5 s, then SIGKILL; reaps. 0 if it exited by itself. */
+int tu_stop(pid_t pid);
+/* Kill and reap everything tu_spawn started. */
+void tu_cleanup(void);
+
+/* Run argv to completion (bounded by timeout_s), stdout into out. Exit status
+ * or -1. */
+int tu_run(char *const argv[], char *out, size_t out_len, double timeout_s);
+
+/* A free TCP port on 127.0.0.1 (bound and released). */
+int tu_free_port(void);
+/* Wait until file path exists and is non-empty (timeout_s); 0 or -ETIMEDOUT. */
+int tu_wait_file(const char *path, double timeout_s);
+/* Wait until 127.0.0.1:port accepts a connection. NOTE: the probe is itself a
+ * connection: call it before tracing starts. */
+int tu_wait_port(int port, double timeout_s);
+/* Read a decimal number from a file; -1 on failure. */
+long long tu_read_num(const char *path);
+/* Count lines of a file; -1 on failure. */
+long tu_count_lines(const char *path);
+/* Find "key N" in text; -1 if absent. */
+long long tu_field(const char *text, const char *key);
+/* A fresh temporary directory (removed by tu_cleanup). */
+const char *tu_tmpdir(void);
+
+/* cpr_server from build/fixtures with extra args; waits until ready and
+ * returns its pid, port in *port. */
+pid_t tu_start_cpr(int *port, const char *const extra[]);
+/* memcached -t 2 on a free port, waits until it accepts. */
+pid_t tu_start_memcached(int *port);
+/* One memcached 'stats' counter (its own connection: a request too). */
+long long tu_memcached_stat(int port, const char *name);
+/* nginx master (daemon off) with `workers` workers in dir; keepalive on/off. */
+pid_t tu_start_nginx(const char *dir, int *port, bool keepalive, int workers);
+
+double tu_now(void);
+void tu_sleep_ms(double ms);
+
+#endif
