@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parties configuration: one INI file (inih), parsed into one struct that
+ * the rest of the daemon receives as const.
+ *
+ * Every key and its default is documented in configs/example.ini. Parsing is
+ * strict: an unknown section or key, a malformed number, a target <= 0,
+ * min > max, overlapping or unmanaged cpus, a workload that cannot be found
+ * or a feed file that does not exist is an error "file:line: what is wrong",
+ * reported before anything on the machine is changed.
+ */
+#ifndef PARTIES_CONFIG_H
+#define PARTIES_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cpulist.h"
+#include "ebee.h"
+#include "policy.h"
+
+#define CFG_MAX_WL     POL_MAX_WORKLOADS
+#define CFG_MAX_PARAMS 32
+#define CFG_NAME_LEN   64
+#define CFG_PATH_LEN   256
+#define CFG_CMD_LEN    1024
+
+enum cfg_tristate { CFG_AUTO = 0, CFG_ON, CFG_OFF };
+enum cfg_find { CFG_FIND_NONE = 0, CFG_FIND_PID, CFG_FIND_PIDFILE, CFG_FIND_COMMAND };
+enum cfg_src { CFG_SRC_EBEE = 0, CFG_SRC_CLIENT };
+
+struct cfg_param {
+	char key[CFG_NAME_LEN];
+	char val[CFG_PATH_LEN];
+	int line;
+};
+
+struct cfg_workload {
+	char name[CFG_NAME_LEN];
+	int line; /* first key of the section */
+	enum cfg_find find;
+	int find_line;
+	pid_t pid; /* pid = (or read from pidfile) */
+	char pidfile[CFG_PATH_LEN];
+	char command[CFG_CMD_LEN]; /* run with /bin/sh -c; the daemon owns it */
+	double target_us;	   /* QoS target for p99 (target_ms in the file) */
+	int target_line;
+	int min_cores, max_cores; /* max 0 = every managed cpu */
+	int min_line, max_line;
+	int cores; /* initial count; 0 = fair share */
+	int cores_line;
+	struct act_cpumask cpus; /* explicit initial cpus */
+	bool has_cpus;
+	int cpus_line;
+	double quota;		     /* initial cpu quota in cores; 0 = fair share */
+	double min_quota, max_quota; /* 0 = quota_step / quota_total */
+	int quota_line, min_quota_line, max_quota_line;
+	long freq_mhz;		 /* initial max frequency; 0 = hardware max */
+	enum cfg_src source;	 /* what drives the policy */
+	char feed[CFG_PATH_LEN]; /* client feed ("t_ms p99_us rps" lines), or "" */
+	int source_line, feed_line;
+	enum ebee_mode ebee_mode;
+};
+
+struct cfg {
+	char file[CFG_PATH_LEN]; /* for messages */
+
+	/* [controller] */
+	unsigned int interval_ms;
+	char policy[POL_NAME_LEN];
+	int policy_line;
+	uint64_t seed;
+	char log[CFG_PATH_LEN];
+	char cgroup_parent[CFG_NAME_LEN];
+	char state_dir[CFG_PATH_LEN];
+	enum cfg_tristate ebee;	     /* open ebee: auto = when a workload needs it */
+	unsigned int ebee_window_ms; /* 0 = 2 * interval_ms */
+	unsigned int avg_window_ms;  /* the "long slack" average */
+	unsigned int stale_intervals;
+
+	/* [resources] */
+	struct act_cpumask cpus; /* managed cpus */
+	int cpus_line;
+	bool cores;		/* cores are a resource the policy moves */
+	enum cfg_tristate freq; /* auto = where cpufreq exists */
+	long freq_min_mhz, freq_max_mhz, freq_step_mhz;
+	bool quota;
+	double quota_step;  /* cores */
+	double quota_total; /* cores; 0 = number of managed cpus */
+
+	/* [policy NAME] for the chosen policy */
+	int nparams;
+	struct cfg_param params[CFG_MAX_PARAMS];
+
+	int nwl;
+	struct cfg_workload wl[CFG_MAX_WL];
+};
+
+/* Defaults only (what an empty file gives, minus the required workloads). */
+void cfg_defaults(struct cfg *c);
+
+/*
+ * Parse and validate. 0, or a negative errno with err holding
+ * "file:line: what is wrong" (line omitted when the problem has none).
+ */
+int cfg_load_file(struct cfg *c, const char *path, char *err, size_t err_len);
+/* The same from a string; name stands for the file name in messages. */
+int cfg_load_string(struct cfg *c, const char *name, const char *text, char *err, size_t err_len);
+
+/* Resolve the pid of a pid/pidfile workload now (pidfile re-read). */
+int cfg_workload_pid(const struct cfg_workload *w, pid_t *pid);
+
+#endif /* PARTIES_CONFIG_H */

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+/* Config parsing: good and bad INI strings, with the exact error lines. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+static struct cfg cfg;
+static char err[512];
+
+/* Substitute every "@PID@" with our own pid (a process that surely exists). */
+static const char *pidsub(const char *text)
+{
+	static char out[4096];
+	char pid[16];
+	const char *p = text;
+	size_t n = 0;
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	while (*p && n < sizeof(out) - 16) {
+		if (!strncmp(p, "@PID@", 5)) {
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s", pid);
+			p += 5;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static int load(const char *text)
+{
+	err[0] = '\0';
+	return cfg_load_string(&cfg, "t.ini", pidsub(text), err, sizeof(err));
+}
+
+static void expect_error(const char *text, const char *msg)
+{
+	assert_int_equal(load(text), -EINVAL);
+	assert_string_equal(err, msg);
+}
+
+static void test_good_full(void **state)
+{
+	static const char text[] = "; a comment\n"
+				   "[controller]\n"
+				   "interval_ms = 100\n"
+				   "policy = static\n"
+				   "seed = 7\n"
+				   "log = /tmp/x.jsonl\n"
+				   "cgroup_parent = parties-test-1\n"
+				   "\n"
+				   "[resources]\n"
+				   "cpus = 0-1\n"
+				   "quota = true\n"
+				   "quota_step = 0.05\n"
+				   "quota_total = 1.5\n"
+				   "freq = false\n"
+				   "\n"
+				   "[workload web]\n"
+				   "pid = @PID@\n"
+				   "target_ms = 25\n"
+				   "cpus = 0\n"
+				   "quota = 0.5 ; inline comment\n"
+				   "[workload mc]\n"
+				   "pid = @PID@\n"
+				   "target_ms = 0.5\n"
+				   "min_cores = 1\n"
+				   "max_cores = 1\n"
+				   "cores = 1\n"
+				   "ebee_mode = io\n";
+
+	assert_int_equal(load(text), 0);
+	assert_int_equal(cfg.interval_ms, 100);
+	assert_string_equal(cfg.policy, "static");
+	assert_int_equal(cfg.seed, 7);
+	assert_string_equal(cfg.log, "/tmp/x.jsonl");
+	assert_string_equal(cfg.cgroup_parent, "parties-test-1");
+	assert_int_equal(act_cpumask_count(&cfg.cpus), 2);
+	assert_true(cfg.quota);
+	assert_true(cfg.quota_step > 0.049 && cfg.quota_step < 0.051);
+	assert_int_equal(cfg.freq, CFG_OFF);
+	assert_int_equal(cfg.nwl, 2);
+	assert_string_equal(cfg.wl[0].name, "web");
+	assert_int_equal(cfg.wl[0].pid, getpid());
+	assert_true(cfg.wl[0].target_us == 25000.0);
+	assert_true(cfg.wl[0].has_cpus);
+	assert_true(act_cpumask_isset(&cfg.wl[0].cpus, 0));
+	assert_true(cfg.wl[0].quota == 0.5);
+	assert_true(cfg.wl[1].target_us == 500.0);
+	assert_int_equal(cfg.wl[1].max_cores, 1);
+	assert_int_equal(cfg.wl[1].ebee_mode, EBEE_MODE_IO);
+	assert_int_equal(cfg.wl[1].source, CFG_SRC_EBEE);
+}
+
+static void test_defaults(void **state)
+{
+	assert_int_equal(load("[workload a]\npid = @PID@\ntarget_ms = 1\n"), 0);
+	assert_int_equal(cfg.interval_ms, 500);
+	assert_string_equal(cfg.policy, "parties");
+	assert_string_equal(cfg.cgroup_parent, "parties");
+	assert_int_equal(cfg.avg_window_ms, 1000);
+	assert_int_equal(cfg.stale_intervals, 3);
+	assert_true(cfg.cores);
+	assert_false(cfg.quota);
+	assert_int_equal(cfg.freq, CFG_AUTO);
+	assert_int_equal(cfg.freq_step_mhz, 100);
+	assert_int_equal(cfg.wl[0].min_cores, 1);
+	assert_int_equal(cfg.wl[0].cores, 0);
+	assert_int_equal(cfg.nparams, 0);
+	assert_true(act_cpumask_count(&cfg.cpus) >= 1);
+}
+
+static void test_policy_params(void **state)
+{
+	assert_int_equal(load("[policy parties]\n"
+			      "flavour = code\n"
+			      "cooldown_s = 12\n"
+			      "[policy static]\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+	assert_int_equal(cfg.nparams, 2);
+	assert_string_equal(cfg.params[0].key, "flavour");
+	assert_string_equal(cfg.params[1].val, "12");
+	assert_int_equal(cfg.params[1].line, 3);
+}
+
+static void test_unknown_section(void **state)
+{
+	expect_error("[controller]\ninterval_ms = 100\n[bogus]\nx = 1\n",
+		     "t.ini:3: unknown section [bogus] (controller, resources, workload NAME, "
+		     "policy NAME)");
+}
+
+static void test_unknown_key(void **state)
+{
+	expect_error("[controller]\ninterval_ms = 100\ninterval = 5\n",
+		     "t.ini:3: unknown key 'interval' in [controller]");
+	expect_error("[workload a]\npid = @PID@\ntarget = 5\n",
+		     "t.ini:3: unknown key 'target' in [workload a]");
+	expect_error("[resources]\nllc = 4\n", "t.ini:2: unknown key 'llc' in [resources]");
+}
+
+static void test_malformed_number(void **state)
+{
+	expect_error("[controller]\n\ninterval_ms = 5x0\n",
+		     "t.ini:3: interval_ms: '5x0' is not a whole number in 10..60000");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = fast\n",
+		     "t.ini:3: target_ms: 'fast' is not a number");
+	expect_error("[resources]\nquota = maybe\n",
+		     "t.ini:2: quota: 'maybe' is not a boolean (true or false)");
+}
+
+static void test_target_not_positive(void **state)
+{
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 0\n",
+		     "t.ini:3: target_ms must be > 0, not 0");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = -3\n",
+		     "t.ini:3: target_ms must be > 0, not -3");
+	expect_error("[workload a]\npid = @PID@\n", "t.ini:1: workload a: target_ms is required");
+}
+
+static void test_min_above_max(void **state)
+{
+	expect_error("[resources]\ncpus = 0-1\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nmin_cores = 2\nmax_cores = 1\n",
+		     "t.ini:7: workload a: min_cores 2 > max_cores 1");
+	expect_error("[resources]\ncpus = 0-1\nquota = true\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nmin_quota = 0.5\nmax_quota = 0.2\n",
+		     "t.ini:8: workload a: min_quota 0.5 > max_quota 0.2");
+}
+
+static void test_overlapping_cpus(void **state)
+{
+	expect_error("[resources]\ncpus = 0-1\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\ncpus = 0-1\n"
+		     "[workload b]\npid = @PID@\ntarget_ms = 1\ncpus = 1\n",
+		     "t.ini:10: workload b: cpus overlap another workload's");
+}
+
+static void test_unmanaged_cpus(void **state)
+{
+	expect_error("[resources]\ncpus = 0-1\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\ncpus = 2\n",
+		     "t.ini:6: workload a: cpus outside the managed cpus (0-1)");
+}
+
+static void test_too_few_cpus(void **state)
+{
+	expect_error("[resources]\ncpus = 0\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\n"
+		     "[workload b]\npid = @PID@\ntarget_ms = 1\n",
+		     "t.ini:6: workload b: the workloads need at least 2 cpus, 1 are managed");
+}
+
+static void test_workload_not_found(void **state)
+{
+	expect_error("[workload a]\ntarget_ms = 1\npid = 2147483646\n",
+		     "t.ini:3: workload a: no process with pid 2147483646");
+	expect_error("[workload a]\ntarget_ms = 1\npidfile = /nonexistent/x.pid\n",
+		     "t.ini:3: workload a: cannot read a pid from pidfile /nonexistent/x.pid (No "
+		     "such file or directory)");
+	expect_error("[workload a]\ntarget_ms = 1\ncommand = /nonexistent/server --port 1\n",
+		     "t.ini:3: workload a: command '/nonexistent/server --port 1' cannot be run "
+		     "(not found or not executable)");
+	expect_error("[workload a]\ntarget_ms = 1\n",
+		     "t.ini:1: workload a: say how to find it (pid, pidfile or command)");
+	expect_error("[workload a]\npid = @PID@\ncommand = true\n",
+		     "t.ini:3: workload a: give only one of pid, pidfile and command (command "
+		     "given after line 2)");
+}
+
+static void test_command_ok(void **state)
+{
+	assert_int_equal(load("[workload a]\ntarget_ms = 1\ncommand = sleep 100\n"), 0);
+	assert_int_equal(cfg.wl[0].find, CFG_FIND_COMMAND);
+	assert_string_equal(cfg.wl[0].command, "sleep 100");
+}
+
+static void test_feed_missing(void **state)
+{
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\nsource = client:/nonexistent/f\n",
+		     "t.ini:4: workload a: feed file /nonexistent/f does not exist (start the load "
+		     "generator with --feed /nonexistent/f first)");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\nsource = clint\n",
+		     "t.ini:4: source: 'clint' must be ebee or client:PATH");
+}
+
+static void test_feed_ok(void **state)
+{
+	char path[] = "/tmp/test_config_feedXXXXXX", text[512];
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(text, sizeof(text),
+		 "[workload a]\npid = @PID@\ntarget_ms = 1\nsource = client:%s\n", path);
+	assert_int_equal(load(text), 0);
+	assert_int_equal(cfg.wl[0].source, CFG_SRC_CLIENT);
+	assert_string_equal(cfg.wl[0].feed, path);
+	unlink(path);
+}
+
+static void test_syntax_error(void **state)
+{
+	expect_error("[controller]\ninterval_ms = 100\nthis is not ini\n",
+		     "t.ini:3: syntax error (expected [section], key = value or a comment)");
+	expect_error("[controller\n", "t.ini:1: syntax error (expected [section], key = value or "
+				      "a comment)");
+}
+
+static void test_first_error_wins(void **state)
+{
+	expect_error("[controller]\ninterval_ms = x\nseed = y\n",
+		     "t.ini:2: interval_ms: 'x' is not a whole number in 10..60000");
+	expect_error("[controller]\nnonsense\ninterval_ms = x\n",
+		     "t.ini:2: syntax error (expected [section], key = value or a comment)");
+}
+
+static void test_duplicates(void **state)
+{
+	expect_error("[controller]\ninterval_ms = 100\ninterval_ms = 200\n",
+		     "t.ini:3: interval_ms given twice in [controller]");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\ntarget_ms = 2\n",
+		     "t.ini:4: target_ms given twice in [workload a]");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\n[workload a]\npid = @PID@\n",
+		     "t.ini:4: [workload a] given twice (first at line 1)");
+}
+
+static void test_policy_errors(void **state)
+{
+	expect_error("[controller]\npolicy = heracles\n",
+		     "t.ini:2: policy: unknown policy 'heracles' (have: parties, static)");
+	expect_error("[policy parties]\nslack_up = 0.05\ncooldown_s = soon\n",
+		     "t.ini:3: [policy parties] cooldown_s: 'soon' is not a number");
+	expect_error("[policy clite]\nx = 1\n", "t.ini:1: [policy clite]: unknown policy 'clite'");
+	expect_error("[policy static]\nx = 1\n", "t.ini:2: policy static takes no settings (x)");
+}
+
+static void test_bad_names(void **state)
+{
+	expect_error("[workload a/b]\npid = 1\n",
+		     "t.ini:1: [workload a/b]: workload name 'a/b' must be [A-Za-z0-9_.-], 1 to 63 "
+		     "bytes");
+	expect_error("[controller]\ncgroup_parent = ../x\n",
+		     "t.ini:2: cgroup_parent: '../x' is not one path component of [A-Za-z0-9_.-] "
+		     "(at most 63 bytes)");
+}
+
+static void test_no_workload(void **state)
+{
+	expect_error("[controller]\ninterval_ms = 100\n",
+		     "t.ini: no [workload NAME] section: nothing to manage");
+}
+
+static void test_quota_sum(void **state)
+{
+	expect_error("[resources]\ncpus = 0-1\nquota = true\nquota_total = 1\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nquota = 0.8\n"
+		     "[workload b]\npid = @PID@\ntarget_ms = 1\nquota = 0.5\n",
+		     "t.ini: the workloads' initial quotas add up to 1.3 cores, quota_total is 1");
+}
+
+static void test_long_line(void **state)
+{
+	char text[600];
+
+	snprintf(text, sizeof(text), "[controller]\nlog = /tmp/%0300d\n", 0);
+	expect_error(text, "t.ini:2: line longer than 199 characters");
+}
+
+static void test_file(void **state)
+{
+	char path[] = "/tmp/test_config_iniXXXXXX";
+	int fd = mkstemp(path);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "[workload a]\npid = %d\ntarget_ms = 1\n\nmax_cores = 0x\n", (int)getpid());
+	fclose(f);
+	assert_int_equal(cfg_load_file(&cfg, path, err, sizeof(err)), -EINVAL);
+	{
+		char want[256];
+
+		snprintf(want, sizeof(want),
+			 "%s:5: max_cores: '0x' is not a whole number in 0..1024", path);
+		assert_string_equal(err, want);
+	}
+	unlink(path);
+	assert_int_equal(cfg_load_file(&cfg, "/nonexistent.ini", err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "/nonexistent.ini: cannot open: No such file or directory");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good_full),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_policy_params),
+		cmocka_unit_test(test_unknown_section),
+		cmocka_unit_test(test_unknown_key),
+		cmocka_unit_test(test_malformed_number),
+		cmocka_unit_test(test_target_not_positive),
+		cmocka_unit_test(test_min_above_max),
+		cmocka_unit_test(test_overlapping_cpus),
+		cmocka_unit_test(test_unmanaged_cpus),
+		cmocka_unit_test(test_too_few_cpus),
+		cmocka_unit_test(test_workload_not_found),
+		cmocka_unit_test(test_command_ok),
+		cmocka_unit_test(test_feed_missing),
+		cmocka_unit_test(test_feed_ok),
+		cmocka_unit_test(test_syntax_error),
+		cmocka_unit_test(test_first_error_wins),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_policy_errors),
+		cmocka_unit_test(test_bad_names),
+		cmocka_unit_test(test_no_workload),
+		cmocka_unit_test(test_quota_sum),
+		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
