@@ -41,6 +41,10 @@ struct act_be_conf {
 	unsigned int quota_period_us;
 	bool dry_run;
 	void *user; /* act_opts.backend_ctx */
+	/* For the dry-run backends: the real (or fake) backends they read
+	 * through and never write through. */
+	const struct act_cgroup_ops *inner_cgroup;
+	const struct act_freq_ops *inner_freq;
 };
 
 struct act_cgroup_ops {

@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cgroup backends (v1 and v2) through libcgroup: one child cgroup per
+ * workload under the daemon's parent, cores in cpuset.cpus, CPU time through
+ * quota.c, membership by moving threads.
+ *
+ * cgroup v1 (these machines): every controller is its own hierarchy
+ * (/sys/fs/cgroup/cpuset, /sys/fs/cgroup/cpu). A new cpuset child starts with
+ * empty cpuset.cpus and cpuset.mems and refuses tasks until both are set, and a
+ * child's cpus must be within its parent's, so the parent is created (and
+ * filled) first. Threads are moved one by one through the tasks file
+ * (cgroup_attach_task_pid()).
+ *
+ * cgroup v2: one hierarchy; the parent must have +cpuset +cpu in its parent's
+ * cgroup.subtree_control before the controllers' files appear in it; a
+ * process moves as a whole (cgroup.procs), threads cannot be split.
+ *
+ * Writes go through libcgroup; its ECG* codes become negative errno in
+ * act__cg_errno(). Reads go to the files directly (see cgroup_util.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <libcgroup.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "act_internal.h"
+
+struct cgbe {
+	const struct act_be_conf *conf;
+	struct act *act;
+	int version;
+	bool cpuset, quota;
+	char cpuset_mnt[ACT_PATH_MAX]; /* v2: the unified mount */
+	char cpu_mnt[ACT_PATH_MAX];    /* v2: the unified mount */
+	char cpuset_reason[ACT_REASON_MAX];
+	char quota_reason[ACT_REASON_MAX];
+};
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int cg_open(const struct act_be_conf *conf, void **out, int version)
+{
+	struct cgbe *be = calloc(1, sizeof(*be));
+	int err;
+
+	if (!be)
+		return -ENOMEM;
+	be->conf = conf;
+	be->act = conf->act;
+	be->version = version;
+	err = act__cg_init();
+	if (err)
+		act_be_log(be->act, ACT_LOG_INFO, "libcgroup initialisation failed: %s",
+			   strerror(-err));
+	if (version == 1) {
+		act__cg_v1_mount("cpuset", be->cpuset_mnt, sizeof(be->cpuset_mnt));
+		act__cg_v1_mount("cpu", be->cpu_mnt, sizeof(be->cpu_mnt));
+		if (!be->cpuset_mnt[0])
+			snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+				 "no cgroup v1 cpuset hierarchy is mounted "
+				 "(mount -t cgroup -o cpuset cgroup /sys/fs/cgroup/cpuset)");
+		else if (err)
+			snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+				 "libcgroup cannot initialise: %s", strerror(-err));
+		else
+			be->cpuset = true;
+		if (!be->cpu_mnt[0])
+			snprintf(be->quota_reason, sizeof(be->quota_reason),
+				 "no cgroup v1 cpu hierarchy is mounted "
+				 "(mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)");
+		else if (err)
+			snprintf(be->quota_reason, sizeof(be->quota_reason),
+				 "libcgroup cannot initialise: %s", strerror(-err));
+		else
+			be->quota = act__quota_probe(1, be->cpu_mnt, be->quota_reason,
+						     sizeof(be->quota_reason));
+	} else {
+		act__cg_v2_mount(be->cpuset_mnt, sizeof(be->cpuset_mnt));
+		snprintf(be->cpu_mnt, sizeof(be->cpu_mnt), "%s", be->cpuset_mnt);
+		if (!be->cpuset_mnt[0]) {
+			snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+				 "no cgroup v2 hierarchy is mounted");
+			snprintf(be->quota_reason, sizeof(be->quota_reason), "%s",
+				 be->cpuset_reason);
+		} else {
+			if (act__cg_listed(be->cpuset_mnt, "cgroup.controllers", "cpuset"))
+				be->cpuset = !err;
+			else
+				snprintf(
+				    be->cpuset_reason, sizeof(be->cpuset_reason),
+				    "the cgroup v2 hierarchy at %.80s has no cpuset controller "
+				    "(it is bound to a v1 hierarchy or disabled)",
+				    be->cpuset_mnt);
+			be->quota = !err && act__quota_probe(2, be->cpu_mnt, be->quota_reason,
+							     sizeof(be->quota_reason));
+			if (err && !be->cpuset_reason[0])
+				snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+					 "libcgroup cannot initialise: %s", strerror(-err));
+		}
+	}
+	if (!(conf->resources & ACT_RES_CPUSET) && be->cpuset) {
+		be->cpuset = false;
+		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason), "not requested");
+	}
+	if (!(conf->resources & ACT_RES_QUOTA) && be->quota) {
+		be->quota = false;
+		snprintf(be->quota_reason, sizeof(be->quota_reason), "not requested");
+	}
+	*out = be;
+	return 0;
+}
+
+static int cg_open_v1(const struct act_be_conf *conf, void **out)
+{
+	return cg_open(conf, out, 1);
+}
+
+static int cg_open_v2(const struct act_be_conf *conf, void **out)
+{
+	return cg_open(conf, out, 2);
+}
+
+static void cg_close(void *p)
+{
+	free(p);
+}
+
+static int read_cpus(const char *path, struct act_cpumask *m)
+{
+	char buf[4096];
+	int err = act__read_file(path, buf, sizeof(buf));
+
+	return err ? err : act_cpumask_parse(buf, m);
+}
+
+static int cg_probe(void *p, struct act_caps *caps)
+{
+	struct cgbe *be = p;
+	char path[ACT_PATH_MAX];
+	int err = -ENOENT;
+
+	caps->cgroup_version = be->cpuset || be->quota ? be->version : 0;
+	if (be->cpuset) {
+		act__cg_path(path, sizeof(path), be->cpuset_mnt, NULL,
+			     be->version == 1 ? "cpuset.effective_cpus" : "cpuset.cpus.effective");
+		err = read_cpus(path, &caps->cpus);
+	}
+	if (err)
+		err = read_cpus("/sys/devices/system/cpu/online", &caps->cpus);
+	if (err)
+		return err;
+	caps->nr_cpus = act_cpumask_count(&caps->cpus);
+	caps->cpuset = be->cpuset;
+	snprintf(caps->cpuset_reason, sizeof(caps->cpuset_reason), "%s", be->cpuset_reason);
+	caps->quota = be->quota;
+	snprintf(caps->quota_reason, sizeof(caps->quota_reason), "%s", be->quota_reason);
+	caps->quota_min_us = 1000;
+	caps->quota_max_cores = caps->nr_cpus;
+	return 0;
+}
+
+static const char *cg_path(void *p, enum act_resource res, const char *grp, char *buf, size_t len)
+{
+	struct cgbe *be = p;
+
+	if (act__cg_path(buf, len, res == ACT_RES_QUOTA ? be->cpu_mnt : be->cpuset_mnt, grp, NULL))
+		return NULL;
+	return buf;
+}
+
+static bool cg_exists(void *p, const char *grp)
+{
+	struct cgbe *be = p;
+	char path[ACT_PATH_MAX];
+
+	if (be->cpuset && !act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, NULL) &&
+	    is_dir(path))
+		return true;
+	if (be->quota && !act__cg_path(path, sizeof(path), be->cpu_mnt, grp, NULL) && is_dir(path))
+		return true;
+	return false;
+}
+
+/* "a/b" -> "a"; "a" -> "" */
+static void parent_of(const char *grp, char *buf, size_t len)
+{
+	const char *s = strrchr(grp, '/');
+
+	snprintf(buf, len, "%.*s", s ? (int)(s - grp) : 0, grp);
+}
+
+/* v2: the controllers must be enabled in the parent's subtree_control. */
+static int v2_enable(struct cgbe *be, const char *grp)
+{
+	char dir[ACT_PATH_MAX], pgrp[ACT_PATH_MAX];
+	const char *ctrls[2] = { be->cpuset ? "cpuset" : NULL, be->quota ? "cpu" : NULL };
+	int err;
+
+	parent_of(grp, pgrp, sizeof(pgrp));
+	act__cg_path(dir, sizeof(dir), be->cpuset_mnt, pgrp, NULL);
+	for (int i = 0; i < 2; i++) {
+		char path[ACT_PATH_MAX + 32], val[16];
+
+		if (!ctrls[i] || act__cg_listed(dir, "cgroup.subtree_control", ctrls[i]))
+			continue;
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+		snprintf(val, sizeof(val), "+%s", ctrls[i]);
+		err = act__write_file(path, val);
+		if (err)
+			return act_be_err(be->act, err, "cannot enable %s in %s: %s", ctrls[i],
+					  path, strerror(-err));
+	}
+	return 0;
+}
+
+static int cg_remove(void *p, const char *grp);
+
+static int cg_create(void *p, const char *grp, const struct act_cpumask *cpus)
+{
+	struct cgbe *be = p;
+	struct cgroup_controller *c;
+	struct cgroup *cg;
+	char list[4096], mems[256] = "", pgrp[ACT_PATH_MAX], path[ACT_PATH_MAX];
+	int ret, err = 0;
+
+	if (!be->cpuset && !be->quota)
+		return act_be_err(be->act, -EOPNOTSUPP,
+				  "cannot create cgroup %s: neither cpuset nor cpu is usable", grp);
+	if (cg_exists(p, grp))
+		return act_be_err(be->act, -EEXIST, "cgroup %s exists already", grp);
+	if (be->version == 2) {
+		err = v2_enable(be, grp);
+		if (err)
+			return err;
+	}
+	cg = cgroup_new_cgroup(grp);
+	if (!cg)
+		return act_be_err(be->act, -ENOMEM, "cannot allocate a libcgroup cgroup");
+	if (be->cpuset) {
+		if (!cpus || act_cpumask_empty(cpus)) {
+			err = act_be_err(be->act, -EINVAL, "cgroup %s needs cpus", grp);
+			goto out;
+		}
+		act_cpumask_format(cpus, list, sizeof(list));
+		c = cgroup_add_controller(cg, "cpuset");
+		if (!c || cgroup_add_value_string(c, "cpuset.cpus", list)) {
+			err = act_be_err(be->act, -ENOMEM, "cannot prepare cgroup %s", grp);
+			goto out;
+		}
+		if (be->version == 1) {
+			/* v1: no task may join before mems is set; take the parent's */
+			parent_of(grp, pgrp, sizeof(pgrp));
+			act__cg_path(path, sizeof(path), be->cpuset_mnt, pgrp, "cpuset.mems");
+			err = act__read_file(path, mems, sizeof(mems));
+			if (err) {
+				err = act_be_err(be->act, err, "cannot read %s: %s", path,
+						 strerror(-err));
+				goto out;
+			}
+			if (cgroup_add_value_string(c, "cpuset.mems", mems)) {
+				err = act_be_err(be->act, -ENOMEM, "cannot prepare cgroup %s", grp);
+				goto out;
+			}
+		}
+	}
+	if (be->quota && !cgroup_add_controller(cg, "cpu")) {
+		err = act_be_err(be->act, -ENOMEM, "cannot prepare cgroup %s", grp);
+		goto out;
+	}
+	ret = cgroup_create_cgroup(cg, 0);
+	if (ret) {
+		err = act__cg_errno(ret);
+		err = act_be_err(be->act, err, "cannot create cgroup %s (cpus %s): %s", grp,
+				 be->cpuset ? list : "-", strerror(-err));
+		cgroup_free(&cg);
+		cg_remove(p, grp); /* whatever part was created */
+		return err;
+	}
+	act_be_log(be->act, ACT_LOG_DEBUG, "created cgroup %s (cpus %s, mems %s)", grp,
+		   be->cpuset ? list : "-", mems[0] ? mems : "-");
+out:
+	cgroup_free(&cg);
+	return err;
+}
+
+static int cg_remove(void *p, const char *grp)
+{
+	struct cgbe *be = p;
+	struct cgroup *cg;
+	char path[ACT_PATH_MAX];
+	int ret, err = 0, n = 0;
+
+	cg = cgroup_new_cgroup(grp);
+	if (!cg)
+		return -ENOMEM;
+	if (be->cpuset && !act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, NULL) &&
+	    is_dir(path) && cgroup_add_controller(cg, "cpuset"))
+		n++;
+	/* v2: one directory; name it once */
+	if (be->quota && (be->version == 1 || !n) &&
+	    !act__cg_path(path, sizeof(path), be->cpu_mnt, grp, NULL) && is_dir(path) &&
+	    cgroup_add_controller(cg, "cpu"))
+		n++;
+	if (!n) {
+		cgroup_free(&cg);
+		return -ENOENT;
+	}
+	ret = cgroup_delete_cgroup_ext(cg, CGFLAG_DELETE_IGNORE_MIGRATION);
+	if (ret) {
+		err = act__cg_errno(ret);
+		err = act_be_err(be->act, err, "cannot remove cgroup %s: %s%s", grp, strerror(-err),
+				 err == -EBUSY ? " (tasks are still in it)" : "");
+	} else {
+		act_be_log(be->act, ACT_LOG_DEBUG, "removed cgroup %s", grp);
+	}
+	cgroup_free(&cg);
+	return err;
+}
+
+static int cg_set_cpus(void *p, const char *grp, const struct act_cpumask *cpus)
+{
+	struct cgbe *be = p;
+	char list[4096];
+
+	if (!be->cpuset)
+		return act_be_err(be->act, -EOPNOTSUPP, "cpuset is not usable: %s",
+				  be->cpuset_reason);
+	act_cpumask_format(cpus, list, sizeof(list));
+	return act__cg_set(be->act, "cpuset", grp, "cpuset.cpus", list);
+}
+
+static int cg_get_cpus(void *p, const char *grp, struct act_cpumask *cpus)
+{
+	struct cgbe *be = p;
+	char path[ACT_PATH_MAX];
+
+	if (!be->cpuset)
+		return -EOPNOTSUPP;
+	act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.cpus");
+	return read_cpus(path, cpus);
+}
+
+static int cg_set_quota(void *p, const char *grp, int64_t quota_us, uint64_t period_us)
+{
+	struct cgbe *be = p;
+
+	if (!be->quota)
+		return act_be_err(be->act, -EOPNOTSUPP, "cpu quota is not usable: %s",
+				  be->quota_reason);
+	return act__quota_set(be->act, be->version, be->cpu_mnt, grp, quota_us, period_us);
+}
+
+static int cg_get_quota(void *p, const char *grp, int64_t *quota_us, uint64_t *period_us)
+{
+	struct cgbe *be = p;
+
+	if (!be->quota)
+		return -EOPNOTSUPP;
+	return act__quota_get(be->version, be->cpu_mnt, grp, quota_us, period_us);
+}
+
+static int cg_where(void *p, pid_t tid, struct act_origin *o)
+{
+	struct cgbe *be = p;
+	char path[64], line[ACT_PATH_MAX + 128];
+	FILE *f;
+
+	memset(o, 0, sizeof(*o));
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2, *tok, *save = NULL;
+
+		if (!c1 || !(c2 = strchr(c1 + 1, ':')))
+			continue;
+		*c2 = '\0';
+		c2++;
+		c2[strcspn(c2, "\n")] = '\0';
+		if (be->version == 2) {
+			if (c1[1] == '\0' && !strncmp(line, "0:", 2)) {
+				snprintf(o->cpuset, sizeof(o->cpuset), "%s", c2);
+				snprintf(o->cpu, sizeof(o->cpu), "%s", c2);
+			}
+			continue;
+		}
+		for (tok = strtok_r(c1 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(tok, "cpuset"))
+				snprintf(o->cpuset, sizeof(o->cpuset), "%s", c2);
+			else if (!strcmp(tok, "cpu"))
+				snprintf(o->cpu, sizeof(o->cpu), "%s", c2);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int attach_one(struct cgbe *be, const char *ctrl, const char *grp, pid_t tid)
+{
+	struct cgroup *cg = cgroup_new_cgroup(grp && *grp ? grp : "/");
+	int ret, err = 0;
+
+	if (!cg)
+		return -ENOMEM;
+	if (!cgroup_add_controller(cg, ctrl)) {
+		cgroup_free(&cg);
+		return -ENOMEM;
+	}
+	ret = cgroup_attach_task_pid(cg, tid);
+	cgroup_free(&cg);
+	if (ret) {
+		err = act__cg_errno(ret);
+		if (err == -ESRCH)
+			return err; /* the thread exited: the caller decides */
+		if (be->version == 2) {
+			/* a v2 process moves as a whole through cgroup.procs */
+			char path[ACT_PATH_MAX], val[16];
+
+			act__cg_path(path, sizeof(path), be->cpuset_mnt,
+				     grp[0] == '/' ? grp + 1 : grp, "cgroup.procs");
+			snprintf(val, sizeof(val), "%d", tid);
+			err = act__write_file(path, val);
+			if (!err || err == -ESRCH)
+				return err;
+		}
+		return act_be_err(be->act, err, "cannot move thread %d into %s cgroup %s: %s", tid,
+				  ctrl, grp, strerror(-err));
+	}
+	return 0;
+}
+
+static int cg_attach(void *p, const struct act_origin *dst, pid_t tid)
+{
+	struct cgbe *be = p;
+	int err = 0;
+
+	if (be->version == 2)
+		return attach_one(be, be->cpuset ? "cpuset" : "cpu", dst->cpuset, tid);
+	if (be->cpuset)
+		err = attach_one(be, "cpuset", dst->cpuset, tid);
+	if (!err && be->quota)
+		err = attach_one(be, "cpu", dst->cpu, tid);
+	return err;
+}
+
+static void read_tids(const char *path, pid_t *tids, size_t cap, size_t *n)
+{
+	FILE *f = fopen(path, "re");
+	int tid;
+
+	if (!f)
+		return;
+	while (fscanf(f, "%d", &tid) == 1) {
+		bool dup = false;
+
+		for (size_t i = 0; i < *n && i < cap; i++)
+			if (tids[i] == tid)
+				dup = true;
+		if (dup)
+			continue;
+		if (*n < cap)
+			tids[*n] = tid;
+		(*n)++;
+	}
+	fclose(f);
+}
+
+static int cg_tasks(void *p, const char *grp, pid_t *tids, size_t *n)
+{
+	struct cgbe *be = p;
+	char path[ACT_PATH_MAX];
+	size_t cap = *n;
+	const char *file = be->version == 1 ? "tasks" : "cgroup.threads";
+
+	*n = 0;
+	if (be->cpuset) {
+		act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, file);
+		read_tids(path, tids, cap, n);
+	}
+	if (be->quota && (be->version == 1 || !be->cpuset)) {
+		act__cg_path(path, sizeof(path), be->cpu_mnt, grp, file);
+		read_tids(path, tids, cap, n);
+	}
+	return 0;
+}
+
+static void read_children(const char *dir, char (*names)[ACT_NAME_MAX], size_t cap, size_t *n)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		bool dup = false;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+		    strlen(de->d_name) >= ACT_NAME_MAX)
+			continue;
+		for (size_t i = 0; i < *n && i < cap; i++)
+			if (!strcmp(names[i], de->d_name))
+				dup = true;
+		if (dup)
+			continue;
+		if (*n < cap)
+			memcpy(names[*n], de->d_name, strlen(de->d_name) + 1);
+		(*n)++;
+	}
+	closedir(d);
+}
+
+static int cg_children(void *p, const char *grp, char (*names)[ACT_NAME_MAX], size_t *n)
+{
+	struct cgbe *be = p;
+	char path[ACT_PATH_MAX];
+	size_t cap = *n;
+
+	*n = 0;
+	if (be->cpuset) {
+		act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, NULL);
+		read_children(path, names, cap, n);
+	}
+	if (be->quota) {
+		act__cg_path(path, sizeof(path), be->cpu_mnt, grp, NULL);
+		read_children(path, names, cap, n);
+	}
+	return 0;
+}
+
+const struct act_cgroup_ops act_cgroup_v1_ops = {
+	.name = "cgroup-v1",
+	.open = cg_open_v1,
+	.close = cg_close,
+	.probe = cg_probe,
+	.exists = cg_exists,
+	.create = cg_create,
+	.remove = cg_remove,
+	.set_cpus = cg_set_cpus,
+	.get_cpus = cg_get_cpus,
+	.set_quota = cg_set_quota,
+	.get_quota = cg_get_quota,
+	.where = cg_where,
+	.attach = cg_attach,
+	.tasks = cg_tasks,
+	.children = cg_children,
+	.path = cg_path,
+};
+
+const struct act_cgroup_ops act_cgroup_v2_ops = {
+	.name = "cgroup-v2",
+	.open = cg_open_v2,
+	.close = cg_close,
+	.probe = cg_probe,
+	.exists = cg_exists,
+	.create = cg_create,
+	.remove = cg_remove,
+	.set_cpus = cg_set_cpus,
+	.get_cpus = cg_get_cpus,
+	.set_quota = cg_set_quota,
+	.get_quota = cg_get_quota,
+	.where = cg_where,
+	.attach = cg_attach,
+	.tasks = cg_tasks,
+	.children = cg_children,
+	.path = cg_path,
+};
+
+const struct act_cgroup_ops *act__cgroup_detect(enum act_cgroup_mode mode)
+{
+	char mnt[ACT_PATH_MAX];
+
+	if (mode == ACT_CGROUP_V1)
+		return &act_cgroup_v1_ops;
+	if (mode == ACT_CGROUP_V2)
+		return &act_cgroup_v2_ops;
+	/* A v1 cpuset hierarchy means the cpuset controller is not on v2 here. */
+	if (!act__cg_v1_mount("cpuset", mnt, sizeof(mnt)) && mnt[0])
+		return &act_cgroup_v1_ops;
+	if (!act__cg_v2_mount(mnt, sizeof(mnt)) && mnt[0] &&
+	    (act__cg_listed(mnt, "cgroup.controllers", "cpuset") ||
+	     act__cg_listed(mnt, "cgroup.controllers", "cpu")))
+		return &act_cgroup_v2_ops;
+	if (!act__cg_v1_mount("cpu", mnt, sizeof(mnt)) && mnt[0])
+		return &act_cgroup_v1_ops;
+	return mnt[0] ? &act_cgroup_v2_ops : &act_cgroup_v1_ops;
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the actuators found before changing anything: the cgroups and affinity
+ * of every thread they moved, the frequency limits of every CPU they touched.
+ * Kept in memory for act_restore() and in a small text file so that a daemon
+ * restarted after SIGKILL can put the machine back (act_open()/act_cleanup()).
+ *
+ * File format, one record per line, tab-separated (cgroup paths may contain
+ * spaces but not tabs or newlines):
+ *   act-state 1
+ *   wl    NAME CPUSET-PATH CPU-PATH
+ *   task  TID STARTTIME WL AFFINITY|- CPUSET-PATH CPU-PATH
+ *   freq  CPU MIN-KHZ MAX-KHZ
+ * Records are written before the change they allow to undo.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "act_internal.h"
+
+#define GROW(arr, n)                                                   \
+	({                                                             \
+		void *_p = realloc((arr), ((n) + 1) * sizeof(*(arr))); \
+		if (_p)                                                \
+			(arr) = _p;                                    \
+		_p;                                                    \
+	})
+
+int act__rec_add_task(struct act_records *r, const struct act_rec_task *t)
+{
+	struct act_rec_task *old = act__rec_find_task(r, t->tid);
+
+	if (old) {
+		*old = *t;
+		return 0;
+	}
+	if (!GROW(r->tasks, r->ntasks))
+		return -ENOMEM;
+	r->tasks[r->ntasks++] = *t;
+	return 0;
+}
+
+int act__rec_add_wl(struct act_records *r, const struct act_rec_wl *w)
+{
+	struct act_rec_wl *old = act__rec_find_wl(r, w->name);
+
+	if (old) {
+		*old = *w;
+		return 0;
+	}
+	if (!GROW(r->wls, r->nwls))
+		return -ENOMEM;
+	r->wls[r->nwls++] = *w;
+	return 0;
+}
+
+int act__rec_add_freq(struct act_records *r, const struct act_rec_freq *f)
+{
+	if (act__rec_find_freq(r, f->cpu))
+		return 0; /* the first value found is the one to restore */
+	if (!GROW(r->freqs, r->nfreqs))
+		return -ENOMEM;
+	r->freqs[r->nfreqs++] = *f;
+	return 0;
+}
+
+struct act_rec_task *act__rec_find_task(struct act_records *r, pid_t tid)
+{
+	for (size_t i = 0; i < r->ntasks; i++)
+		if (r->tasks[i].tid == tid)
+			return &r->tasks[i];
+	return NULL;
+}
+
+struct act_rec_wl *act__rec_find_wl(struct act_records *r, const char *name)
+{
+	for (size_t i = 0; i < r->nwls; i++)
+		if (!strcmp(r->wls[i].name, name))
+			return &r->wls[i];
+	return NULL;
+}
+
+struct act_rec_freq *act__rec_find_freq(struct act_records *r, int cpu)
+{
+	for (size_t i = 0; i < r->nfreqs; i++)
+		if (r->freqs[i].cpu == cpu)
+			return &r->freqs[i];
+	return NULL;
+}
+
+void act__rec_drop_wl(struct act_records *r, const char *wl)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < r->ntasks; i++)
+		if (strcmp(r->tasks[i].wl, wl))
+			r->tasks[j++] = r->tasks[i];
+	r->ntasks = j;
+	j = 0;
+	for (size_t i = 0; i < r->nwls; i++)
+		if (strcmp(r->wls[i].name, wl))
+			r->wls[j++] = r->wls[i];
+	r->nwls = j;
+}
+
+void act__rec_drop_freq(struct act_records *r, int cpu)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < r->nfreqs; i++)
+		if (r->freqs[i].cpu != cpu)
+			r->freqs[j++] = r->freqs[i];
+	r->nfreqs = j;
+}
+
+void act__rec_free(struct act_records *r)
+{
+	free(r->tasks);
+	free(r->wls);
+	free(r->freqs);
+	memset(r, 0, sizeof(*r));
+}
+
+static int mkdir_p(const char *file)
+{
+	char dir[ACT_PATH_MAX], *s;
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	s = strrchr(dir, '/');
+	if (!s || s == dir)
+		return 0;
+	*s = '\0';
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int act__state_save(const char *path, const struct act_records *r)
+{
+	char tmp[ACT_PATH_MAX + 8], aff[4096];
+	FILE *f;
+	int err, fd;
+
+	err = mkdir_p(path);
+	if (err)
+		return err;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	fprintf(f, "act-state 1\n");
+	for (size_t i = 0; i < r->nwls; i++)
+		fprintf(f, "wl\t%s\t%s\t%s\n", r->wls[i].name, r->wls[i].origin.cpuset,
+			r->wls[i].origin.cpu);
+	for (size_t i = 0; i < r->ntasks; i++) {
+		const struct act_rec_task *t = &r->tasks[i];
+
+		if (!t->has_aff || act_cpumask_format(&t->aff, aff, sizeof(aff)) < 0)
+			snprintf(aff, sizeof(aff), "-");
+		fprintf(f, "task\t%d\t%llu\t%s\t%s\t%s\t%s\n", t->tid, t->start, t->wl, aff,
+			t->origin.cpuset, t->origin.cpu);
+	}
+	for (size_t i = 0; i < r->nfreqs; i++)
+		fprintf(f, "freq\t%d\t%lu\t%lu\n", r->freqs[i].cpu, r->freqs[i].min_khz,
+			r->freqs[i].max_khz);
+	if (fflush(f) || fsync(fileno(f))) {
+		err = -errno;
+		fclose(f);
+		unlink(tmp);
+		return err;
+	}
+	if (fclose(f)) {
+		err = -errno;
+		unlink(tmp);
+		return err;
+	}
+	if (rename(tmp, path)) {
+		err = -errno;
+		unlink(tmp);
+		return err;
+	}
+	return 0;
+}
+
+/* Split a line at tabs into at most max fields. */
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+	char *s = line;
+
+	line[strcspn(line, "\n")] = '\0';
+	while (n < max) {
+		f[n++] = s;
+		s = strchr(s, '\t');
+		if (!s)
+			break;
+		*s++ = '\0';
+	}
+	return n;
+}
+
+int act__state_load(const char *path, struct act_records *r)
+{
+	char line[3 * ACT_PATH_MAX + 4200], *f[8];
+	FILE *fp;
+	int err = 0, n;
+
+	fp = fopen(path, "re");
+	if (!fp)
+		return -errno;
+	if (!fgets(line, sizeof(line), fp) || strncmp(line, "act-state 1", 11)) {
+		fclose(fp);
+		return -EINVAL;
+	}
+	while (!err && fgets(line, sizeof(line), fp)) {
+		n = split(line, f, 8);
+		if (!strcmp(f[0], "wl") && n == 4) {
+			struct act_rec_wl w = { 0 };
+
+			snprintf(w.name, sizeof(w.name), "%.63s", f[1]);
+			snprintf(w.origin.cpuset, sizeof(w.origin.cpuset), "%.511s", f[2]);
+			snprintf(w.origin.cpu, sizeof(w.origin.cpu), "%.511s", f[3]);
+			err = act__rec_add_wl(r, &w);
+		} else if (!strcmp(f[0], "task") && n == 7) {
+			struct act_rec_task t = { 0 };
+
+			t.tid = (pid_t)strtol(f[1], NULL, 10);
+			t.start = strtoull(f[2], NULL, 10);
+			snprintf(t.wl, sizeof(t.wl), "%.63s", f[3]);
+			t.has_aff = strcmp(f[4], "-") && !act_cpumask_parse(f[4], &t.aff);
+			snprintf(t.origin.cpuset, sizeof(t.origin.cpuset), "%.511s", f[5]);
+			snprintf(t.origin.cpu, sizeof(t.origin.cpu), "%.511s", f[6]);
+			if (t.tid > 0)
+				err = act__rec_add_task(r, &t);
+		} else if (!strcmp(f[0], "freq") && n == 4) {
+			struct act_rec_freq q = { 0 };
+
+			q.cpu = (int)strtol(f[1], NULL, 10);
+			q.min_khz = strtoul(f[2], NULL, 10);
+			q.max_khz = strtoul(f[3], NULL, 10);
+			err = act__rec_add_freq(r, &q);
+		}
+		/* unknown lines: a newer writer; skip */
+	}
+	fclose(fp);
+	return err;
+}
