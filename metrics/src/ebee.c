@@ -25,7 +25,7 @@
 #include <sys/epoll.h>
 
 #include "ebee.h"
-#include "features.h"
+#include "feature_check.h"
 #include "kern.h"
 #include "mode.h"
 #include "proc.h"

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 
-#include "features.h"
+#include "feature_check.h"
 
 #define CAP_PERFMON_BIT	  38
 #define CAP_BPF_BIT	  39

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ebee io pattern and automatic selection against real servers (root):
+ * memcached's own counters, nginx's access log, a server writing responses in
+ * pieces with known pauses, and abandoned connections.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "ebee.h"
+#include "../lib/testutil.h"
+
+static struct ebee *eb;
+static char logbuf[8192];
+static size_t logoff;
+
+/* Keep what the library logs, so tests can check that switches are logged. */
+static void log_cb(enum ebee_log_level lvl, const char *msg, void *ctx)
+{
+	int n = snprintf(logbuf + logoff, sizeof(logbuf) - logoff, "%s\n", msg);
+
+	if (n > 0 && logoff + n < sizeof(logbuf))
+		logoff += n;
+	printf("  [log] %s\n", msg);
+}
+
+static struct ebee *open_ebee(unsigned int max_conns, unsigned int recheck_ms)
+{
+	struct ebee_opts o = { .sz = sizeof(o),
+			       .max_conns = max_conns,
+			       .auto_recheck_ms = recheck_ms,
+			       .auto_recheck_len_ms = recheck_ms ? recheck_ms / 2 : 0,
+			       .log = log_cb,
+			       .log_level = EBEE_LOG_INFO };
+	char msg[512];
+	struct ebee *e = ebee_open(&o, msg, sizeof(msg));
+
+	if (!e)
+		fprintf(stderr, "ebee_open: %s\n", msg);
+	return e;
+}
+
+static int group_setup(void **state)
+{
+	tu_init();
+	if (geteuid() != 0)
+		return 0;
+	eb = open_ebee(0, 0);
+	return eb ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	ebee_close(eb);
+	tu_cleanup();
+	return 0;
+}
+
+#define NEED_ROOT()                 \
+	do {                        \
+		if (tu_need_root()) \
+			skip();     \
+	} while (0)
+
+static struct ebee_trace_opts topts(enum ebee_mode m)
+{
+	return (struct ebee_trace_opts){ .sz = sizeof(struct ebee_trace_opts), .mode = m };
+}
+
+static long long http_run(int port, int requests, int concurrency, int keepalive)
+{
+	char p[16], n[16], c[16], k[16], out[512];
+	char *argv[16] = { "build/fixtures/http_client",
+			   "--port",
+			   p,
+			   "--requests",
+			   n,
+			   "--concurrency",
+			   c,
+			   "--timeout",
+			   "60" };
+	int rc, i = 9;
+
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(n, sizeof(n), "%d", requests);
+	snprintf(c, sizeof(c), "%d", concurrency);
+	if (keepalive) {
+		snprintf(k, sizeof(k), "%d", keepalive);
+		argv[i++] = "--keepalive";
+		argv[i++] = k;
+	}
+	argv[i] = NULL;
+	rc = tu_run(argv, out, sizeof(out), 90);
+	if (rc != 0)
+		fprintf(stderr, "http_client exit %d: %s\n", rc, out);
+	assert_int_equal(rc, 0);
+	return tu_field(out, "ok");
+}
+
+static long long mc_run(int port, int conns, int requests)
+{
+	char p[16], n[16], c[16], out[512];
+	char *argv[] = { "build/fixtures/mc_client",
+			 "--port",
+			 p,
+			 "--conns",
+			 c,
+			 "--requests",
+			 n,
+			 "--timeout",
+			 "60",
+			 NULL };
+	int rc;
+
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(n, sizeof(n), "%d", requests);
+	snprintf(c, sizeof(c), "%d", conns);
+	rc = tu_run(argv, out, sizeof(out), 90);
+	if (rc != 0)
+		fprintf(stderr, "mc_client exit %d: %s\n", rc, out);
+	assert_int_equal(rc, 0);
+	return tu_field(out, "ok");
+}
+
+static struct ebee_stats settle(struct ebee *e, pid_t pid)
+{
+	struct ebee_stats st = { .sz = sizeof(st) };
+
+	assert_int_equal(ebee_flush(e), 0);
+	tu_sleep_ms(250); /* records in flight; one housekeeping round for the mode */
+	assert_int_equal(ebee_flush(e), 0);
+	assert_int_equal(ebee_get_stats(e, pid, &st), 0);
+	return st;
+}
+
+static long long mc_cmds(int port)
+{
+	return tu_memcached_stat(port, "cmd_get") + tu_memcached_stat(port, "cmd_set");
+}
+
+/* memcached over K persistent connections: ebee's count equals memcached's
+ * own cmd_get + cmd_set increase, and auto mode picks io. The stats queries
+ * run while memcached is not traced. */
+static void test_memcached_exact(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	long long before, after;
+	struct ebee_stats st;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	pid = tu_start_memcached(&port);
+	assert_true(pid > 0);
+	before = mc_cmds(port);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(mc_run(port, 4, 2000), 2000);
+	st = settle(eb, pid);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	after = mc_cmds(port);
+	printf("  ebee %llu, memcached cmd_get+cmd_set +%lld, client 2000, mode %s\n",
+	       (unsigned long long)st.requests, after - before, ebee_mode_str(st.mode));
+	assert_int_equal(after - before, 2000);
+	assert_int_equal(st.requests, 2000);
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	assert_true(st.probes & EBEE_PROBE_READ);
+	tu_stop(pid);
+}
+
+/* nginx with keep-alive on and a keep-alive client: count equals the lines
+ * nginx logged. */
+static void test_nginx_keepalive(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	char dir[512], log[600];
+	struct ebee_stats st;
+	long before, after;
+	int port;
+	pid_t m;
+
+	NEED_ROOT();
+	snprintf(dir, sizeof(dir), "%s/nginx-ka", tu_tmpdir());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	m = tu_start_nginx(dir, &port, true, 2);
+	assert_true(m > 0);
+	tu_sleep_ms(200);
+	snprintf(log, sizeof(log), "%s/access.log", dir);
+	before = tu_count_lines(log);
+	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
+	assert_int_equal(http_run(port, 600, 4, 4), 600);
+	st = settle(eb, m);
+	after = tu_count_lines(log);
+	printf("  nginx keep-alive: ebee %llu, access.log +%ld, mode %s\n",
+	       (unsigned long long)st.requests, after - before, ebee_mode_str(st.mode));
+	assert_int_equal(after - before, 600);
+	assert_int_equal(st.requests, 600);
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	assert_int_equal(ebee_stop_tracing(eb, m), 0);
+	tu_stop(m);
+}
+
+/* Responses written in three pieces 6 ms apart: one request each, whose
+ * latency runs to the last piece (>= 12 ms of pauses). */
+static void test_three_piece_response(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	const char *extra[] = { "--keepalive", "--pieces", "3", "--piece-gap-ms", "6", NULL };
+	struct ebee_stats st;
+	double p50;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	pid = tu_start_cpr(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(http_run(port, 120, 2, 2), 120);
+	st = settle(eb, pid);
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
+	printf("  requests %llu of 120, mode %s, p50 %.3f ms (want [12, 14])\n",
+	       (unsigned long long)st.requests, ebee_mode_str(st.mode), p50 / 1e6);
+	assert_int_equal(st.requests, 120);
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	assert_true(p50 >= 12e6 && p50 <= 14e6);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* memcached and a connection-per-request server in auto mode at once: one
+ * io, the other conn, both exact. */
+static void test_mixed_modes(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	const char *extra[] = { "--delay-ms", "1", NULL };
+	struct ebee_stats sm, sc;
+	int pm, pc;
+	pid_t m, c;
+
+	NEED_ROOT();
+	m = tu_start_memcached(&pm);
+	c = tu_start_cpr(&pc, extra);
+	assert_true(m > 0 && c > 0);
+	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
+	assert_int_equal(ebee_start_tracing(eb, c, &to), 0);
+	assert_int_equal(mc_run(pm, 3, 900), 900);
+	assert_int_equal(http_run(pc, 150, 2, 0), 150);
+	sm = settle(eb, m);
+	sc = settle(eb, c);
+	printf("  memcached %llu/900 %s, cpr %llu/150 %s\n", (unsigned long long)sm.requests,
+	       ebee_mode_str(sm.mode), (unsigned long long)sc.requests, ebee_mode_str(sc.mode));
+	assert_int_equal(sm.mode, EBEE_MODE_IO);
+	assert_int_equal(sc.mode, EBEE_MODE_CONN);
+	assert_int_equal(sm.requests, 900);
+	assert_int_equal(sc.requests, 150);
+	/* memcached still needs the io probes, so they stay attached */
+	assert_true(sm.probes & EBEE_PROBE_READ);
+	assert_false(sc.probes & EBEE_PROBE_READ);
+	assert_int_equal(ebee_stop_tracing(eb, m), 0);
+	assert_int_equal(ebee_stop_tracing(eb, c), 0);
+	tu_stop(m);
+	tu_stop(c);
+}
+
+/* Forced modes: conn on memcached counts connections, not commands. */
+static void test_forced_modes(void **state)
+{
+	struct ebee_trace_opts conn = topts(EBEE_MODE_CONN), io = topts(EBEE_MODE_IO);
+	struct ebee_stats st;
+	int pm, pc;
+	pid_t m, c;
+
+	NEED_ROOT();
+	m = tu_start_memcached(&pm);
+	c = tu_start_cpr(&pc, NULL);
+	assert_true(m > 0 && c > 0);
+	assert_int_equal(ebee_start_tracing(eb, m, &conn), 0);
+	assert_int_equal(ebee_start_tracing(eb, c, &io), 0);
+	assert_int_equal(mc_run(pm, 3, 300), 300);
+	assert_int_equal(http_run(pc, 70, 1, 0), 70);
+	st = settle(eb, m);
+	printf("  memcached forced conn: %llu connections\n", (unsigned long long)st.requests);
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	assert_int_equal(st.requests, 3);
+	st = settle(eb, c);
+	printf("  cpr forced io: %llu requests\n", (unsigned long long)st.requests);
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	assert_int_equal(st.requests, 70);
+	assert_int_equal(ebee_stop_tracing(eb, m), 0);
+	assert_int_equal(ebee_stop_tracing(eb, c), 0);
+	tu_stop(m);
+	tu_stop(c);
+}
+
+/* Traffic that changes pattern: nginx first gets connection-per-request
+ * clients (conn), then keep-alive clients: the periodic recheck must switch
+ * it to io, and log the switch. */
+static void test_pattern_change_revisited(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	struct ebee_stats st = { .sz = sizeof(st) };
+	struct ebee *e2;
+	char dir[512];
+	double end;
+	int port;
+	pid_t m;
+
+	NEED_ROOT();
+	e2 = open_ebee(0, 600); /* recheck every 600 ms for 300 ms */
+	assert_non_null(e2);
+	snprintf(dir, sizeof(dir), "%s/nginx-switch", tu_tmpdir());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	m = tu_start_nginx(dir, &port, true, 1);
+	assert_true(m > 0);
+	logoff = 0;
+	logbuf[0] = 0;
+	assert_int_equal(ebee_start_tracing(e2, m, &to), 0);
+	assert_int_equal(http_run(port, 100, 2, 0), 100);
+	st = settle(e2, m);
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	assert_int_equal(st.requests, 100);
+	end = tu_now() + 10;
+	do {
+		assert_int_equal(http_run(port, 200, 2, 2), 200);
+		assert_int_equal(ebee_get_stats(e2, m, &st), 0);
+	} while (st.mode != EBEE_MODE_IO && tu_now() < end);
+	printf("  mode %s after keep-alive traffic, %llu switches\n", ebee_mode_str(st.mode),
+	       (unsigned long long)st.mode_switches);
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	assert_true(st.mode_switches >= 1);
+	assert_non_null(strstr(logbuf, "mode conn -> io"));
+	ebee_close(e2);
+	tu_stop(m);
+}
+
+/* 10 000 connections accepted by a traced process that dies without closing
+ * them: the connection map stays within its bound (4096 here) and later
+ * requests of another server are still counted exactly. */
+static void test_abandoned_connections_bounded(void **state)
+{
+	struct ebee_trace_opts io = topts(EBEE_MODE_IO);
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	struct ebee_stats st;
+	int lfd, pfd[2], opened = 0, accepted = 0, pm;
+	struct ebee *e2;
+	pid_t hoarder, m;
+	char c;
+
+	NEED_ROOT();
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+	assert_int_equal(listen(lfd, 4096), 0);
+	assert_int_equal(pipe(pfd), 0);
+	hoarder = fork();
+	if (hoarder == 0) {
+		struct rlimit rl = { 20000, 20000 };
+		int n = 0;
+
+		setrlimit(RLIMIT_NOFILE, &rl);
+		close(pfd[0]);
+		/* Accept and keep everything; never read, never close. */
+		while (n < 10000 && accept4(lfd, NULL, NULL, 0) >= 0)
+			n++;
+		if (write(pfd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	e2 = open_ebee(4096, 0);
+	assert_non_null(e2);
+	assert_int_equal(ebee_start_tracing(e2, hoarder, &io), 0);
+	for (int i = 0; i < 10000; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof(a)))
+			opened++;
+		if (fd >= 0)
+			close(fd); /* the server never learns: it never reads */
+	}
+	if (read(pfd[0], &c, 1) == 1)
+		accepted = 10000;
+	close(pfd[0]);
+	close(lfd);
+	assert_int_equal(ebee_get_global_stats(e2, &g), 0);
+	printf("  opened %d, accepted %d, connection map entries %llu (bound 4096)\n", opened,
+	       accepted, (unsigned long long)g.conn_entries);
+	assert_int_equal(opened, 10000);
+	assert_int_equal(accepted, 10000);
+	assert_true(g.conn_entries <= 4096);
+	assert_true(g.conn_entries >= 1000); /* they were tracked, and evicted */
+	kill(hoarder, SIGKILL);
+	waitpid(hoarder, NULL, 0);
+
+	m = tu_start_memcached(&pm);
+	assert_true(m > 0);
+	assert_int_equal(ebee_start_tracing(e2, m, &io), 0);
+	assert_int_equal(mc_run(pm, 4, 1000), 1000);
+	st = settle(e2, m);
+	printf("  afterwards: memcached %llu of 1000\n", (unsigned long long)st.requests);
+	assert_int_equal(st.requests, 1000);
+	assert_int_equal(ebee_get_global_stats(e2, &g), 0);
+	assert_true(g.conn_entries <= 4096);
+	ebee_close(e2);
+	tu_stop(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memcached_exact),
+		cmocka_unit_test(test_nginx_keepalive),
+		cmocka_unit_test(test_three_piece_response),
+		cmocka_unit_test(test_mixed_modes),
+		cmocka_unit_test(test_forced_modes),
+		cmocka_unit_test(test_pattern_change_revisited),
+		cmocka_unit_test(test_abandoned_connections_bounded),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
