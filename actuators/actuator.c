@@ -1181,8 +1181,13 @@ int act_get(struct act *act, const struct act_workload *wl, struct act_state *st
 			st->quota_cores = (double)st->quota_us / (double)st->period_us;
 	}
 	if (managed_cgroup(act)) {
-		act->cg->tasks(act->cgbe, wl->grp, NULL, &n);
+		/* the backend de-duplicates within the buffer it is given */
+		pid_t *tids = calloc(16384, sizeof(*tids));
+
+		n = tids ? 16384 : 0;
+		act->cg->tasks(act->cgbe, wl->grp, tids, &n);
 		st->nr_tasks = (int)n;
+		free(tids);
 	}
 	cpus = managed_cpuset(act) ? &st->cpus : &wl->cpus;
 	if (managed_freq(act)) {
