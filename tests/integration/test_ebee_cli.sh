@@ -1,0 +1,121 @@
+#!/bin/bash
+# The ebee command as a user runs it (root): JSON summary with exact counts,
+# the "probes live" line within one second, time series, SIGINT, and a
+# one-line reason with a non-zero exit for each kind of bad input.
+set -u
+cd "$(dirname "$0")/../.."
+EBEE=build/ebee
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+[ -x $EBEE ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
+
+tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+build/fixtures/cpr_server --ready-file "$tmp/ready" --delay-ms 3 --timeout 120 >"$tmp/srv.out" 2>&1 &
+srv=$!
+pids+=($srv)
+for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
+port=$(cat "$tmp/ready")
+
+# --- summary with --json, exact count, stderr line within 1 s
+start=$(date +%s.%N)
+$EBEE trace --pid $srv --duration 4 --json >"$tmp/out.json" 2>"$tmp/err" &
+eb=$!
+pids+=($eb)
+live=""
+for _ in $(seq 100); do
+	if grep -q "probes live" "$tmp/err"; then live=$(date +%s.%N); break; fi
+	sleep 0.02
+done
+if [ -n "$live" ]; then
+	dt=$(echo "$live - $start" | bc -l 2>/dev/null || python3 -c "print($live - $start)")
+	python3 -c "import sys; sys.exit(0 if $dt < 1.0 else 1)" && ok "probes live after ${dt}s" ||
+		bad "probes live only after ${dt}s (want < 1 s)"
+else
+	bad "no 'probes live' line on stderr: $(cat "$tmp/err")"
+fi
+build/fixtures/http_client --port "$port" --requests 150 --concurrency 2 >"$tmp/client" || bad "client failed"
+wait $eb; rc=$?
+[ $rc -eq 0 ] && ok "exit 0 after --duration" || bad "exit $rc after --duration"
+python3 - "$tmp/out.json" $srv <<'PY' && ok "json summary: $(cat "$tmp/out.json")" || bad "json summary wrong: $(cat "$tmp/out.json")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+o = json.loads(lines[0])
+for k in ["pid", "mode", "requests", "rps", "latest_ns", "avg_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "dropped"]:
+    assert k in o, k
+assert o["pid"] == int(sys.argv[2])
+assert o["requests"] == 150, o["requests"]
+assert o["mode"] == "conn", o["mode"]
+assert 3e6 <= o["p50_ns"] <= 5e6, o["p50_ns"]
+assert o["p50_ns"] <= o["p90_ns"] <= o["p99_ns"] <= o["p999_ns"]
+assert o["dropped"] == 0
+PY
+
+# --- --interval: a time series, then SIGINT ends it with a summary and exit 0
+$EBEE trace --pid $srv --interval 300 --json --mode conn >"$tmp/series" 2>"$tmp/err2" &
+eb=$!
+pids+=($eb)
+sleep 0.5
+build/fixtures/http_client --port "$port" --requests 40 >/dev/null || bad "client failed"
+sleep 1.2
+kill -INT $eb
+wait $eb; rc=$?
+n=$(wc -l <"$tmp/series")
+[ $rc -eq 0 ] && ok "SIGINT: exit 0" || bad "SIGINT: exit $rc"
+[ "$n" -ge 4 ] && ok "time series: $n lines" || bad "time series: $n lines (want >= 4)"
+last=$(tail -1 "$tmp/series")
+echo "$last" | grep -q '"requests":40,' && ok "final line counts 40" || bad "final line: $last"
+
+# --- text summary and top run
+$EBEE trace --pid $srv --duration 0.5 >"$tmp/text" 2>/dev/null && grep -q "^PID" "$tmp/text" &&
+	ok "text summary" || bad "text summary: $(cat "$tmp/text")"
+$EBEE top --pid $srv --duration 1.2 --interval 500 >"$tmp/top" 2>/dev/null && grep -q "ebee top" "$tmp/top" &&
+	ok "top view" || bad "top view: $(head -5 "$tmp/top")"
+
+# --- bad input: non-zero exit, one line naming the problem
+expect_err() { # pattern, args...
+	local pat=$1 out rc
+	shift
+	out=$("$@" 2>&1 >/dev/null); rc=$?
+	if [ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q -- "$pat"; then
+		ok "$* -> $out"
+	else
+		bad "$* -> exit $rc, '$out' (want one line matching '$pat')"
+	fi
+}
+sh -c 'exit 0' & gone=$!; wait $gone
+expect_err "no such process: $gone" $EBEE trace --pid $gone
+expect_err "unknown option '--frobnicate'" $EBEE trace --pid $srv --frobnicate
+expect_err "bad pid 'x12'" $EBEE trace --pid x12
+expect_err "bad duration '-3'" $EBEE trace --pid $srv --duration -3
+expect_err "bad interval '10ms'" $EBEE trace --pid $srv --interval 10ms
+expect_err "bad mode 'tcp'" $EBEE trace --pid $srv --mode tcp
+expect_err "no --pid given" $EBEE trace
+expect_err "unknown command 'watch'" $EBEE watch --pid $srv
+expect_err "needs a value" $EBEE trace --pid
+expect_err "ring buffer size" $EBEE trace --pid $srv --ringbuf-size 5000
+if command -v setpriv >/dev/null; then
+	expect_err "not root" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all $EBEE trace --pid $srv --duration 1
+else
+	echo "SKIP: setpriv missing, not-root case not run"
+fi
+# tracefs unmounted, in a private mount namespace so the host keeps it
+if command -v unshare >/dev/null; then
+	expect_err "tracefs is not mounted at /sys/kernel/tracing (mount -t tracefs" \
+		unshare -m --propagation private sh -c "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; exec $EBEE trace --pid $srv --duration 1"
+else
+	echo "SKIP: unshare missing, tracefs case not run"
+fi
+[ "$(pgrep -c -f "$EBEE trace")" -eq 0 ] || bad "ebee processes left running"
+echo "$fails failure(s)"
+[ $fails -eq 0 ]

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Automatic pattern selection on synthetic event sequences (no root): the
+ * records a workload's traffic would produce, fed one by one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ebee.h"
+#include "ebee_common.h"
+#include "../../metrics/src/mode.h"
+
+static const struct ebee_mode_params P = { .min_conns = 8, .min_requests = 32 };
+
+/* A connection carrying `nreq` io requests, then closed: the io records at
+ * each response's end and the conn record at the close. */
+static void conn_with(struct ebee_evidence *ev, unsigned int nreq)
+{
+	for (unsigned int i = 0; i < nreq; i++)
+		ebee_evidence_add(ev, EBEE_REC_IO, 0);
+	ebee_evidence_add(ev, EBEE_REC_CONN, nreq);
+}
+
+static void test_nothing_is_undecided(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_AUTO);
+}
+
+static void test_one_request_per_connection_is_conn(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+
+	for (int i = 0; i < 7; i++) {
+		conn_with(&ev, 1);
+		assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_AUTO);
+	}
+	conn_with(&ev, 1);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_CONN);
+}
+
+/* A server whose I/O the io probes do not see (sendfile-only, splice): closes
+ * carry zero requests; accept..close is all there is. */
+static void test_invisible_io_is_conn(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+
+	for (int i = 0; i < 20; i++)
+		conn_with(&ev, 0);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_CONN);
+}
+
+static void test_keepalive_connections_are_io(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+
+	for (int i = 0; i < 8; i++)
+		conn_with(&ev, 3);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_IO);
+}
+
+/* memcached: a few connections, never closed while requests flow. */
+static void test_deferred_closes_are_io(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+
+	for (int i = 0; i < 31; i++) {
+		ebee_evidence_add(&ev, EBEE_REC_IO, 0);
+		assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_AUTO);
+	}
+	ebee_evidence_add(&ev, EBEE_REC_IO, 0);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_IO);
+	/* ... and the bulk close at the end does not change the verdict */
+	for (int i = 0; i < 4; i++)
+		ebee_evidence_add(&ev, EBEE_REC_CONN, 8);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_IO);
+}
+
+/* Early in a connection-per-request run, io records and closes arrive
+ * together: they must not look like persistent connections. */
+static void test_cpr_io_records_do_not_fool(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+
+	for (int i = 0; i < 40; i++)
+		ebee_evidence_add(&ev, EBEE_REC_IO, 0);
+	for (int i = 0; i < 39; i++)
+		ebee_evidence_add(&ev, EBEE_REC_CONN, 1);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_CONN);
+}
+
+/* Mixed traffic: the majority of closed connections decides. */
+static void test_majority(void **state)
+{
+	struct ebee_evidence a = { 0 }, b = { 0 };
+
+	for (int i = 0; i < 6; i++)
+		conn_with(&a, 1);
+	for (int i = 0; i < 4; i++)
+		conn_with(&a, 5);
+	assert_int_equal(ebee_mode_decide(&a, &P), EBEE_MODE_CONN);
+	for (int i = 0; i < 4; i++)
+		conn_with(&b, 1);
+	for (int i = 0; i < 6; i++)
+		conn_with(&b, 5);
+	assert_int_equal(ebee_mode_decide(&b, &P), EBEE_MODE_IO);
+}
+
+static void test_nreq_saturates_at_two(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+
+	ebee_evidence_add(&ev, EBEE_REC_CONN, 0xffff);
+	ebee_evidence_add(&ev, EBEE_REC_CONN, 2);
+	ebee_evidence_add(&ev, EBEE_REC_CONN, 1);
+	assert_int_equal(ev.conns_closed, 3);
+	assert_int_equal(ev.conns_multi, 2);
+	ebee_evidence_add(&ev, EBEE_REC_GRPC, 0);
+	assert_int_equal(ev.io_reqs, 0);
+}
+
+static void test_mode_names(void **state)
+{
+	enum ebee_mode m;
+	char buf[64];
+
+	assert_int_equal(ebee_mode_parse("io", &m), 0);
+	assert_int_equal(m, EBEE_MODE_IO);
+	assert_int_equal(ebee_mode_parse("conn", &m), 0);
+	assert_int_equal(m, EBEE_MODE_CONN);
+	assert_int_equal(ebee_mode_parse("IO", &m), -22);
+	assert_int_equal(ebee_mode_parse(NULL, &m), -22);
+	assert_string_equal(ebee_mode_str(EBEE_MODE_AUTO), "auto");
+	assert_null(ebee_mode_str(EBEE_MODE_COUNT));
+	assert_string_equal(ebee_probes_str(EBEE_PROBE_ACCEPT | EBEE_PROBE_READ, buf, sizeof(buf)),
+			    "accept,read");
+	assert_string_equal(ebee_probes_str(0, buf, sizeof(buf)), "");
+	/* truncation never overruns */
+	assert_int_equal(ebee_probes_str(0x3f, buf, 8)[7], 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nothing_is_undecided),
+		cmocka_unit_test(test_one_request_per_connection_is_conn),
+		cmocka_unit_test(test_invisible_io_is_conn),
+		cmocka_unit_test(test_keepalive_connections_are_io),
+		cmocka_unit_test(test_deferred_closes_are_io),
+		cmocka_unit_test(test_cpr_io_records_do_not_fool),
+		cmocka_unit_test(test_majority),
+		cmocka_unit_test(test_nreq_saturates_at_two),
+		cmocka_unit_test(test_mode_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
