@@ -377,7 +377,7 @@ static int freq_apply(struct act *act, const struct act_cpumask *cpus, unsigned 
 		      unsigned long max, bool clamp_min)
 {
 	struct freq_undo undo[64];
-	size_t nundo = 0;
+	size_t nundo = 0, ncpu = 0; /* undo[0..ncpu) read, [0..nundo) written */
 	bool dirty = false;
 	int cpu, err = 0;
 
@@ -393,9 +393,10 @@ static int freq_apply(struct act *act, const struct act_cpumask *cpus, unsigned 
 				  strerror(-err));
 			goto rollback;
 		}
-		undo[nundo].cpu = cpu;
-		undo[nundo].min = rf.min_khz;
-		undo[nundo].max = rf.max_khz;
+		undo[ncpu].cpu = cpu;
+		undo[ncpu].min = rf.min_khz;
+		undo[ncpu].max = rf.max_khz;
+		ncpu++;
 		if (!act__rec_find_freq(&act->rec, cpu)) {
 			err = act__rec_add_freq(&act->rec, &rf);
 			if (err)
@@ -408,7 +409,7 @@ static int freq_apply(struct act *act, const struct act_cpumask *cpus, unsigned 
 		if (err)
 			return err;
 	}
-	for (size_t i = 0; i < (size_t)act_cpumask_count(cpus); i++) {
+	for (size_t i = 0; i < ncpu; i++) {
 		unsigned long nmin = min ? min : undo[i].min, nmax = max ? max : undo[i].max;
 
 		if (clamp_min && !min && nmin > nmax)
