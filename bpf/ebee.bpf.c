@@ -18,7 +18,8 @@
  * to exit keyed by thread (pid_tgid), never by process, so concurrent threads
  * cannot mix them up. Only fds returned by accept/accept4 while traced are
  * followed: pipes, eventfds, files and outgoing connections never make
- * requests, and connections accepted before tracing started are not seen.
+ * requests. Connections accepted before tracing started are adopted by user
+ * space (from /proc) into the connection map, flagged as such.
  * In-flight state lives in LRU maps, so connections that vanish without a
  * close (a crashed process, close_range, exit) are evicted, never leaked.
  *
@@ -177,8 +178,11 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 			emit(w, wid, EBEE_REC_IO, c->last_write_ns,
 			     c->last_write_ns - c->io_start_ns, 0);
 	}
+	/* An adopted connection's accept time is unknown: its close only tells
+	 * user space how many requests it carried. */
 	if (w->flags & EBEE_F_CONN)
-		emit(w, wid, EBEE_REC_CONN, now, now - c->accept_ns, c->nreq);
+		emit(w, wid, c->flags & EBEE_CF_ADOPTED ? EBEE_REC_CONN_ADOPTED : EBEE_REC_CONN,
+		     now, now - c->accept_ns, c->nreq);
 	bpf_map_delete_elem(&conns, &k);
 	return 0;
 }

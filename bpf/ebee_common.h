@@ -17,9 +17,13 @@
 #define EBEE_F_NOCHILD 0x4u /* do not add processes it forks */
 
 /* Record kinds (struct ebee_rec.kind). */
-#define EBEE_REC_CONN 1 /* lat = close - accept; nreq = io requests it carried */
-#define EBEE_REC_IO   2 /* lat = last write - first read of one request */
-#define EBEE_REC_GRPC 3
+#define EBEE_REC_CONN	      1 /* lat = close - accept; nreq = io requests it carried */
+#define EBEE_REC_IO	      2 /* lat = last write - first read of one request */
+#define EBEE_REC_GRPC	      3
+#define EBEE_REC_CONN_ADOPTED 4 /* close of an adopted connection: evidence only */
+
+/* struct ebee_conn.flags */
+#define EBEE_CF_ADOPTED 0x1 /* open before tracing began: its accept time is unknown */
 
 /* Per-connection state for the io pattern (struct ebee_conn.state). */
 #define EBEE_CS_IDLE	   0 /* no request in progress */
@@ -51,7 +55,8 @@ struct ebee_conn {
 	__u64 io_start_ns;   /* io pattern: start of the request in progress */
 	__u64 last_write_ns; /* io pattern: end of the last write seen */
 	__u32 nreq;	     /* io requests completed on this connection */
-	__u32 state;	     /* EBEE_CS_* */
+	__u16 state;	     /* EBEE_CS_* */
+	__u16 flags;	     /* EBEE_CF_* */
 };
 
 /* Syscall arguments handed from sys_enter to sys_exit, keyed by pid_tgid (the

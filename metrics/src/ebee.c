@@ -351,6 +351,10 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 	eb->records++;
 	if (!w)
 		return 0; /* stopped while the record was queued */
+	if (r->kind == EBEE_REC_CONN_ADOPTED) {
+		ebee_evidence_add(&w->ev, r->kind, r->nreq);
+		return 0;
+	}
 	if (r->kind == EBEE_REC_CONN)
 		k = K_CONN;
 	else if (r->kind == EBEE_REC_IO)
@@ -503,12 +507,28 @@ void ebee_close(struct ebee *eb)
 	free(eb);
 }
 
+/* Connections a process accepted before tracing began: without them, a
+ * server whose clients connected earlier (memcached behind long-lived client
+ * pools) would show nothing in io mode until its clients reconnect. */
+static size_t adopt_conns(struct ebee *eb, pid_t tgid)
+{
+	size_t n = 0, ok = 0;
+	int *fds = NULL;
+
+	if (ebee_proc_accepted_fds(tgid, &fds, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		ok += !ebee_kern_conn_adopt(eb->kern, tgid, fds[i]);
+	free(fds);
+	return ok;
+}
+
 int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts)
 {
 	enum ebee_mode mode = OPT(opts, mode, EBEE_MODE_AUTO);
 	bool no_children = OPT(opts, no_children, false);
+	size_t nkids = 0, nadopted;
 	pid_t *kids = NULL;
-	size_t nkids = 0;
 	struct wl *w;
 	char msg[256];
 	pid_t tgid;
@@ -580,13 +600,18 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	err = sync_kernel(eb, msg, sizeof(msg));
 	if (err)
 		goto unwind;
+	nadopted = adopt_conns(eb, pid);
 	if (!no_children && !ebee_proc_descendants(pid, &kids, &nkids)) {
-		for (size_t i = 0; i < nkids; i++)
-			ebee_kern_proc_add(eb->kern, kids[i], pid); /* -EEXIST: the hook won */
+		for (size_t i = 0; i < nkids; i++) {
+			/* -EEXIST: the fork hook got there first */
+			ebee_kern_proc_add(eb->kern, kids[i], pid);
+			nadopted += adopt_conns(eb, kids[i]);
+		}
 		free(kids);
 	}
-	logf_(eb, EBEE_LOG_INFO, "ebee: tracing pid %d (%s, %zu descendants)", pid,
-	      ebee_mode_str(mode), nkids);
+	logf_(eb, EBEE_LOG_INFO,
+	      "ebee: tracing pid %d (%s, %zu descendants, %zu open connections adopted)", pid,
+	      ebee_mode_str(mode), nkids, nadopted);
 	pthread_mutex_unlock(&eb->lock);
 	return 0;
 unwind:

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -261,6 +262,19 @@ int ebee_kern_proc_add(struct ebee_kern *k, uint32_t tgid, uint32_t wid)
 	struct ebee_proc p = { .wid = wid };
 
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.procs), &tgid, &p, BPF_NOEXIST))
+		return -errno;
+	return 0;
+}
+
+int ebee_kern_conn_adopt(struct ebee_kern *k, uint32_t tgid, uint32_t fd)
+{
+	struct ebee_conn_key key = { .tgid = tgid, .fd = fd };
+	struct ebee_conn c = { .flags = EBEE_CF_ADOPTED };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c.accept_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.conns), &key, &c, BPF_NOEXIST))
 		return -errno;
 	return 0;
 }

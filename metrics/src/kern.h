@@ -45,6 +45,9 @@ void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid);
 /* Add one process (tgid) to workload wid; -EEXIST if it is already traced
  * (under any workload). */
 int ebee_kern_proc_add(struct ebee_kern *k, uint32_t tgid, uint32_t wid);
+/* Put a connection accepted before tracing began into the connection map
+ * (flagged EBEE_CF_ADOPTED); -EEXIST if it is there already. */
+int ebee_kern_conn_adopt(struct ebee_kern *k, uint32_t tgid, uint32_t fd);
 /* Number of processes in workload wid (walks the map). */
 unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid);
 

@@ -13,7 +13,7 @@
 
 void ebee_evidence_add(struct ebee_evidence *ev, unsigned int rec_kind, unsigned int nreq)
 {
-	if (rec_kind == EBEE_REC_CONN) {
+	if (rec_kind == EBEE_REC_CONN || rec_kind == EBEE_REC_CONN_ADOPTED) {
 		ev->conns_closed++;
 		if (nreq >= 2)
 			ev->conns_multi++;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proc.h"
 
@@ -124,5 +125,142 @@ out:
 	}
 	*out = res;
 	*n_out = nres;
+	return 0;
+}
+
+struct sock_ent {
+	unsigned long inode;
+	unsigned int lport;
+	unsigned int st;
+};
+
+/* Sockets of /proc/PID/net/tcp{,6}: the process's network namespace. */
+static int read_tcp(pid_t pid, const char *file, struct sock_ent **v, size_t *n, size_t *cap)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, file);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(line, sizeof(line), f)) { /* header */
+		fclose(f);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int lport, st;
+		unsigned long inode;
+		char laddr[64];
+
+		/* sl local rem st tx:rx tr:when retr uid timeout inode */
+		if (sscanf(line, " %*s %63[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %*s %*s %lu", laddr,
+			   &lport, &st, &inode) != 4)
+			continue;
+		if (*n == *cap) {
+			struct sock_ent *t =
+			    realloc(*v, (*cap = *cap ? 2 * *cap : 64) * sizeof(*t));
+
+			if (!t) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			*v = t;
+		}
+		(*v)[(*n)++] = (struct sock_ent){ inode, lport, st };
+	}
+	fclose(f);
+	return 0;
+}
+
+static int cmp_inode(const void *a, const void *b)
+{
+	const struct sock_ent *x = a, *y = b;
+
+	return x->inode < y->inode ? -1 : x->inode > y->inode;
+}
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define TCP_ESTABLISHED_ST 0x01
+#define TCP_LISTEN_ST	   0x0A
+
+int ebee_proc_accepted_fds(pid_t pid, int **out, size_t *n_out)
+{
+	struct sock_ent *socks = NULL, key = {}, *e;
+	size_t ns = 0, cap = 0, nfd = 0, fcap = 0, nl = 0;
+	unsigned int *lports = NULL;
+	char dir[64], path[320], target[64];
+	int *fds = NULL, err;
+	struct dirent *de;
+	DIR *d;
+
+	err = read_tcp(pid, "tcp", &socks, &ns, &cap);
+	if (err && err != -ENOENT)
+		goto out;
+	read_tcp(pid, "tcp6", &socks, &ns, &cap);
+	err = 0;
+	/* Sorted, so each fd costs two binary searches, not a scan. */
+	lports = malloc((ns + 1) * sizeof(*lports));
+	if (!lports) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ns; i++)
+		if (socks[i].st == TCP_LISTEN_ST)
+			lports[nl++] = socks[i].lport;
+	qsort(lports, nl, sizeof(*lports), cmp_uint);
+	qsort(socks, ns, sizeof(*socks), cmp_inode);
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d) {
+		err = -errno;
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		unsigned long inode;
+		ssize_t len;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		if (sscanf(target, "socket:[%lu]", &inode) != 1)
+			continue;
+		key.inode = inode;
+		e = bsearch(&key, socks, ns, sizeof(*socks), cmp_inode);
+		if (!e || e->st != TCP_ESTABLISHED_ST ||
+		    !bsearch(&e->lport, lports, nl, sizeof(*lports), cmp_uint))
+			continue;
+		if (nfd == fcap) {
+			int *t = realloc(fds, (fcap = fcap ? 2 * fcap : 32) * sizeof(*t));
+
+			if (!t) {
+				err = -ENOMEM;
+				closedir(d);
+				goto out;
+			}
+			fds = t;
+		}
+		fds[nfd++] = atoi(de->d_name);
+	}
+	closedir(d);
+out:
+	free(socks);
+	free(lports);
+	if (err) {
+		free(fds);
+		return err;
+	}
+	*out = fds;
+	*n_out = nfd;
 	return 0;
 }

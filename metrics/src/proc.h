@@ -15,4 +15,9 @@ pid_t ebee_proc_tgid(pid_t pid);
  * array. 0 or a negative errno. */
 int ebee_proc_descendants(pid_t root, pid_t **out, size_t *n);
 
+/* The fds of process pid that are accepted TCP connections (established,
+ * local port = a port something listens on in its network namespace), into
+ * a malloc'd array. 0 or a negative errno. */
+int ebee_proc_accepted_fds(pid_t pid, int **out, size_t *n);
+
 #endif

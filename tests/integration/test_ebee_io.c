@@ -181,6 +181,67 @@ static void test_memcached_exact(void **state)
 	tu_stop(pid);
 }
 
+/* Send "get k" and read up to END on a connected memcached socket. */
+static int mc_get(int fd, int i)
+{
+	char req[64], buf[4096];
+	size_t off = 0;
+	int n = snprintf(req, sizeof(req), "get adopt:%d\r\n", i);
+
+	if (write(fd, req, n) != n)
+		return -1;
+	while (off + 1 < sizeof(buf)) {
+		ssize_t r = read(fd, buf + off, sizeof(buf) - off - 1);
+
+		if (r <= 0)
+			return -1;
+		off += r;
+		buf[off] = 0;
+		if (strstr(buf, "END\r\n"))
+			return 0;
+	}
+	return -1;
+}
+
+/* Connections that memcached accepted BEFORE tracing began are adopted from
+ * /proc: their later requests count, exactly. */
+static void test_preexisting_connections_adopted(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long long before, after;
+	struct ebee_stats st;
+	int port, fds[3];
+	pid_t pid;
+
+	NEED_ROOT();
+	pid = tu_start_memcached(&port);
+	assert_true(pid > 0);
+	a.sin_port = htons(port);
+	for (int c = 0; c < 3; c++) {
+		fds[c] = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(fds[c], (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(mc_get(fds[c], -1), 0); /* one request before tracing */
+	}
+	before = mc_cmds(port);
+	logoff = 0;
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_non_null(strstr(logbuf, "3 open connections adopted"));
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(mc_get(fds[i % 3], i), 0);
+	for (int c = 0; c < 3; c++)
+		close(fds[c]);
+	st = settle(eb, pid);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	after = mc_cmds(port);
+	printf("  adopted connections: ebee %llu, memcached +%lld, mode %s\n",
+	       (unsigned long long)st.requests, after - before, ebee_mode_str(st.mode));
+	assert_int_equal(after - before, 300);
+	assert_int_equal(st.requests, 300);
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	tu_stop(pid);
+}
+
 /* nginx with keep-alive on and a keep-alive client: count equals the lines
  * nginx logged. */
 static void test_nginx_keepalive(void **state)
@@ -426,6 +487,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memcached_exact),
+		cmocka_unit_test(test_preexisting_connections_adopted),
 		cmocka_unit_test(test_nginx_keepalive),
 		cmocka_unit_test(test_three_piece_response),
 		cmocka_unit_test(test_mixed_modes),
