@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+/*
+ * loadgen: open-loop load generator for the Figure 11 experiments (design.md section 6,
+ * workloads.md "Load generation"). Options and output here; the event loop is loop.c.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loadgen.h"
+
+static const char usage_text[] =
+    "usage: loadgen --port P (--schedule T:RPS,T:RPS,... | --rate R --duration S)\n"
+    "               [--proto http|memcached] [--scale K] [--keepalive] [--path /x]\n"
+    "               [--conns N] [--max-conns N] [--max-queue N] [--late-us U]\n"
+    "               [--req-timeout S] [--drain S] [--seed N]\n"
+    "               [--keys K] [--zipf-alpha A] [--get-ratio G] [--value-size B] [--no-preload]\n"
+    "               [--feed FILE] [--feed-ms MS] [--feed-window S] [--feed-min-samples N]\n"
+    "               [--summary] [--json] [--verbose]\n"
+    "\n"
+    "Open-loop load on 127.0.0.1:P: Poisson arrivals whose rate follows a piecewise-linear\n"
+    "schedule, sent at their intended times whatever happened to earlier requests; latency is\n"
+    "measured from the intended send time.\n"
+    "\n"
+    "  --schedule T:R,...  time_s:rps points, linear in between, first at 0; the run lasts\n"
+    "                      until the last point. E.g. 0:100,30:1000,60:100\n"
+    "  --rate R --duration S   a constant rate instead\n"
+    "  --scale K           multiply every rate by K (e.g. a schedule in % of max, K = max/100)\n"
+    "  --proto P           http (default) or memcached\n"
+    "  --keepalive         http: persistent connections; default one request per connection\n"
+    "                      (Connection: close, a new connection per request)\n"
+    "  --path /x           http request path (default /)\n"
+    "  --conns N           persistent connections opened at start (default 16)\n"
+    "  --max-conns N       cap on open connections; an arrival that finds none free opens one\n"
+    "                      below the cap, else waits in a queue (default 1000)\n"
+    "  --max-queue N       arrivals allowed to wait for a connection; more are dropped and\n"
+    "                      counted as errors (default 100000)\n"
+    "  --late-us U         a send more than U us after its intended time is late (default 1000)\n"
+    "  --req-timeout S     a reply not complete S s after the intended send time is an error\n"
+    "                      (default 10)\n"
+    "  --drain S           after the schedule ends, wait up to S s for replies (default 5)\n"
+    "  --seed N            random seed (default 1)\n"
+    "  memcached: 80% gets by default; keys lg:0..lg:K-1 with Zipf popularity\n"
+    "  --keys K            key count (default 10000)\n"
+    "  --zipf-alpha A      Zipf exponent (default 0.915)\n"
+    "  --get-ratio G       fraction of gets (default 0.8)\n"
+    "  --value-size B      mean value size; sets use sizes uniform in [B/2, 3B/2] (default 1024)\n"
+    "  --no-preload        do not set every key once before the run (default: preload, so gets\n"
+    "                      hit; the preload runs before the schedule's time 0)\n"
+    "  --feed FILE         every --feed-ms (default 100) append \"t_ms p99_us rps\": the p99 and\n"
+    "                      completion rate over a trailing window of --feed-window s (default 1)\n"
+    "                      or the last --feed-min-samples (default 200), whichever covers more.\n"
+    "                      0 when there are no samples yet. t_ms counts from the schedule's start\n"
+    "  --summary           print a summary at the end (default if --json is not given)\n"
+    "  --json              print the summary as one JSON object on stdout\n"
+    "  --verbose           report connection errors on stderr\n"
+    "\n"
+    "Exit status: 0 if every request succeeded, 1 if any failed, 2 on bad usage or setup\n"
+    "failure. SIGINT/SIGTERM end the run early with a summary.\n";
+
+static volatile int stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double num(const char *name, const char *s, double min, double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= min && v <= max)) {
+		fprintf(stderr, "loadgen: bad value '%s' for %s (expected %g..%g)\n", s, name, min,
+			max);
+		exit(2);
+	}
+	return v;
+}
+
+static void parse_args(int argc, char **argv, struct lg_config *cfg, bool *summary, bool *json)
+{
+	enum {
+		O_PORT = 256,
+		O_SCHEDULE,
+		O_RATE,
+		O_DURATION,
+		O_SCALE,
+		O_PROTO,
+		O_KEEPALIVE,
+		O_PATH,
+		O_CONNS,
+		O_MAX_CONNS,
+		O_MAX_QUEUE,
+		O_LATE,
+		O_REQ_TIMEOUT,
+		O_DRAIN,
+		O_SEED,
+		O_KEYS,
+		O_ALPHA,
+		O_GET_RATIO,
+		O_VALUE_SIZE,
+		O_NO_PRELOAD,
+		O_FEED,
+		O_FEED_MS,
+		O_FEED_WINDOW,
+		O_FEED_MIN,
+		O_SUMMARY,
+		O_JSON,
+		O_VERBOSE,
+	};
+	static const struct option lopts[] = {
+		{ "port", required_argument, NULL, O_PORT },
+		{ "schedule", required_argument, NULL, O_SCHEDULE },
+		{ "rate", required_argument, NULL, O_RATE },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "scale", required_argument, NULL, O_SCALE },
+		{ "proto", required_argument, NULL, O_PROTO },
+		{ "keepalive", no_argument, NULL, O_KEEPALIVE },
+		{ "path", required_argument, NULL, O_PATH },
+		{ "conns", required_argument, NULL, O_CONNS },
+		{ "max-conns", required_argument, NULL, O_MAX_CONNS },
+		{ "max-queue", required_argument, NULL, O_MAX_QUEUE },
+		{ "late-us", required_argument, NULL, O_LATE },
+		{ "req-timeout", required_argument, NULL, O_REQ_TIMEOUT },
+		{ "drain", required_argument, NULL, O_DRAIN },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "keys", required_argument, NULL, O_KEYS },
+		{ "zipf-alpha", required_argument, NULL, O_ALPHA },
+		{ "get-ratio", required_argument, NULL, O_GET_RATIO },
+		{ "value-size", required_argument, NULL, O_VALUE_SIZE },
+		{ "no-preload", no_argument, NULL, O_NO_PRELOAD },
+		{ "feed", required_argument, NULL, O_FEED },
+		{ "feed-ms", required_argument, NULL, O_FEED_MS },
+		{ "feed-window", required_argument, NULL, O_FEED_WINDOW },
+		{ "feed-min-samples", required_argument, NULL, O_FEED_MIN },
+		{ "summary", no_argument, NULL, O_SUMMARY },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "verbose", no_argument, NULL, O_VERBOSE },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *schedule = NULL, *feed = NULL;
+	double rate = -1, duration = -1, scale = 1;
+	char err[160];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case O_PORT:
+			cfg->port = num("--port", optarg, 1, 65535);
+			break;
+		case O_SCHEDULE:
+			schedule = optarg;
+			break;
+		case O_RATE:
+			rate = num("--rate", optarg, 0, 1e8);
+			break;
+		case O_DURATION:
+			duration = num("--duration", optarg, 0.001, 1e7);
+			break;
+		case O_SCALE:
+			scale = num("--scale", optarg, 0, 1e8);
+			break;
+		case O_PROTO:
+			if (!strcmp(optarg, "http")) {
+				cfg->proto = LG_HTTP;
+			} else if (!strcmp(optarg, "memcached")) {
+				cfg->proto = LG_MEMCACHED;
+			} else {
+				fprintf(stderr, "loadgen: --proto is http or memcached, not '%s'\n",
+					optarg);
+				exit(2);
+			}
+			break;
+		case O_KEEPALIVE:
+			cfg->keepalive = true;
+			break;
+		case O_PATH:
+			cfg->path = optarg;
+			break;
+		case O_CONNS:
+			cfg->conns = num("--conns", optarg, 1, 65536);
+			break;
+		case O_MAX_CONNS:
+			cfg->max_conns = num("--max-conns", optarg, 1, 65536);
+			break;
+		case O_MAX_QUEUE:
+			cfg->max_queue = num("--max-queue", optarg, 1, 1e8);
+			break;
+		case O_LATE:
+			cfg->late_us = num("--late-us", optarg, 0, 1e9);
+			break;
+		case O_REQ_TIMEOUT:
+			cfg->req_timeout = num("--req-timeout", optarg, 0.001, 1e6);
+			break;
+		case O_DRAIN:
+			cfg->drain_s = num("--drain", optarg, 0, 1e6);
+			break;
+		case O_SEED:
+			cfg->seed = num("--seed", optarg, 0, 1e18);
+			break;
+		case O_KEYS:
+			cfg->keys = num("--keys", optarg, 1, 1e8);
+			break;
+		case O_ALPHA:
+			cfg->zipf_alpha = num("--zipf-alpha", optarg, 0, 10);
+			break;
+		case O_GET_RATIO:
+			cfg->get_ratio = num("--get-ratio", optarg, 0, 1);
+			break;
+		case O_VALUE_SIZE:
+			cfg->value_size = num("--value-size", optarg, 1, 1 << 20);
+			break;
+		case O_NO_PRELOAD:
+			cfg->preload = false;
+			break;
+		case O_FEED:
+			feed = optarg;
+			break;
+		case O_FEED_MS:
+			cfg->feed_ms = num("--feed-ms", optarg, 1, 1e6);
+			break;
+		case O_FEED_WINDOW:
+			cfg->feed_window_s = num("--feed-window", optarg, 0.001, 1e6);
+			break;
+		case O_FEED_MIN:
+			cfg->feed_min_samples = num("--feed-min-samples", optarg, 1, 1e8);
+			break;
+		case O_SUMMARY:
+			*summary = true;
+			break;
+		case O_JSON:
+			*json = true;
+			break;
+		case O_VERBOSE:
+			cfg->verbose = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			fputs(usage_text, stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "loadgen: unexpected argument '%s' (see --help)\n", argv[optind]);
+		exit(2);
+	}
+	if (!cfg->port) {
+		fprintf(stderr, "loadgen: --port is required (see --help)\n");
+		exit(2);
+	}
+	if (schedule && (rate >= 0 || duration >= 0)) {
+		fprintf(stderr, "loadgen: give --schedule or --rate with --duration, not both\n");
+		exit(2);
+	}
+	if (schedule) {
+		if (sched_parse(&cfg->sched, schedule, err, sizeof(err))) {
+			fprintf(stderr, "loadgen: --schedule '%s': %s\n", schedule, err);
+			exit(2);
+		}
+	} else if (rate >= 0 && duration > 0) {
+		sched_constant(&cfg->sched, rate, duration);
+	} else {
+		fprintf(stderr,
+			"loadgen: need --schedule, or --rate and --duration (see --help)\n");
+		exit(2);
+	}
+	sched_scale(&cfg->sched, scale);
+	if (cfg->path[0] != '/' || strpbrk(cfg->path, " \r\n") || strlen(cfg->path) > 512) {
+		fprintf(stderr, "loadgen: --path must start with / and contain no spaces\n");
+		exit(2);
+	}
+	if (cfg->conns > cfg->max_conns)
+		cfg->conns = cfg->max_conns;
+	if (feed) {
+		cfg->feed = fopen(feed, "a");
+		if (!cfg->feed) {
+			fprintf(stderr, "loadgen: cannot open feed file %s: %s\n", feed,
+				strerror(errno));
+			exit(2);
+		}
+	}
+}
+
+static void print_summary(const struct lg_config *cfg, const struct lg_result *r, bool json)
+{
+	double p50, p90, p99, p999, max = 0, mean = 0;
+	double *v = r->lat_us.v;
+	size_t n = r->lat_us.n;
+	double rps = r->duration_s > 0 ? r->ok / r->duration_s : 0;
+	double offered =
+	    sched_duration(&cfg->sched) > 0 ? r->offered / sched_duration(&cfg->sched) : 0;
+
+	/* lg_percentile sorts v, later calls can use the sorted array directly. */
+	p50 = lg_percentile(v, n, 50);
+	p90 = lg_percentile_sorted(v, n, 90);
+	p99 = lg_percentile_sorted(v, n, 99);
+	p999 = lg_percentile_sorted(v, n, 99.9);
+	if (n)
+		max = v[n - 1];
+	for (size_t i = 0; i < n; i++)
+		mean += v[i] / n;
+	if (json) {
+		printf("{\"proto\":\"%s\",\"sent\":%lld,\"ok\":%lld,\"errors\":%lld,\"late\":%lld,"
+		       "\"dropped\":%lld,\"timeouts\":%lld,\"unsent\":%lld,\"abandoned\":%lld,"
+		       "\"offered_rps\":%.1f,\"achieved_rps\":%.1f,\"duration_s\":%.3f,"
+		       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
+		       "\"max_us\":%.1f,\"mean_us\":%.1f,\"conns_opened\":%lld,\"max_open\":%d",
+		       cfg->proto == LG_HTTP ? "http" : "memcached", r->sent, r->ok, r->errors,
+		       r->late, r->dropped, r->timeouts, r->unsent, r->abandoned, offered, rps,
+		       r->duration_s, p50, p90, p99, p999, max, mean, r->conns_opened, r->max_open);
+		if (cfg->proto == LG_MEMCACHED)
+			printf(",\"gets\":%lld,\"hits\":%lld", r->gets, r->hits);
+		printf("}\n");
+		return;
+	}
+	printf("sent %lld ok %lld errors %lld late %lld\n", r->sent, r->ok, r->errors, r->late);
+	printf("  dropped %lld timeouts %lld unsent %lld abandoned %lld conns_opened %lld "
+	       "max_open %d\n",
+	       r->dropped, r->timeouts, r->unsent, r->abandoned, r->conns_opened, r->max_open);
+	printf("  offered %.1f rps, achieved %.1f rps over %.3f s\n", offered, rps, r->duration_s);
+	printf("  latency us: p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f mean %.1f\n", p50, p90,
+	       p99, p999, max, mean);
+	if (cfg->proto == LG_MEMCACHED)
+		printf("  gets %lld hits %lld\n", r->gets, r->hits);
+	if (r->lat_us.dropped)
+		printf("  (percentiles over the first %zu latencies; %zu more not kept)\n", n,
+		       r->lat_us.dropped);
+}
+
+int main(int argc, char **argv)
+{
+	struct lg_config cfg = {
+		.proto = LG_HTTP,
+		.conns = 16,
+		.max_conns = 1000,
+		.max_queue = 100000,
+		.late_us = 1000,
+		.req_timeout = 10,
+		.drain_s = 5,
+		.seed = 1,
+		.path = "/",
+		.keys = 10000,
+		.zipf_alpha = 0.915,
+		.get_ratio = 0.8,
+		.value_size = 1024,
+		.preload = true,
+		.feed_ms = 100,
+		.feed_window_s = 1,
+		.feed_min_samples = 200,
+	};
+	struct lg_result res = { .lat_us.max = 50 * 1000 * 1000 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	bool summary = false, json = false;
+	int err;
+
+	parse_args(argc, argv, &cfg, &summary, &json);
+	/* No SA_RESTART: the loop's epoll wait returns EINTR and sees stop. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = lg_run(&cfg, &res, &stop);
+	if (cfg.feed)
+		fclose(cfg.feed);
+	if (err) {
+		lg_samples_free(&res.lat_us);
+		return 2;
+	}
+	if (summary || !json)
+		print_summary(&cfg, &res, false);
+	if (json)
+		print_summary(&cfg, &res, true);
+	lg_samples_free(&res.lat_us);
+	return res.errors ? 1 : 0;
+}
