@@ -1,0 +1,759 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The control loop. Every decision is checked here before it reaches the
+ * machine, whatever the policy: no core in two workloads, nothing below a
+ * minimum or above a maximum, pooled resources never over-committed, nothing
+ * on a resource the machine lacks, nothing for a workload that is gone. The
+ * policy is then told what is actually in force.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "loop.h"
+
+uint64_t loop_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+bool loop_pid_alive(void *ctx, int wl, pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int st;
+
+	/* our own child (a launched command): reap it */
+	if (waitpid(pid, &st, WNOHANG) == pid)
+		return false;
+	if (kill(pid, 0) && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (p && (p = strrchr(buf, ')')) && (p[2] == 'Z' || p[2] == 'X'))
+		return false;
+	return true;
+}
+
+static void sat(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void sat(char *dst, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+}
+
+static long total_used(const struct loop *l, enum pol_res r)
+{
+	long used = 0;
+
+	for (int i = 0; i < l->nwl; i++)
+		if (l->wl[i].alive)
+			used += l->wl[i].alloc[r];
+	return used;
+}
+
+/* Initial cpus: explicit lists, then counts, then a fair share of the rest
+ * round robin (as the original code hands out every core). */
+static int initial_cpus(struct loop *l, char *err, size_t len)
+{
+	const struct cfg *c = l->cfg;
+	struct act_cpumask free = c->cpus;
+	bool fair[CFG_MAX_WL] = { false };
+	int nfair = 0;
+
+	for (int i = 0; i < l->nwl; i++) {
+		act_cpumask_zero(&l->wl[i].cpus);
+		if (c->wl[i].has_cpus) {
+			l->wl[i].cpus = c->wl[i].cpus;
+			act_cpumask_andnot(&free, &free, &c->wl[i].cpus);
+		}
+	}
+	for (int i = 0; i < l->nwl; i++) {
+		int want = c->wl[i].has_cpus ? 0
+			   : c->wl[i].cores  ? c->wl[i].cores
+					     : c->wl[i].min_cores;
+
+		if (!c->wl[i].has_cpus && !c->wl[i].cores) {
+			fair[i] = true;
+			nfair++;
+		}
+		for (int k = 0; k < want; k++) {
+			int cpu = act_cpumask_first(&free);
+
+			if (cpu < 0) {
+				sat(err, len, "workload %s: no cpu left for its initial allocation",
+				    l->wl[i].name);
+				return -ENOSPC;
+			}
+			act_cpumask_set(&l->wl[i].cpus, cpu);
+			act_cpumask_clear(&free, cpu);
+		}
+	}
+	while (nfair && !act_cpumask_empty(&free)) {
+		bool gave = false;
+
+		for (int i = 0; i < l->nwl && !act_cpumask_empty(&free); i++) {
+			int cpu;
+
+			if (!fair[i] ||
+			    act_cpumask_count(&l->wl[i].cpus) >= l->wl[i].max[POL_RES_CORES])
+				continue;
+			cpu = act_cpumask_first(&free);
+			act_cpumask_set(&l->wl[i].cpus, cpu);
+			act_cpumask_clear(&free, cpu);
+			gave = true;
+		}
+		if (!gave)
+			break;
+	}
+	for (int i = 0; i < l->nwl; i++)
+		l->wl[i].alloc[POL_RES_CORES] = act_cpumask_count(&l->wl[i].cpus);
+	return 0;
+}
+
+static void initial_quota(struct loop *l)
+{
+	const struct cfg *c = l->cfg;
+	long step = l->res[POL_RES_QUOTA].step, rem = l->res[POL_RES_QUOTA].total;
+	int nfair = 0;
+
+	for (int i = 0; i < l->nwl; i++) {
+		if (c->wl[i].quota > 0) {
+			l->wl[i].alloc[POL_RES_QUOTA] = lround(c->wl[i].quota * 1000.0);
+			rem -= l->wl[i].alloc[POL_RES_QUOTA];
+		} else {
+			nfair++;
+		}
+	}
+	for (int i = 0; i < l->nwl; i++) {
+		long q;
+
+		if (c->wl[i].quota > 0)
+			continue;
+		q = nfair ? rem / nfair / step * step : 0;
+		if (q < l->wl[i].min[POL_RES_QUOTA])
+			q = l->wl[i].min[POL_RES_QUOTA];
+		if (q > l->wl[i].max[POL_RES_QUOTA])
+			q = l->wl[i].max[POL_RES_QUOTA];
+		l->wl[i].alloc[POL_RES_QUOTA] = q;
+	}
+}
+
+static int setup_resources(struct loop *l, char *err, size_t len)
+{
+	const struct cfg *c = l->cfg;
+	struct loop_caps *k = &l->caps;
+	struct pol_res_info *r = l->res;
+	int ncpus = act_cpumask_count(&c->cpus);
+	long fmin, fmax;
+
+	memset(r, 0, sizeof(l->res));
+	r[POL_RES_CORES] = (struct pol_res_info){ .pooled = true, .step = 1, .total = ncpus };
+	if (c->cores) {
+		char buf[64];
+
+		if (!k->res[POL_RES_CORES]) {
+			sat(err, len, "cores are a resource but cpusets cannot be set here: %s",
+			    k->why[POL_RES_CORES]);
+			return -EOPNOTSUPP;
+		}
+		if (!act_cpumask_subset(&c->cpus, &k->cpus)) {
+			act_cpumask_format(&k->cpus, buf, sizeof(buf));
+			sat(err, len, "%s:%d: [resources] cpus: only %s can be assigned here",
+			    c->file, c->cpus_line, buf);
+			return -ERANGE;
+		}
+		r[POL_RES_CORES].avail = true;
+	}
+	fmin = k->freq_min_mhz;
+	fmax = k->freq_max_mhz;
+	if (c->freq_min_mhz && c->freq_min_mhz > fmin)
+		fmin = c->freq_min_mhz;
+	if (c->freq_max_mhz && c->freq_max_mhz < fmax)
+		fmax = c->freq_max_mhz;
+	r[POL_RES_FREQ] = (struct pol_res_info){ .step = c->freq_step_mhz };
+	if (c->freq == CFG_ON && !k->res[POL_RES_FREQ]) {
+		sat(err, len, "[resources] freq = true but cpufreq cannot be used here: %s",
+		    k->why[POL_RES_FREQ]);
+		return -EOPNOTSUPP;
+	}
+	if (c->freq != CFG_OFF && k->res[POL_RES_FREQ] && fmin < fmax)
+		r[POL_RES_FREQ].avail = true;
+	r[POL_RES_QUOTA] = (struct pol_res_info){ .pooled = true,
+						  .step = lround(c->quota_step * 1000.0),
+						  .total = lround(c->quota_total * 1000.0) };
+	if (c->quota) {
+		if (!k->res[POL_RES_QUOTA]) {
+			sat(err, len,
+			    "[resources] quota = true but cpu quota cannot be set here: %s",
+			    k->why[POL_RES_QUOTA]);
+			return -EOPNOTSUPP;
+		}
+		r[POL_RES_QUOTA].avail = true;
+	}
+	for (int i = 0; i < l->nwl; i++) {
+		const struct cfg_workload *w = &c->wl[i];
+		struct loop_wl *lw = &l->wl[i];
+
+		lw->min[POL_RES_CORES] = r[POL_RES_CORES].avail ? w->min_cores : 0;
+		lw->max[POL_RES_CORES] =
+		    r[POL_RES_CORES].avail ? (w->max_cores ? w->max_cores : ncpus) : 0;
+		lw->min[POL_RES_FREQ] = r[POL_RES_FREQ].avail ? fmin : 0;
+		lw->max[POL_RES_FREQ] = r[POL_RES_FREQ].avail ? fmax : 0;
+		lw->min[POL_RES_QUOTA] =
+		    r[POL_RES_QUOTA].avail
+			? (w->min_quota ? lround(w->min_quota * 1000.0) : r[POL_RES_QUOTA].step)
+			: 0;
+		lw->max[POL_RES_QUOTA] =
+		    r[POL_RES_QUOTA].avail
+			? (w->max_quota ? lround(w->max_quota * 1000.0) : r[POL_RES_QUOTA].total)
+			: 0;
+		if (r[POL_RES_FREQ].avail) {
+			long f = w->freq_mhz ? w->freq_mhz : fmax;
+
+			lw->alloc[POL_RES_FREQ] = f < fmin ? fmin : f > fmax ? fmax : f;
+		}
+	}
+	if (r[POL_RES_CORES].avail) {
+		int e = initial_cpus(l, err, len);
+
+		if (e)
+			return e;
+	}
+	if (r[POL_RES_QUOTA].avail)
+		initial_quota(l);
+	return 0;
+}
+
+static int policy_init(const struct cfg *c, const struct pol_ops *pol, void **state, char *err,
+		       size_t len)
+{
+	struct pol_param params[CFG_MAX_PARAMS];
+	char perr[192] = "";
+	struct pol_init_args pa = {
+		.sz = sizeof(pa),
+		.seed = c->seed,
+		.nwl = c->nwl,
+		.params = params,
+		.nparams = c->nparams,
+		.err = perr,
+		.err_len = sizeof(perr),
+		.err_param = -1,
+	};
+	int ret;
+
+	*state = NULL;
+	if (!pol || !pol->decide) {
+		sat(err, len, "%s: policy %s has no decide()", c->file, pol ? pol->name : "?");
+		return -EINVAL;
+	}
+	if (!pol->init)
+		return 0;
+	for (int i = 0; i < c->nparams; i++)
+		params[i] = (struct pol_param){ c->params[i].key, c->params[i].val };
+	ret = pol->init(state, &pa);
+	if (!ret)
+		return 0;
+	if (pa.err_param >= 0 && pa.err_param < c->nparams)
+		sat(err, len, "%s:%d: [policy %s] %s", c->file, c->params[pa.err_param].line,
+		    pol->name, perr);
+	else
+		sat(err, len, "%s: policy %s: %s", c->file, pol->name,
+		    perr[0] ? perr : strerror(-ret));
+	return ret;
+}
+
+int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err, size_t len)
+{
+	void *state;
+	int ret = policy_init(c, pol, &state, err, len);
+
+	if (!ret && pol->exit)
+		pol->exit(state);
+	return ret;
+}
+
+int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
+{
+	const struct cfg *c = a->cfg;
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	l->cfg = c;
+	l->pol = a->pol;
+	l->mops = a->mops;
+	l->mctx = a->mctx;
+	l->log = a->log;
+	l->alive = a->alive ? a->alive : loop_pid_alive;
+	l->alive_ctx = a->alive_ctx;
+	l->nwl = c->nwl;
+	for (int i = 0; i < l->nwl; i++) {
+		struct loop_wl *w = &l->wl[i];
+
+		snprintf(w->name, sizeof(w->name), "%s", c->wl[i].name);
+		w->pid = a->pid[i];
+		w->alive = true;
+		w->src = a->src[i];
+		w->aux = a->aux[i];
+		w->target_us = c->wl[i].target_us;
+	}
+	/* policy first: a bad setting stops us before the machine is touched */
+	ret = policy_init(c, l->pol, &l->pol_state, err, len);
+	if (ret) {
+		l->pol = NULL;
+		return ret;
+	}
+	ret = l->mops->caps(l->mctx, &l->caps);
+	if (ret) {
+		sat(err, len, "cannot read what the machine supports: %s",
+		    l->mops->last_error(l->mctx));
+		goto fail;
+	}
+	ret = setup_resources(l, err, len);
+	if (ret)
+		goto fail;
+	for (int i = 0; i < l->nwl; i++) {
+		struct loop_wl *w = &l->wl[i];
+
+		ret = l->mops->add(l->mctx, i, w->name, w->pid,
+				   l->res[POL_RES_CORES].avail ? &w->cpus : NULL,
+				   l->res[POL_RES_QUOTA].avail ? w->alloc[POL_RES_QUOTA] : 0,
+				   l->res[POL_RES_FREQ].avail ? w->alloc[POL_RES_FREQ] : 0);
+		if (ret) {
+			sat(err, len, "workload %s (pid %d): %s", w->name, (int)w->pid,
+			    l->mops->last_error(l->mctx));
+			goto fail;
+		}
+		w->added = true;
+	}
+	l->t0_ms = loop_now_ms();
+	return 0;
+fail:
+	for (int i = 0; i < l->nwl; i++) {
+		if (l->wl[i].added)
+			l->mops->remove(l->mctx, i);
+		l->wl[i].added = false;
+	}
+	if (l->pol->exit)
+		l->pol->exit(l->pol_state);
+	l->pol_state = NULL;
+	l->pol = NULL;
+	for (int i = 0; i < l->nwl; i++)
+		l->wl[i].src = l->wl[i].aux = NULL; /* still the caller's */
+	return ret;
+}
+
+int loop_alive_count(const struct loop *l)
+{
+	int n = 0;
+
+	for (int i = 0; i < l->nwl; i++)
+		n += l->wl[i].alive;
+	return n;
+}
+
+static void workload_gone(struct loop *l, int i, char *event, size_t len)
+{
+	struct loop_wl *w = &l->wl[i];
+	size_t n = strlen(event);
+
+	w->alive = false;
+	l->stats.exits++;
+	if (w->added)
+		l->mops->remove(l->mctx, i);
+	w->added = false;
+	act_cpumask_zero(&w->cpus);
+	memset(w->alloc, 0, sizeof(w->alloc));
+	memset(w->min, 0, sizeof(w->min));
+	memset(w->max, 0, sizeof(w->max));
+	src_close(w->src);
+	src_close(w->aux);
+	w->src = w->aux = NULL;
+	snprintf(event + n, len - n, "%sworkload %s (pid %d) exited; its resources are free",
+		 n ? "; " : "", w->name, (int)w->pid);
+}
+
+static void observe(struct loop *l, uint64_t now_ms)
+{
+	struct pol_observation *o = &l->obs;
+	unsigned int win = l->cfg->avg_window_ms;
+
+	memset(o, 0, sizeof(*o));
+	o->now_ms = now_ms;
+	o->tick = l->tick;
+	o->interval_ms = l->cfg->interval_ms;
+	o->nwl = l->nwl;
+	memcpy(o->res, l->res, sizeof(o->res));
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (o->res[r].pooled)
+			o->res[r].free = o->res[r].total - total_used(l, (enum pol_res)r);
+	for (int i = 0; i < l->nwl; i++) {
+		struct loop_wl *w = &l->wl[i];
+		struct pol_wl_obs *ow = &o->wl[i];
+		double sum = 0;
+		unsigned int k, j;
+
+		snprintf(ow->name, sizeof(ow->name), "%s", w->name);
+		ow->alive = w->alive;
+		ow->target_us = w->target_us;
+		memcpy(ow->alloc, w->alloc, sizeof(ow->alloc));
+		memcpy(ow->min, w->min, sizeof(ow->min));
+		memcpy(ow->max, w->max, sizeof(ow->max));
+		ow->state = POL_LAT_STALE;
+		ow->p99_us = ow->p99_avg_us = ow->slack = ow->slack_avg = NAN;
+		if (!w->alive)
+			continue;
+		memset(&w->last, 0, sizeof(w->last));
+		memset(&w->last_aux, 0, sizeof(w->last_aux));
+		w->last_aux.p99_us = NAN;
+		w->last_aux.state = POL_LAT_STALE;
+		if (w->src)
+			src_read(w->src, now_ms, &w->last);
+		else
+			w->last = (struct src_sample){ .state = POL_LAT_STALE,
+						       .p99_us = NAN,
+						       .rps = NAN,
+						       .why = "no source" };
+		if (w->aux)
+			src_read(w->aux, now_ms, &w->last_aux);
+		/* the averaging window ("long slack") over fresh samples only */
+		for (k = 0, j = 0; k < w->navg; k++) {
+			if (now_ms - w->avg_t[k] < win) {
+				w->avg_t[j] = w->avg_t[k];
+				w->avg_p99[j] = w->avg_p99[k];
+				j++;
+			}
+		}
+		w->navg = j;
+		if (w->last.state == POL_LAT_FRESH) {
+			if (w->navg == sizeof(w->avg_t) / sizeof(w->avg_t[0])) {
+				memmove(w->avg_t, w->avg_t + 1,
+					sizeof(w->avg_t) - sizeof(w->avg_t[0]));
+				memmove(w->avg_p99, w->avg_p99 + 1,
+					sizeof(w->avg_p99) - sizeof(w->avg_p99[0]));
+				w->navg--;
+			}
+			w->avg_t[w->navg] = now_ms;
+			w->avg_p99[w->navg] = w->last.p99_us;
+			w->navg++;
+		}
+		ow->state = w->last.state;
+		if (w->last.state == POL_LAT_FRESH) {
+			ow->p99_us = w->last.p99_us;
+			ow->slack = (w->target_us - ow->p99_us) / w->target_us;
+			for (k = 0; k < w->navg; k++)
+				sum += w->avg_p99[k];
+			ow->p99_avg_us = w->navg ? sum / w->navg : ow->p99_us;
+			ow->slack_avg = (w->target_us - ow->p99_avg_us) / w->target_us;
+			if (w->nhist == POL_HIST) {
+				memmove(w->hist, w->hist + 1, sizeof(w->hist) - sizeof(w->hist[0]));
+				w->nhist--;
+			}
+			w->hist[w->nhist++] = ow->slack;
+		}
+		ow->nhist = w->nhist;
+		memcpy(ow->hist_slack, w->hist, sizeof(ow->hist_slack));
+	}
+}
+
+int loop_validate(const struct loop *l, const struct pol_decision *dec, char *why, size_t len)
+{
+	if (dec->nwl != l->nwl) {
+		sat(why, len, "decision for %d workloads, there are %d", dec->nwl, l->nwl);
+		return -EINVAL;
+	}
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		const char *rn = pol_res_str((enum pol_res)r);
+		long sum = 0;
+
+		for (int i = 0; i < l->nwl; i++) {
+			const struct loop_wl *w = &l->wl[i];
+			long v = dec->wl[i].alloc[r];
+
+			if (v == w->alloc[r])
+				goto count;
+			if (!w->alive) {
+				sat(why, len, "%s: workload %s is gone", rn, w->name);
+				return -EINVAL;
+			}
+			if (!l->res[r].avail) {
+				sat(why, len, "%s for %s: not a resource here", rn, w->name);
+				return -EINVAL;
+			}
+			if (v < w->min[r]) {
+				sat(why, len, "%s for %s: %ld below its minimum %ld", rn, w->name,
+				    v, w->min[r]);
+				return -EINVAL;
+			}
+			if (v > w->max[r]) {
+				sat(why, len, "%s for %s: %ld above its maximum %ld", rn, w->name,
+				    v, w->max[r]);
+				return -EINVAL;
+			}
+		count:
+			if (w->alive)
+				sum += v;
+		}
+		if (l->res[r].pooled && l->res[r].avail && sum > l->res[r].total) {
+			sat(why, len, "%s: %ld asked for, %ld exist", rn, sum, l->res[r].total);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Apply a valid decision. Fills out->applied/why; w->alloc follows what
+ * actually happened. */
+static void apply(struct loop *l, const struct pol_decision *dec, struct pol_outcome *out,
+		  bool *changed)
+{
+	struct act_cpumask free, nc[CFG_MAX_WL];
+	int wls[CFG_MAX_WL], n = 0;
+
+	*changed = false;
+	out->applied = true;
+	/* cores: shrink from the top, grow from the lowest free cpu */
+	if (l->res[POL_RES_CORES].avail) {
+		free = l->cfg->cpus;
+		for (int i = 0; i < l->nwl; i++) {
+			nc[i] = l->wl[i].cpus;
+			act_cpumask_andnot(&free, &free, &l->wl[i].cpus);
+		}
+		for (int i = 0; i < l->nwl; i++) {
+			while (act_cpumask_count(&nc[i]) > dec->wl[i].alloc[POL_RES_CORES]) {
+				int last = -1, cpu;
+
+				act_cpumask_for_each(cpu, &nc[i]) last = cpu;
+				act_cpumask_clear(&nc[i], last);
+				act_cpumask_set(&free, last);
+			}
+		}
+		for (int i = 0; i < l->nwl; i++) {
+			while (act_cpumask_count(&nc[i]) < dec->wl[i].alloc[POL_RES_CORES]) {
+				int cpu = act_cpumask_first(&free);
+
+				if (cpu < 0)
+					break; /* validation makes this impossible */
+				act_cpumask_clear(&free, cpu);
+				act_cpumask_set(&nc[i], cpu);
+			}
+		}
+		for (int i = 0; i < l->nwl; i++) {
+			if (!l->wl[i].alive || act_cpumask_equal(&nc[i], &l->wl[i].cpus))
+				continue;
+			wls[n] = i;
+			nc[n] = nc[i]; /* compact: n <= i */
+			n++;
+		}
+		if (n) {
+			*changed = true;
+			if (l->mops->assign_cpus(l->mctx, wls, nc, n)) {
+				out->applied = false;
+				sat(out->why, sizeof(out->why), "cores: %s",
+				    l->mops->last_error(l->mctx));
+			} else {
+				for (int k = 0; k < n; k++) {
+					l->wl[wls[k]].cpus = nc[k];
+					l->wl[wls[k]].alloc[POL_RES_CORES] =
+					    act_cpumask_count(&nc[k]);
+				}
+			}
+		}
+	}
+	/* quota: decreases first, so the pool is never over-committed */
+	for (int pass = 0; pass < 2 && l->res[POL_RES_QUOTA].avail; pass++) {
+		for (int i = 0; i < l->nwl; i++) {
+			long want = dec->wl[i].alloc[POL_RES_QUOTA],
+			     cur = l->wl[i].alloc[POL_RES_QUOTA];
+
+			if (!l->wl[i].alive || want == cur || (pass == 0) != (want < cur))
+				continue;
+			*changed = true;
+			if (l->mops->set_quota(l->mctx, i, want)) {
+				if (out->applied)
+					sat(out->why, sizeof(out->why), "quota of %s: %s",
+					    l->wl[i].name, l->mops->last_error(l->mctx));
+				out->applied = false;
+				continue;
+			}
+			l->wl[i].alloc[POL_RES_QUOTA] = want;
+		}
+	}
+	for (int i = 0; i < l->nwl && l->res[POL_RES_FREQ].avail; i++) {
+		long want = dec->wl[i].alloc[POL_RES_FREQ];
+
+		if (!l->wl[i].alive || want == l->wl[i].alloc[POL_RES_FREQ])
+			continue;
+		*changed = true;
+		if (l->mops->set_freq(l->mctx, i, want)) {
+			if (out->applied)
+				sat(out->why, sizeof(out->why), "freq of %s: %s", l->wl[i].name,
+				    l->mops->last_error(l->mctx));
+			out->applied = false;
+			continue;
+		}
+		l->wl[i].alloc[POL_RES_FREQ] = want;
+	}
+}
+
+static const char *state_str(enum pol_lat_state s)
+{
+	return s == POL_LAT_FRESH ? "fresh" : s == POL_LAT_IDLE ? "idle" : "stale";
+}
+
+static void log_record(struct loop *l, const char *event)
+{
+	struct log_json j;
+	char buf[256];
+
+	if (!l->log)
+		return;
+	log_json_begin(&j, l->log);
+	log_json_num(&j, "t", (double)(l->obs.now_ms - l->t0_ms) / 1000.0, 3);
+	log_json_int(&j, "tick", (long long)l->tick);
+	log_json_str(&j, "policy", l->pol->name);
+	log_json_bool(&j, "applied", l->out.applied);
+	log_json_str(&j, "why", l->out.why[0] ? l->out.why : NULL);
+	log_json_str(&j, "event", event[0] ? event : NULL);
+	log_json_obj(&j, "free");
+	if (l->res[POL_RES_CORES].avail)
+		log_json_int(&j, "cores",
+			     l->res[POL_RES_CORES].total - total_used(l, POL_RES_CORES));
+	if (l->res[POL_RES_QUOTA].avail)
+		log_json_num(&j, "quota",
+			     (double)(l->res[POL_RES_QUOTA].total - total_used(l, POL_RES_QUOTA)) /
+				 1000.0,
+			     2);
+	log_json_close(&j);
+	log_json_arr(&j, "wl");
+	for (int i = 0; i < l->nwl; i++) {
+		const struct loop_wl *w = &l->wl[i];
+		const struct pol_wl_obs *o = &l->obs.wl[i];
+		const struct src_sample *se = NULL, *sc = NULL;
+
+		if (w->src && w->src->ops->kind == SRC_EBEE)
+			se = &w->last;
+		if (w->src && w->src->ops->kind == SRC_CLIENT)
+			sc = &w->last;
+		if (w->aux && w->aux->ops->kind == SRC_EBEE)
+			se = &w->last_aux;
+		if (w->aux && w->aux->ops->kind == SRC_CLIENT)
+			sc = &w->last_aux;
+		log_json_obj(&j, NULL);
+		log_json_str(&j, "name", w->name);
+		log_json_int(&j, "pid", w->pid);
+		log_json_bool(&j, "alive", w->alive);
+		log_json_str(&j, "source", w->src ? w->src->ops->name : NULL);
+		log_json_str(&j, "state", state_str(o->state));
+		if (w->alive && o->state != POL_LAT_FRESH)
+			log_json_str(&j, "stale_why", w->last.why);
+		log_json_num(&j, "target_us", w->target_us, 0);
+		log_json_num(&j, "p99_ebee_us", se && se->state == POL_LAT_FRESH ? se->p99_us : NAN,
+			     1);
+		if (l->cfg->wl[i].feed[0])
+			log_json_num(&j, "p99_client_us",
+				     sc && sc->state == POL_LAT_FRESH ? sc->p99_us : NAN, 1);
+		log_json_num(&j, "rps", w->alive ? w->last.rps : NAN, 1);
+		log_json_num(&j, "slack", o->slack, 4);
+		log_json_num(&j, "slack_avg", o->slack_avg, 4);
+		log_json_int(&j, "cores", w->alloc[POL_RES_CORES]);
+		act_cpumask_format(&w->cpus, buf, sizeof(buf));
+		log_json_str(&j, "cpus", l->res[POL_RES_CORES].avail ? buf : NULL);
+		log_json_num(&j, "freq_mhz",
+			     l->res[POL_RES_FREQ].avail ? (double)w->alloc[POL_RES_FREQ] : NAN, 0);
+		log_json_num(&j, "quota",
+			     l->res[POL_RES_QUOTA].avail ? (double)w->alloc[POL_RES_QUOTA] / 1000.0
+							 : NAN,
+			     2);
+		log_json_str(&j, "action", l->dec.wl[i].action);
+		log_json_str(&j, "reason", l->dec.wl[i].reason);
+		log_json_close(&j);
+	}
+	log_json_close(&j);
+	log_json_end(&j);
+}
+
+int loop_step(struct loop *l, uint64_t now_ms)
+{
+	char event[POL_REASON_LEN * 2] = "";
+	bool changed = false;
+	int ret;
+
+	for (int i = 0; i < l->nwl; i++)
+		if (l->wl[i].alive && !l->alive(l->alive_ctx, i, l->wl[i].pid))
+			workload_gone(l, i, event, sizeof(event));
+	observe(l, now_ms);
+	pol_decision_init(&l->dec, &l->obs);
+	memset(&l->out, 0, sizeof(l->out));
+	ret = l->pol->decide(l->pol_state, &l->obs, &l->dec);
+	if (ret) {
+		sat(l->out.why, sizeof(l->out.why), "policy %s failed (%s): allocation kept",
+		    l->pol->name, strerror(-ret));
+		pol_decision_init(&l->dec, &l->obs);
+	} else if (loop_validate(l, &l->dec, l->out.why, sizeof(l->out.why))) {
+		l->stats.rejected++;
+		for (int i = 0; i < l->nwl; i++)
+			snprintf(l->dec.wl[i].action, sizeof(l->dec.wl[i].action), "%s%.20s",
+				 strcmp(l->dec.wl[i].action, "hold") ? "refused " : "",
+				 strcmp(l->dec.wl[i].action, "hold") ? l->dec.wl[i].action
+								     : "hold");
+	} else {
+		apply(l, &l->dec, &l->out, &changed);
+		if (changed)
+			l->stats.actions++;
+		if (!l->out.applied)
+			l->stats.failed++;
+	}
+	for (int i = 0; i < l->nwl; i++)
+		memcpy(l->out.alloc[i], l->wl[i].alloc, sizeof(l->out.alloc[i]));
+	if (l->pol->reflect)
+		l->pol->reflect(l->pol_state, &l->obs, &l->dec, &l->out);
+	if (l->dec.event[0]) {
+		size_t n = strlen(event);
+
+		snprintf(event + n, sizeof(event) - n, "%s%s", n ? "; " : "", l->dec.event);
+	}
+	log_record(l, event);
+	if (event[0])
+		fprintf(stderr, "parties: %s\n", event);
+	l->tick++;
+	l->stats.intervals++;
+	return 0;
+}
+
+void loop_fini(struct loop *l)
+{
+	for (int i = 0; i < l->nwl; i++) {
+		struct loop_wl *w = &l->wl[i];
+
+		if (w->added)
+			l->mops->remove(l->mctx, i);
+		w->added = false;
+		src_close(w->src);
+		src_close(w->aux);
+		w->src = w->aux = NULL;
+	}
+	if (l->pol && l->pol->exit)
+		l->pol->exit(l->pol_state);
+	l->pol = NULL;
+	l->pol_state = NULL;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control loop: every interval, observe -> decide -> validate -> apply ->
+ * reflect -> log.
+ *
+ * The loop reaches the machine only through struct loop_mach_ops (the real
+ * one, controller/machine.c, wraps the actuators; unit tests plug a fake),
+ * and latencies only through struct src (source.h). Policies see only
+ * struct pol_observation and return struct pol_decision.
+ */
+#ifndef PARTIES_LOOP_H
+#define PARTIES_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "cpulist.h"
+#include "policy.h"
+#include "source.h"
+
+/* What the machine offers, in the loop's units. */
+struct loop_caps {
+	bool res[POL_RES_COUNT];      /* the machine can control it */
+	char why[POL_RES_COUNT][192]; /* when it cannot */
+	struct act_cpumask cpus;      /* cpus that may be assigned */
+	long freq_min_mhz, freq_max_mhz;
+};
+
+struct loop_mach_ops {
+	int (*caps)(void *m, struct loop_caps *caps);
+	/* Manage workload wl (index in the config) running as pid, with its
+	 * initial allocation; cpus NULL when cores are not managed, quota_mc 0 =
+	 * unlimited, freq_mhz 0 = leave. */
+	int (*add)(void *m, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
+		   long quota_mc, long freq_mhz);
+	/* Give each wls[i] exactly cpus[i], as one change. */
+	int (*assign_cpus)(void *m, const int *wls, const struct act_cpumask *cpus, int n);
+	int (*set_quota)(void *m, int wl, long quota_mc);
+	int (*set_freq)(void *m, int wl, long freq_mhz);
+	/* The workload is gone: put back what was changed for it. */
+	int (*remove)(void *m, int wl);
+	/* One line about the last failure. */
+	const char *(*last_error)(void *m);
+};
+
+struct loop_wl {
+	char name[CFG_NAME_LEN];
+	pid_t pid;
+	bool alive;
+	bool added;	 /* the machine manages it */
+	struct src *src; /* drives the policy */
+	struct src *aux; /* logged only (the other kind), or NULL */
+	double target_us;
+	struct act_cpumask cpus;
+	long alloc[POL_RES_COUNT];
+	long min[POL_RES_COUNT], max[POL_RES_COUNT];
+	/* fresh p99 samples inside the averaging window */
+	unsigned int navg;
+	uint64_t avg_t[64];
+	double avg_p99[64];
+	unsigned int nhist;
+	double hist[POL_HIST];
+	struct src_sample last, last_aux;
+};
+
+/* Tells whether a workload's process still exists; the default reaps our
+ * own children and checks /proc. */
+typedef bool (*loop_alive_fn)(void *ctx, int wl, pid_t pid);
+
+struct loop_args {
+	size_t sz;
+	const struct cfg *cfg;
+	const struct pol_ops *pol;
+	const struct loop_mach_ops *mops;
+	void *mctx;
+	pid_t pid[CFG_MAX_WL];
+	struct src *src[CFG_MAX_WL]; /* owned by the loop once loop_init succeeds */
+	struct src *aux[CFG_MAX_WL];
+	FILE *log;	     /* JSONL, or NULL */
+	loop_alive_fn alive; /* NULL: loop_pid_alive */
+	void *alive_ctx;
+};
+
+struct loop_stats {
+	uint64_t intervals;
+	uint64_t actions;  /* decisions that changed something */
+	uint64_t rejected; /* decisions refused by validation */
+	uint64_t failed;   /* decisions whose writes failed */
+	uint64_t exits;	   /* workloads that exited */
+};
+
+struct loop {
+	const struct cfg *cfg;
+	const struct pol_ops *pol;
+	void *pol_state;
+	const struct loop_mach_ops *mops;
+	void *mctx;
+	loop_alive_fn alive;
+	void *alive_ctx;
+	FILE *log;
+	struct loop_caps caps;
+	struct pol_res_info res[POL_RES_COUNT];
+	int nwl;
+	struct loop_wl wl[CFG_MAX_WL];
+	uint64_t t0_ms;
+	uint64_t tick;
+	struct loop_stats stats;
+	struct pol_observation obs; /* last one */
+	struct pol_decision dec;
+	struct pol_outcome out;
+};
+
+/*
+ * Initial allocation from the config and the machine's caps, then add every
+ * workload to the machine. On failure returns a negative errno with err set;
+ * workloads already added are removed again.
+ */
+int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t err_len);
+/* Initialise the policy with the config's settings and free it again: the
+ * start-up check. 0 or a negative errno with "file:line: what" in err. */
+int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err, size_t err_len);
+/* One interval at monotonic time now_ms. */
+int loop_step(struct loop *l, uint64_t now_ms);
+/* Workloads still alive. */
+int loop_alive_count(const struct loop *l);
+/* Remove every workload from the machine, close sources, free the policy. */
+void loop_fini(struct loop *l);
+
+bool loop_pid_alive(void *ctx, int wl, pid_t pid);
+uint64_t loop_now_ms(void);
+
+/* Validate a decision against the loop's state; 0 or -EINVAL with why set.
+ * Exposed for tests. */
+int loop_validate(const struct loop *l, const struct pol_decision *dec, char *why, size_t len);
+
+#endif /* PARTIES_LOOP_H */

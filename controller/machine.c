@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actuator.h"
+#include "machine.h"
+
+struct mach {
+	struct act *act;
+	struct act_workload *wl[CFG_MAX_WL];
+	bool verbose;
+	char err[256];
+};
+
+static void act_log(enum act_log_level level, const char *msg, void *ctx)
+{
+	struct mach *m = ctx;
+
+	if (level == ACT_LOG_WARN || (m && m->verbose))
+		fprintf(stderr, "parties: %s\n", msg);
+}
+
+struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *err, size_t len)
+{
+	struct mach *m = calloc(1, sizeof(*m));
+	unsigned int res = 0;
+	struct act_opts o = {
+		.sz = sizeof(o),
+		.parent = c->cgroup_parent,
+		.dry_run = dry_run,
+		.cpus = &c->cpus,
+		.freq_step_khz = (unsigned int)c->freq_step_mhz * 1000u,
+		.state_dir = c->state_dir,
+		.log = act_log,
+		.log_level = verbose ? ACT_LOG_INFO : ACT_LOG_WARN,
+	};
+
+	if (!m)
+		return NULL;
+	m->verbose = verbose || dry_run;
+	o.log_ctx = m;
+	if (dry_run)
+		o.log_level = ACT_LOG_INFO;
+	if (c->cores)
+		res |= ACT_RES_CPUSET;
+	if (c->quota)
+		res |= ACT_RES_QUOTA;
+	if (c->freq != CFG_OFF)
+		res |= ACT_RES_CPUFREQ;
+	/* 0 would mean "everything available"; ask for what the config manages */
+	o.resources = res ? res : ACT_RES_CPUSET;
+	m->act = act_open(&o);
+	if (!m->act) {
+		int e = errno;
+
+		snprintf(err, len, "cannot open the actuators (cgroup parent %s): %s%s",
+			 c->cgroup_parent, strerror(e),
+			 e == EPERM || e == EACCES ? " (run as root, or use --dry-run)" : "");
+		free(m);
+		errno = e;
+		return NULL;
+	}
+	return m;
+}
+
+int mach_restore(struct mach *m)
+{
+	int err;
+
+	if (!m || !m->act)
+		return 0;
+	err = act_restore(m->act);
+	memset(m->wl, 0, sizeof(m->wl));
+	return err;
+}
+
+void mach_close(struct mach *m)
+{
+	if (!m)
+		return;
+	act_close(m->act);
+	free(m);
+}
+
+static int m_caps(void *p, struct loop_caps *k)
+{
+	struct mach *m = p;
+	const struct act_caps *c = act_caps(m->act);
+
+	memset(k, 0, sizeof(*k));
+	k->res[POL_RES_CORES] = c->cpuset;
+	snprintf(k->why[POL_RES_CORES], sizeof(k->why[0]), "%s", c->cpuset_reason);
+	k->res[POL_RES_QUOTA] = c->quota;
+	snprintf(k->why[POL_RES_QUOTA], sizeof(k->why[0]), "%s", c->quota_reason);
+	k->res[POL_RES_FREQ] = c->cpufreq;
+	snprintf(k->why[POL_RES_FREQ], sizeof(k->why[0]), "%s", c->cpufreq_reason);
+	k->cpus = c->cpus;
+	k->freq_min_mhz = (long)(c->freq_min_khz / 1000);
+	k->freq_max_mhz = (long)(c->freq_max_khz / 1000);
+	return 0;
+}
+
+static int m_add(void *p, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
+		 long quota_mc, long freq_mhz)
+{
+	struct mach *m = p;
+	struct act_workload_opts o = {
+		.sz = sizeof(o),
+		.cpus = cpus,
+		.quota_cores = (double)quota_mc / 1000.0,
+		.freq_max_khz = (unsigned long)freq_mhz * 1000ul,
+	};
+
+	m->wl[wl] = act_workload_add(m->act, name, pid, &o);
+	return m->wl[wl] ? 0 : -errno;
+}
+
+static int m_assign(void *p, const int *wls, const struct act_cpumask *cpus, int n)
+{
+	struct mach *m = p;
+	struct act_assign a[CFG_MAX_WL];
+
+	for (int i = 0; i < n; i++) {
+		a[i].wl = m->wl[wls[i]];
+		a[i].cpus = cpus[i];
+	}
+	return act_assign_cpus(m->act, a, (size_t)n);
+}
+
+static int m_quota(void *p, int wl, long quota_mc)
+{
+	struct mach *m = p;
+
+	return act_set_quota(m->act, m->wl[wl], (double)quota_mc / 1000.0);
+}
+
+static int m_freq(void *p, int wl, long mhz)
+{
+	struct mach *m = p;
+
+	return act_workload_set_freq(m->act, m->wl[wl], (unsigned long)mhz * 1000ul);
+}
+
+static int m_remove(void *p, int wl)
+{
+	struct mach *m = p;
+	int err;
+
+	if (!m->wl[wl])
+		return 0;
+	err = act_workload_remove(m->act, m->wl[wl]);
+	m->wl[wl] = NULL;
+	return err;
+}
+
+static const char *m_last_error(void *p)
+{
+	struct mach *m = p;
+	const char *e = act_last_error(m->act);
+
+	return e && *e ? e : "unknown error";
+}
+
+const struct loop_mach_ops mach_ops = {
+	.caps = m_caps,
+	.add = m_add,
+	.assign_cpus = m_assign,
+	.set_quota = m_quota,
+	.set_freq = m_freq,
+	.remove = m_remove,
+	.last_error = m_last_error,
+};

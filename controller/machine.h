@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loop's machine operations over the real actuators (actuator.h):
+ * cpuset, cpu quota and cpufreq through libcgroup and libcpupower, or the
+ * actuators' dry-run backend.
+ */
+#ifndef PARTIES_MACHINE_H
+#define PARTIES_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "loop.h"
+
+struct mach;
+
+/* Open the actuators for this config (cleaning up what a killed daemon with
+ * the same cgroup_parent left). NULL with errno; err says why. */
+struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *err, size_t len);
+/* Restore everything the daemon changed and free. NULL is fine. */
+void mach_close(struct mach *m);
+/* Restore now (the handle stays usable for mach_close). 0 or first error. */
+int mach_restore(struct mach *m);
+
+extern const struct loop_mach_ops mach_ops;
+
+#endif /* PARTIES_MACHINE_H */

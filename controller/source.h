@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Metric sources: where a workload's p99 comes from, behind one interface.
+ *
+ *   ebee    the in-process tracing library (server-side latency); its window
+ *           is bounded by age (set from the interval) so p99 reflects the
+ *           requests of the last moments, not the whole run;
+ *   client  the last line of a feed file written by the load generator,
+ *           "t_ms p99_us rps" every 100 ms, the way the original PARTIES read
+ *           its clients.
+ *
+ * Switching a workload between the two is one config line (source = ebee or
+ * source = client:PATH): the Figure 11 comparison.
+ *
+ * A read never invents a latency: no fresh data is reported as
+ * POL_LAT_STALE (or POL_LAT_IDLE when the source works but saw no request),
+ * with the reason in `why`.
+ */
+#ifndef PARTIES_SOURCE_H
+#define PARTIES_SOURCE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ebee.h"
+#include "policy.h"
+
+enum src_kind { SRC_EBEE = 0, SRC_CLIENT, SRC_OTHER };
+
+struct src_sample {
+	enum pol_lat_state state;
+	double p99_us; /* valid when FRESH */
+	double rps;    /* requests per second if known, else NAN */
+	char why[96];  /* when not FRESH: why */
+};
+
+struct src;
+
+struct src_ops {
+	const char *name;
+	enum src_kind kind;
+	/* now_ms: CLOCK_MONOTONIC in ms. 0, or a negative errno (then out is
+	 * STALE with why set). */
+	int (*read)(struct src *s, uint64_t now_ms, struct src_sample *out);
+	void (*close)(struct src *s);
+};
+
+struct src {
+	const struct src_ops *ops;
+	void *priv;
+};
+
+int src_read(struct src *s, uint64_t now_ms, struct src_sample *out);
+/* NULL is fine. */
+void src_close(struct src *s);
+
+/* Client feed. stale_ms: a feed not written for this long is STALE. NULL
+ * with errno (ENOENT if the file does not exist). */
+struct src *src_client_open(const char *path, unsigned int stale_ms);
+
+/* ebee: one library handle for the daemon, one source per workload. */
+struct src_ebee;
+/* window_ms bounds the window by age. NULL with errno; msg gets the reason. */
+struct src_ebee *src_ebee_lib_open(unsigned int window_ms, char *msg, size_t msg_len);
+void src_ebee_lib_close(struct src_ebee *lib);
+/* Start tracing pid (and its descendants). NULL with errno; msg says why. */
+struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode, char *msg,
+			  size_t msg_len);
+
+#endif /* PARTIES_SOURCE_H */
