@@ -207,6 +207,20 @@ static bool is_in(struct act *act, pid_t tid, const struct act_origin *dst)
 	return true;
 }
 
+/* Is tid in a workload group of ours other than dst? */
+static bool in_other_workload(struct act *act, pid_t tid, const struct act_origin *dst)
+{
+	struct act_origin o;
+	size_t l = strlen(act->parent);
+	const char *p;
+
+	if (act->cg->where(act->cgbe, tid, &o))
+		return false;
+	p = managed_cpuset(act) ? o.cpuset : o.cpu;
+	return p[0] == '/' && !strncmp(p + 1, act->parent, l) && p[1 + l] == '/' &&
+	       strcmp(p, managed_cpuset(act) ? dst->cpuset : dst->cpu);
+}
+
 /* ---------------------------------------------------------------- moving threads */
 
 /* Move tid back to o (or to the root if o no longer exists), then its affinity. */
@@ -299,6 +313,13 @@ static int move_tree(struct act *act, struct act_workload *wl, pid_t pid)
 			if (is_in(act, tids[i], &dst)) {
 				tids[i] = 0;
 				continue;
+			}
+			if (in_other_workload(act, tids[i], &dst)) {
+				err = ERR(act, -EBUSY,
+					  "workload %s: thread %d of pid %d belongs to another "
+					  "workload already",
+					  wl->name, tids[i], pid);
+				break;
 			}
 			pending++;
 			if (act__rec_find_task(&act->rec, tids[i]))
