@@ -446,8 +446,10 @@ static void feed_line(struct loop *l, int64_t now)
 	const struct lg_config *cfg = l->cfg;
 	double p99, rps;
 
-	lg_window_query(&l->win, l->start, now, (int64_t)(cfg->feed_window_s * 1e9),
-			cfg->feed_min_samples, 99, &p99, &rps);
+	/* No line before the first completion: a p99 of 0 would read as "all is well". */
+	if (!lg_window_query(&l->win, l->start, now, (int64_t)(cfg->feed_window_s * 1e9),
+			     cfg->feed_min_samples, 99, &p99, &rps))
+		return;
 	if (cfg->feed) {
 		fprintf(cfg->feed, "%lld %.1f %.1f\n", (long long)((now - l->start) / 1000000), p99,
 			rps);

@@ -54,7 +54,7 @@ static const char usage_text[] =
     "  --feed FILE         every --feed-ms (default 100) append \"t_ms p99_us rps\": the p99 and\n"
     "                      completion rate over a trailing window of --feed-window s (default 1)\n"
     "                      or the last --feed-min-samples (default 200), whichever covers more.\n"
-    "                      0 when there are no samples yet. t_ms counts from the schedule's start\n"
+    "                      No line before the first reply. t_ms counts from the schedule's start\n"
     "  --summary           print a summary at the end (default if --json is not given)\n"
     "  --json              print the summary as one JSON object on stdout\n"
     "  --verbose           report connection errors on stderr\n"

@@ -20,10 +20,21 @@ SERVERS_START_TIMEOUT=${SERVERS_START_TIMEOUT:-5}
 # the caller binds, which is unlikely enough for tests.
 free_port()
 {
-	python3 -c 'import socket
+	local p i
+	if command -v python3 >/dev/null; then
+		python3 -c 'import socket
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
+		return
+	fi
+	# Without python3: random ports below the ephemeral range (32768+) until one is unused.
+	for ((i = 0; i < 100; i++)); do
+		p=$((20000 + RANDOM % 12000))
+		port_accepts "$p" || { echo "$p"; return 0; }
+	done
+	echo "servers.sh: no free port found" >&2
+	return 1
 }
 
 # port_accepts PORT: true if a TCP connection to 127.0.0.1:PORT succeeds.
