@@ -76,6 +76,7 @@ static pid_t launch(const char *cmd)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		dup2(STDERR_FILENO, STDOUT_FILENO); /* our stdout carries only --help */
 		snprintf(buf, sizeof(buf), "exec %s", cmd);
 		execl("/bin/sh", "sh", "-c", buf, (char *)NULL);
 		_exit(127);

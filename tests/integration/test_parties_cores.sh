@@ -1,0 +1,60 @@
+#!/bin/bash
+# parties (a): one workload on 1 of 2 managed CPUs, driven past its target. The log must
+# show PARTIES giving it the free CPU within a few intervals (and the cgroup must say so),
+# and taking it back after the load stops. At exit every cgroup is restored.
+#
+# The server sleeps 5 ms per request and the target is 4 ms, so it violates while loaded
+# whatever it gets; with no requests at all (idle = release) it counts as full slack and
+# is downsized. Bounded: about 20 s.
+. "$(dirname "$0")/test_parties_lib.sh"
+pt_require build/parties build/fixtures/cpr_server build/loadgen
+
+port=$(free_port)
+cat >"$PT_TMP/parties.ini" <<INI
+[controller]
+interval_ms = 300
+cgroup_parent = $PT_PARENT
+state_dir = $PT_TMP/state
+log = $PT_TMP/log.jsonl
+[resources]
+cpus = 0-1
+[policy parties]
+first = cores
+idle = release
+[workload web]
+command = build/fixtures/cpr_server --port $port --threads 4 --delay-ms 5 --timeout 60
+target_ms = 4
+cores = 1
+source = ebee
+ebee_mode = conn
+INI
+
+pt_parties -c "$PT_TMP/parties.ini" --duration 40
+pt_wait_started
+>/dev/null pt_wait_port "$port" || die "cpr_server does not accept on $port"
+pt_log_wait 'w["web"]["cores"] == 1' 5 >/dev/null || die "web did not start on one core"
+cg=/sys/fs/cgroup/cpuset/$PT_PARENT/web
+[ -d "$cg" ] || cg=/sys/fs/cgroup/$PT_PARENT/web
+[ "$(cat "$cg/cpuset.cpus")" = 0 ] || die "web's cpuset is $(cat "$cg/cpuset.cpus"), want 0"
+
+build/loadgen --port "$port" --rate 150 --duration 6 --summary >"$PT_TMP/loadgen.out" 2>&1 &
+PT_PIDS+=($!)
+t_up=$(pt_log_wait 'w["web"]["cores"] == 2 and w["web"]["action"] == "up cores"' 5) ||
+	{ cat "$PT_TMP/log.jsonl" | tail -5; die "web was not given the free CPU within 5 s of load"; }
+echo "web got the second CPU at t=$t_up s"
+[ "$(cat "$cg/cpuset.cpus")" = 0-1 ] || die "log says 2 cores, cgroup says $(cat "$cg/cpuset.cpus")"
+grep -q '"slack":-' "$PT_TMP/log.jsonl" || die "no negative slack logged under load"
+
+wait "${PT_PIDS[0]}"
+t_down=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 1 and w['web']['action'] == 'down cores'" 10) ||
+	{ tail -5 "$PT_TMP/log.jsonl"; die "web kept the second CPU 10 s after the load stopped"; }
+echo "web gave the CPU back at t=$t_down s"
+[ "$(cat "$cg/cpuset.cpus")" = 0 ] || die "log says 1 core, cgroup says $(cat "$cg/cpuset.cpus")"
+
+pt_stop_parties TERM
+[ "$PT_RC" = 0 ] || { cat "$PT_TMP/parties.err"; die "parties exited $PT_RC after SIGTERM"; }
+[ -z "$(pt_cgroups_left)" ] || die "cgroups left after exit: $(pt_cgroups_left)"
+tail -1 "$PT_TMP/log.jsonl" | grep -q '"summary":true' || die "no summary line in the log"
+echo "summary: $(tail -1 "$PT_TMP/log.jsonl")"
+port_accepts "$port" && die "the launched server still runs after exit"
+echo "PASS"

@@ -1,0 +1,139 @@
+# shellcheck shell=bash
+# Helpers for the parties integration tests (sourced, not run: no exec bit).
+#
+# Every test: root, built binaries, a throwaway cgroup parent parties-test-<pid>,
+# a temporary directory, and a cleanup trap that stops what it started, repairs
+# the machine with `parties --cleanup` if a cgroup is left, and removes files.
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+# shellcheck source=../lib/servers.sh
+. tests/lib/servers.sh
+
+PT_PARENT=parties-test-$$
+PT_TMP=$(mktemp -d /tmp/parties-test.XXXXXX)
+PT_PIDS=()
+PT_PARTIES=
+
+skip() { echo "SKIP: $*"; exit 77; }
+die() { echo "FAIL: $*"; exit 1; }
+
+pt_require()
+{
+	[ "$(id -u)" -eq 0 ] || skip "needs root (cgroups, BPF)"
+	local b
+	for b in "$@"; do
+		[ -x "$b" ] || command -v "$b" >/dev/null 2>&1 || skip "$b is not built/installed (make all)"
+	done
+	[ "$(nproc)" -ge 2 ] || skip "needs at least 2 CPUs"
+	command -v python3 >/dev/null || skip "needs python3 to read the JSONL log"
+}
+
+pt_cgroups_left()
+{
+	ls -d /sys/fs/cgroup/*/"$PT_PARENT" /sys/fs/cgroup/"$PT_PARENT" 2>/dev/null
+}
+
+pt_cleanup()
+{
+	local p
+	if [ -n "$PT_PARTIES" ] && kill -0 "$PT_PARTIES" 2>/dev/null; then
+		kill -TERM "$PT_PARTIES" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$PT_PARTIES" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$PT_PARTIES" 2>/dev/null
+		wait "$PT_PARTIES" 2>/dev/null
+	fi
+	for p in "${PT_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${PT_PIDS[@]}"; do
+		for _ in $(seq 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	if [ -n "$(pt_cgroups_left)" ] && [ -f "$PT_TMP/parties.ini" ]; then
+		build/parties -c "$PT_TMP/parties.ini" --cleanup >/dev/null 2>&1
+	fi
+	# last resort: empty cgroups that are ours by name
+	for p in /sys/fs/cgroup/*/"$PT_PARENT"/* /sys/fs/cgroup/*/"$PT_PARENT"; do
+		[ -d "$p" ] && rmdir "$p" 2>/dev/null
+	done
+	rm -rf "$PT_TMP"
+}
+trap pt_cleanup EXIT
+trap 'exit 1' INT TERM
+
+# pt_parties ARGS...: start the daemon in the background (stderr to $PT_TMP/parties.err).
+pt_parties()
+{
+	build/parties "$@" 2>"$PT_TMP/parties.err" &
+	PT_PARTIES=$!
+}
+
+# pt_wait_started: until the daemon reports it manages its workloads (10 s), or SKIP when
+# ebee cannot trace here, or FAIL.
+pt_wait_started()
+{
+	for _ in $(seq 100); do
+		grep -q "managing" "$PT_TMP/parties.err" && return 0
+		if ! kill -0 "$PT_PARTIES" 2>/dev/null; then
+			if grep -q "cannot start ebee tracing" "$PT_TMP/parties.err"; then
+				skip "ebee cannot trace here: $(grep 'cannot start ebee' "$PT_TMP/parties.err")"
+			fi
+			cat "$PT_TMP/parties.err"
+			die "parties exited during start-up"
+		fi
+		sleep 0.1
+	done
+	cat "$PT_TMP/parties.err"
+	die "parties did not start within 10 s"
+}
+
+# pt_stop_parties [SIG]: signal the daemon (TERM) and wait; its exit status in PT_RC.
+pt_stop_parties()
+{
+	kill -"${1:-TERM}" "$PT_PARTIES"
+	wait "$PT_PARTIES"
+	PT_RC=$?
+	PT_PARTIES=
+}
+
+# pt_wait_port PORT: until something accepts on it (5 s).
+pt_wait_port()
+{
+	for _ in $(seq 100); do
+		port_accepts "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# pt_log_wait PY_EXPR TIMEOUT_S: until a record of the log satisfies the Python expression
+# over `r` (the record) and `w` (dict name -> workload entry), e.g. 'w["web"]["cores"] == 2'.
+pt_log_wait()
+{
+	local expr=$1 t=$2
+	python3 - "$PT_TMP/log.jsonl" "$expr" "$t" <<'PY'
+import json, sys, time
+path, expr, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
+end = time.time() + timeout
+seen = 0
+while time.time() < end:
+    try:
+        lines = open(path).read().splitlines()
+    except FileNotFoundError:
+        lines = []
+    for line in lines[seen:]:
+        if not line.endswith('}'):
+            break
+        seen += 1
+        r = json.loads(line)
+        if r.get('summary'):
+            continue
+        w = {x['name']: x for x in r['wl']}
+        if eval(expr):
+            print(r['t'])
+            sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
+}
