@@ -57,7 +57,7 @@ pt_cleanup()
 	for p in /sys/fs/cgroup/*/"$PT_PARENT"/* /sys/fs/cgroup/*/"$PT_PARENT"; do
 		[ -d "$p" ] && rmdir "$p" 2>/dev/null
 	done
-	rm -rf "$PT_TMP"
+	[ -n "${PT_KEEP:-}" ] && cp -r "$PT_TMP" /tmp/pt-keep; rm -rf "$PT_TMP"
 }
 trap pt_cleanup EXIT
 trap 'exit 1' INT TERM
