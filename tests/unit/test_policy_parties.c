@@ -370,6 +370,35 @@ static void test_skip_exhausted_resource(void **state)
 	fx_teardown(&f);
 }
 
+/* Frequency is private: raised up to the hardware maximum, never taken from another
+ * workload; at the maximum the wheel moves on to cores. */
+static void test_frequency_private_and_skipped_at_max(void **state)
+{
+	static const struct pol_param p[] = { { "first", "freq" } };
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, p, 1);
+	f.obs.res[F] = (struct pol_res_info){ .avail = true, .step = 100 };
+	for (int i = 0; i < 2; i++) {
+		f.obs.wl[i].min[F] = 1000;
+		f.obs.wl[i].max[F] = 2000;
+		f.obs.wl[i].alloc[F] = 1900;
+	}
+	set_lat(&f, 0, 1500);
+	set_slack(&f, 1, 0.10);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "up freq");
+	assert_int_equal(f.obs.wl[0].alloc[F], 2000);
+	assert_int_equal(f.obs.wl[1].alloc[F], 1900);
+	set_lat(&f, 0, 1400); /* helped, still violating; freq is at its maximum */
+	step(&f, 1500);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	assert_non_null(strstr(f.dec.wl[0].reason, "skipped at limit: freq"));
+	assert_int_equal(f.obs.wl[0].alloc[C], 2);
+	assert_int_equal(f.obs.wl[0].alloc[F], 2000);
+	fx_teardown(&f);
+}
+
 static void test_every_resource_at_limit(void **state)
 {
 	struct fx f;
@@ -617,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_harmful_downsize_reverted_and_cooled),
 		cmocka_unit_test(test_code_flavour_cooldown_and_vote),
 		cmocka_unit_test(test_skip_exhausted_resource),
+		cmocka_unit_test(test_frequency_private_and_skipped_at_max),
 		cmocka_unit_test(test_every_resource_at_limit),
 		cmocka_unit_test(test_stale_workload_not_judged),
 		cmocka_unit_test(test_idle_release),
