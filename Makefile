@@ -186,7 +186,7 @@ bench: tests-build
 	$(Q)tests/bench/run.sh
 
 demo: all
-	$(Q)tests/demo.sh
+	$(Q)experiments/demo/run.sh
 
 # Installs the Debian packages the build, tests and experiments need (a no-op when
 # present) and mounts tracefs. Root only.
