@@ -15,8 +15,11 @@
  * on a 2-core machine took a third of memcached's throughput (design.md 4.6).
  *
  * Assumptions. A request id is (tgid, fd); syscall arguments travel from enter
- * to exit keyed by thread (pid_tgid), never by process, so concurrent threads
- * cannot mix them up. Only fds returned by accept/accept4 while traced are
+ * to exit in task-local storage, i.e. per thread, never per process, so
+ * concurrent threads cannot mix them up, and the storage dies with the thread
+ * (a hash keyed by pid_tgid cost 50 ns more per event here, and leaks entries
+ * of threads killed inside a syscall). Task storage in tracepoint programs
+ * needs Linux >= 5.12. Only fds returned by accept/accept4 while traced are
  * followed: pipes, eventfds, files and outgoing connections never make
  * requests. Connections accepted before tracing started are adopted by user
  * space (from /proc) into the connection map, flagged as such.
@@ -64,10 +67,11 @@ struct {
 	__type(value, struct ebee_conn);
 } conns SEC(".maps");
 
+/* sys_enter -> sys_exit hand-off, one slot per thread. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64); /* pid_tgid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct ebee_args);
 } args SEC(".maps");
 
@@ -91,25 +95,24 @@ static __always_inline void count(__u32 idx)
 		(*v)++;
 }
 
-static __always_inline struct ebee_wl *traced(__u32 tgid, __u32 *wid)
+/* One lookup answers both "is this process traced" and "what does its
+ * workload want": the flags are copied into every process entry. */
+static __always_inline struct ebee_proc *traced(__u32 tgid)
 {
-	struct ebee_proc *p = bpf_map_lookup_elem(&procs, &tgid);
-
-	if (!p)
-		return NULL;
-	*wid = p->wid;
-	return bpf_map_lookup_elem(&workloads, wid);
+	return bpf_map_lookup_elem(&procs, &tgid);
 }
 
-static __always_inline void emit(struct ebee_wl *w, __u32 wid, __u16 kind, __u64 end, __u64 lat,
-				 __u32 nreq)
+static __always_inline void emit(__u32 wid, __u16 kind, __u64 end, __u64 lat, __u32 nreq)
 {
 	struct ebee_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct ebee_wl *w;
 
 	if (!r) {
 		count(EBEE_CNT_DROPPED);
-		__sync_fetch_and_add(&w->dropped, 1);
+		w = bpf_map_lookup_elem(&workloads, &wid);
+		if (w)
+			__sync_fetch_and_add(&w->dropped, 1);
 		return;
 	}
 	r->end_ns = end;
@@ -130,9 +133,8 @@ static __always_inline int on_accept_exit(long ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ebee_conn_key k = { .tgid = id >> 32 };
 	struct ebee_conn c = {};
-	__u32 wid;
 
-	if (ret < 0 || !traced(k.tgid, &wid))
+	if (ret < 0 || !traced(k.tgid))
 		return 0;
 	k.fd = ret;
 	c.accept_ns = bpf_ktime_get_ns();
@@ -161,12 +163,11 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ebee_conn_key k = { .tgid = id >> 32, .fd = (__u32)ctx->args[0] };
 	struct ebee_conn *c;
-	struct ebee_wl *w;
+	struct ebee_proc *p;
 	__u64 now;
-	__u32 wid;
 
-	w = traced(k.tgid, &wid);
-	if (!w)
+	p = traced(k.tgid);
+	if (!p)
 		return 0;
 	c = bpf_map_lookup_elem(&conns, &k);
 	if (!c)
@@ -174,14 +175,14 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 	now = bpf_ktime_get_ns();
 	if (c->state == EBEE_CS_RESPONDING) {
 		c->nreq++;
-		if (w->flags & EBEE_F_IO)
-			emit(w, wid, EBEE_REC_IO, c->last_write_ns,
+		if (p->flags & EBEE_F_IO)
+			emit(p->wid, EBEE_REC_IO, c->last_write_ns,
 			     c->last_write_ns - c->io_start_ns, 0);
 	}
 	/* An adopted connection's accept time is unknown: its close only tells
 	 * user space how many requests it carried. */
-	if (w->flags & EBEE_F_CONN)
-		emit(w, wid, c->flags & EBEE_CF_ADOPTED ? EBEE_REC_CONN_ADOPTED : EBEE_REC_CONN,
+	if (p->flags & EBEE_F_CONN)
+		emit(p->wid, c->flags & EBEE_CF_ADOPTED ? EBEE_REC_CONN_ADOPTED : EBEE_REC_CONN,
 		     now, now - c->accept_ns, c->nreq);
 	bpf_map_delete_elem(&conns, &k);
 	return 0;
@@ -195,18 +196,22 @@ static __always_inline int io_enter(__u64 fd)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct ebee_conn_key k = { .tgid = id >> 32, .fd = (__u32)fd };
-	struct ebee_args a = {};
-	struct ebee_wl *w;
-	__u32 wid;
+	struct ebee_proc *p;
 
-	w = traced(k.tgid, &wid);
-	if (!w || !(w->flags & EBEE_F_IO))
+	p = traced(k.tgid);
+	if (!p || !(p->flags & EBEE_F_IO))
 		return 0;
 	if (!bpf_map_lookup_elem(&conns, &k))
 		return 0;
-	a.fd = k.fd;
-	a.wid = wid;
-	bpf_map_update_elem(&args, &id, &a, BPF_ANY);
+	{
+		struct ebee_args *t = bpf_task_storage_get(&args, bpf_get_current_task_btf(), 0,
+							   BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!t)
+			return 0;
+		t->fd = k.fd;
+		t->wid = p->wid;
+		t->valid = 1;
+	}
 	return 0;
 }
 
@@ -216,11 +221,11 @@ static __always_inline struct ebee_conn *io_exit(struct ebee_args *out)
 	struct ebee_conn_key k = { .tgid = id >> 32 };
 	struct ebee_args *a;
 
-	a = bpf_map_lookup_elem(&args, &id);
-	if (!a)
+	a = bpf_task_storage_get(&args, bpf_get_current_task_btf(), 0, 0);
+	if (!a || !a->valid)
 		return NULL;
 	*out = *a;
-	bpf_map_delete_elem(&args, &id);
+	a->valid = 0;
 	k.fd = out->fd;
 	return bpf_map_lookup_elem(&conns, &k);
 }
@@ -229,7 +234,6 @@ static __always_inline int on_read_exit(long ret)
 {
 	struct ebee_args a;
 	struct ebee_conn *c;
-	struct ebee_wl *w;
 	__u64 now;
 
 	c = io_exit(&a);
@@ -239,12 +243,9 @@ static __always_inline int on_read_exit(long ret)
 	/* Any read attempt after a response ends that response, even one that
 	 * returns EAGAIN or 0: the server has turned back to reading. */
 	if (c->state == EBEE_CS_RESPONDING) {
-		w = bpf_map_lookup_elem(&workloads, &a.wid);
 		c->nreq++;
 		c->state = EBEE_CS_IDLE;
-		if (w && (w->flags & EBEE_F_IO))
-			emit(w, a.wid, EBEE_REC_IO, c->last_write_ns,
-			     c->last_write_ns - c->io_start_ns, 0);
+		emit(a.wid, EBEE_REC_IO, c->last_write_ns, c->last_write_ns - c->io_start_ns, 0);
 	}
 	/* Only a read that returned data starts a request. */
 	if (ret > 0 && c->state == EBEE_CS_IDLE) {
@@ -302,15 +303,11 @@ int on_proc_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	struct ebee_proc *p;
-	struct ebee_wl *w;
 
 	if (ptgid == ctgid)
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &ptgid);
-	if (!p)
-		return 0;
-	w = bpf_map_lookup_elem(&workloads, &p->wid);
-	if (!w || (w->flags & EBEE_F_NOCHILD))
+	if (!p || (p->flags & EBEE_F_NOCHILD))
 		return 0;
 	bpf_map_update_elem(&procs, &ctgid, p, BPF_NOEXIST);
 	count(EBEE_CNT_FORKS);

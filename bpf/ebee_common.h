@@ -31,10 +31,11 @@
 #define EBEE_CS_RESPONDING 2 /* response written; ends at the next read or close */
 
 /* Value of the traced-process map, keyed by tgid. Every process of a workload
- * (its root pid and descendants) has an entry pointing at the root. */
+ * (its root pid and descendants) has an entry pointing at the root, with a
+ * copy of the workload's flags so that the hot path needs one lookup. */
 struct ebee_proc {
 	__u32 wid;   /* workload id: the pid that was asked for */
-	__u32 flags; /* EBEE_F_* */
+	__u32 flags; /* EBEE_F_*, the workload's (user space keeps them in step) */
 };
 
 /* Value of the workload map, keyed by workload id. */
@@ -59,11 +60,13 @@ struct ebee_conn {
 	__u16 flags;	     /* EBEE_CF_* */
 };
 
-/* Syscall arguments handed from sys_enter to sys_exit, keyed by pid_tgid (the
- * thread), never by process: two threads of one process race otherwise. */
+/* Syscall arguments handed from sys_enter to sys_exit in task-local storage
+ * (per thread, never per process: two threads of one process race otherwise). */
 struct ebee_args {
 	__u32 fd;
 	__u32 wid;
+	__u32 valid; /* set at enter, cleared at exit */
+	__u32 pad;
 };
 
 /* One completed request: 24 bytes into the ring buffer. */

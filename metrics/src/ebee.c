@@ -40,6 +40,7 @@ struct wl {
 	enum ebee_mode req_mode; /* asked for */
 	enum ebee_mode mode;	 /* in force; AUTO while undecided */
 	uint32_t kflags;	 /* EBEE_F_* in the kernel now */
+	bool kflags_resync;	 /* re-copy the flags into process entries */
 	bool no_children;
 	bool exited;
 	struct ebee_window *win[K_NKINDS];
@@ -215,7 +216,10 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 			continue;
 		f = wl_flags(w, now);
 		need |= flags_probes(f);
-		if (f != w->kflags) {
+		/* Once more on the round after a change: a process forked while
+		 * the copies were updated may hold the old flags. */
+		if (f != w->kflags || w->kflags_resync) {
+			w->kflags_resync = f != w->kflags;
 			err = ebee_kern_workload_set(eb->kern, w->pid, f);
 			if (err)
 				return err;

@@ -86,5 +86,12 @@ int ebee_check_features(char *msg, size_t msg_len)
 		    r < 0 ? ": probing it failed" : "");
 		return -EOPNOTSUPP;
 	}
+	r = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL);
+	if (r != 1) {
+		snprintf(msg, msg_len,
+			 "ebee: the kernel has no BPF task storage (BPF_MAP_TYPE_TASK_STORAGE "
+			 "for tracepoint programs needs Linux >= 5.12)");
+		return -EOPNOTSUPP;
+	}
 	return 0;
 }

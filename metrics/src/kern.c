@@ -237,14 +237,27 @@ unsigned int ebee_kern_probes(const struct ebee_kern *k)
 
 int ebee_kern_workload_set(struct ebee_kern *k, uint32_t wid, uint32_t flags)
 {
-	int fd = bpf_map__fd(k->skel->maps.workloads);
+	int fd = bpf_map__fd(k->skel->maps.workloads), pfd = bpf_map__fd(k->skel->maps.procs);
 	struct ebee_wl v = {};
+	uint32_t key, *prev = NULL;
+	struct ebee_proc p;
 
 	/* Keep the drop counter across flag changes. */
 	if (bpf_map_lookup_elem(fd, &wid, &v))
 		memset(&v, 0, sizeof(v));
 	v.flags = flags;
-	return bpf_map_update_elem(fd, &wid, &v, BPF_ANY) ? -errno : 0;
+	if (bpf_map_update_elem(fd, &wid, &v, BPF_ANY))
+		return -errno;
+	/* The programs read the copy in each process entry. Updating in place
+	 * while walking is safe: no entry is added or removed here. */
+	while (!bpf_map_get_next_key(pfd, prev, &key)) {
+		if (!bpf_map_lookup_elem(pfd, &key, &p) && p.wid == wid && p.flags != flags) {
+			p.flags = flags;
+			bpf_map_update_elem(pfd, &key, &p, BPF_EXIST);
+		}
+		prev = &key;
+	}
+	return 0;
 }
 
 int ebee_kern_workload_dropped(struct ebee_kern *k, uint32_t wid, uint64_t *dropped)
@@ -260,6 +273,11 @@ int ebee_kern_workload_dropped(struct ebee_kern *k, uint32_t wid, uint64_t *drop
 int ebee_kern_proc_add(struct ebee_kern *k, uint32_t tgid, uint32_t wid)
 {
 	struct ebee_proc p = { .wid = wid };
+	struct ebee_wl v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.workloads), &wid, &v))
+		return -ENOENT;
+	p.flags = v.flags;
 
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.procs), &tgid, &p, BPF_NOEXIST))
 		return -errno;

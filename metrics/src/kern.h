@@ -36,7 +36,8 @@ void ebee_kern_close(struct ebee_kern *k);
 int ebee_kern_set_probes(struct ebee_kern *k, unsigned int mask, char *msg, size_t msg_len);
 unsigned int ebee_kern_probes(const struct ebee_kern *k);
 
-/* Workload table: flags are EBEE_F_*. */
+/* Workload table: flags are EBEE_F_*, copied into every process entry of the
+ * workload (call again to repair a copy a racing fork took before a change). */
 int ebee_kern_workload_set(struct ebee_kern *k, uint32_t wid, uint32_t flags);
 int ebee_kern_workload_dropped(struct ebee_kern *k, uint32_t wid, uint64_t *dropped);
 /* Remove the workload, every process entry pointing at it and their
