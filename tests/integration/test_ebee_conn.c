@@ -54,39 +54,6 @@ static struct ebee_trace_opts topts(enum ebee_mode m)
 {
 	return (struct ebee_trace_opts){ .sz = sizeof(struct ebee_trace_opts), .mode = m };
 }
-
-/* Run http_client against port; returns the ok count (asserting no errors). */
-static long long http_run(int port, int requests, int concurrency, int keepalive)
-{
-	char p[16], n[16], c[16], k[16], out[512];
-	char *argv[16] = { "build/fixtures/http_client",
-			   "--port",
-			   p,
-			   "--requests",
-			   n,
-			   "--concurrency",
-			   c,
-			   "--timeout",
-			   "60" };
-	int rc, i = 9;
-
-	snprintf(p, sizeof(p), "%d", port);
-	snprintf(n, sizeof(n), "%d", requests);
-	snprintf(c, sizeof(c), "%d", concurrency);
-	if (keepalive) {
-		snprintf(k, sizeof(k), "%d", keepalive);
-		argv[i++] = "--keepalive";
-		argv[i++] = k;
-	}
-	argv[i] = NULL;
-	rc = tu_run(argv, out, sizeof(out), 90);
-	if (rc != 0)
-		fprintf(stderr, "http_client exit %d: %s\n", rc, out);
-	assert_int_equal(rc, 0);
-	assert_int_equal(tu_field(out, "errors"), 0);
-	return tu_field(out, "ok");
-}
-
 static struct ebee_stats stats_of(pid_t pid)
 {
 	struct ebee_stats st = { .sz = sizeof(st) };
@@ -128,7 +95,7 @@ static void test_conn_exact_count_and_delay(void **state)
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(http_run(port, 300, 2, 0), 300);
+	assert_int_equal(tu_http_client(port, 300, 2, 0), 300);
 	st = settle(pid);
 	printf("  requests %llu (client sent 300), mode %s\n", (unsigned long long)st.requests,
 	       ebee_mode_str(st.mode));
@@ -155,7 +122,7 @@ static void test_conn_auto_accept_noise(void **state)
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(http_run(port, 200, 2, 0), 200);
+	assert_int_equal(tu_http_client(port, 200, 2, 0), 200);
 	tu_sleep_ms(300); /* let housekeeping decide */
 	st = settle(pid);
 	printf("  requests %llu (client sent 200), mode %s\n", (unsigned long long)st.requests,
@@ -185,8 +152,8 @@ static void test_two_servers_no_crosstalk(void **state)
 	assert_true(a > 0 && b > 0);
 	assert_int_equal(ebee_start_tracing(eb, a, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, b, &to), 0);
-	assert_int_equal(http_run(pa, 250, 2, 0), 250);
-	assert_int_equal(http_run(pb, 70, 2, 0), 70);
+	assert_int_equal(tu_http_client(pa, 250, 2, 0), 250);
+	assert_int_equal(tu_http_client(pb, 70, 2, 0), 70);
 	sa = settle(a);
 	sb = settle(b);
 	printf("  a: %llu (sent 250), b: %llu (sent 70)\n", (unsigned long long)sa.requests,
@@ -219,8 +186,9 @@ static void test_descendants_early_and_late(void **state)
 	tu_sleep_ms(200); /* early workers exist */
 	assert_int_equal(ebee_start_tracing(eb, e, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, l, &to), 0);
-	assert_int_equal(http_run(pe, 120, 2, 0), 120);
-	assert_int_equal(http_run(pl, 90, 2, 0), 90); /* waits in the backlog for the workers */
+	assert_int_equal(tu_http_client(pe, 120, 2, 0), 120);
+	assert_int_equal(tu_http_client(pl, 90, 2, 0),
+			 90); /* waits in the backlog for the workers */
 	st = settle(e);
 	printf("  early workers: %llu of 120, %u processes\n", (unsigned long long)st.requests,
 	       st.nprocs);
@@ -256,7 +224,7 @@ static void test_nginx_master_two_workers(void **state)
 	snprintf(log, sizeof(log), "%s/access.log", dir);
 	before = tu_count_lines(log);
 	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
-	assert_int_equal(http_run(port, 400, 2, 0), 400);
+	assert_int_equal(tu_http_client(port, 400, 2, 0), 400);
 	tu_sleep_ms(300);
 	st = settle(m);
 	after = tu_count_lines(log);
@@ -287,15 +255,15 @@ static void test_stop_tracing_stops_counting(void **state)
 	assert_true(a > 0 && b > 0);
 	assert_int_equal(ebee_start_tracing(eb, a, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, b, &to), 0);
-	assert_int_equal(http_run(pa, 50, 1, 0), 50);
+	assert_int_equal(tu_http_client(pa, 50, 1, 0), 50);
 	st = settle(a);
 	assert_int_equal(st.requests, 50);
 	assert_int_equal(ebee_stop_tracing(eb, a), 0);
 	assert_int_equal(ebee_get_stats(eb, a, &st), -ENOENT);
 	settle(b);
 	assert_int_equal(ebee_get_global_stats(eb, &g0), 0);
-	assert_int_equal(http_run(pa, 80, 2, 0), 80);
-	assert_int_equal(http_run(pb, 30, 2, 0), 30);
+	assert_int_equal(tu_http_client(pa, 80, 2, 0), 80);
+	assert_int_equal(tu_http_client(pb, 30, 2, 0), 30);
 	st = settle(b);
 	assert_int_equal(ebee_get_global_stats(eb, &g1), 0);
 	printf("  records after stop: %llu (30 expected, all from the traced server)\n",
@@ -322,7 +290,7 @@ static void test_traced_pid_exits(void **state)
 	pid = tu_start_cpr(&port, NULL);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(http_run(port, 40, 1, 0), 40);
+	assert_int_equal(tu_http_client(port, 40, 1, 0), 40);
 	settle(pid);
 	tu_stop(pid);
 	end = tu_now() + 3;

@@ -81,61 +81,6 @@ static struct ebee_trace_opts topts(enum ebee_mode m)
 	return (struct ebee_trace_opts){ .sz = sizeof(struct ebee_trace_opts), .mode = m };
 }
 
-static long long http_run(int port, int requests, int concurrency, int keepalive)
-{
-	char p[16], n[16], c[16], k[16], out[512];
-	char *argv[16] = { "build/fixtures/http_client",
-			   "--port",
-			   p,
-			   "--requests",
-			   n,
-			   "--concurrency",
-			   c,
-			   "--timeout",
-			   "60" };
-	int rc, i = 9;
-
-	snprintf(p, sizeof(p), "%d", port);
-	snprintf(n, sizeof(n), "%d", requests);
-	snprintf(c, sizeof(c), "%d", concurrency);
-	if (keepalive) {
-		snprintf(k, sizeof(k), "%d", keepalive);
-		argv[i++] = "--keepalive";
-		argv[i++] = k;
-	}
-	argv[i] = NULL;
-	rc = tu_run(argv, out, sizeof(out), 90);
-	if (rc != 0)
-		fprintf(stderr, "http_client exit %d: %s\n", rc, out);
-	assert_int_equal(rc, 0);
-	return tu_field(out, "ok");
-}
-
-static long long mc_run(int port, int conns, int requests)
-{
-	char p[16], n[16], c[16], out[512];
-	char *argv[] = { "build/fixtures/mc_client",
-			 "--port",
-			 p,
-			 "--conns",
-			 c,
-			 "--requests",
-			 n,
-			 "--timeout",
-			 "60",
-			 NULL };
-	int rc;
-
-	snprintf(p, sizeof(p), "%d", port);
-	snprintf(n, sizeof(n), "%d", requests);
-	snprintf(c, sizeof(c), "%d", conns);
-	rc = tu_run(argv, out, sizeof(out), 90);
-	if (rc != 0)
-		fprintf(stderr, "mc_client exit %d: %s\n", rc, out);
-	assert_int_equal(rc, 0);
-	return tu_field(out, "ok");
-}
-
 static struct ebee_stats settle(struct ebee *e, pid_t pid)
 {
 	struct ebee_stats st = { .sz = sizeof(st) };
@@ -168,7 +113,7 @@ static void test_memcached_exact(void **state)
 	assert_true(pid > 0);
 	before = mc_cmds(port);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(mc_run(port, 4, 2000), 2000);
+	assert_int_equal(tu_mc_client(port, 4, 2000), 2000);
 	st = settle(eb, pid);
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	after = mc_cmds(port);
@@ -262,7 +207,7 @@ static void test_nginx_keepalive(void **state)
 	snprintf(log, sizeof(log), "%s/access.log", dir);
 	before = tu_count_lines(log);
 	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
-	assert_int_equal(http_run(port, 600, 4, 4), 600);
+	assert_int_equal(tu_http_client(port, 600, 4, 4), 600);
 	st = settle(eb, m);
 	after = tu_count_lines(log);
 	printf("  nginx keep-alive: ebee %llu, access.log +%ld, mode %s\n",
@@ -289,7 +234,7 @@ static void test_three_piece_response(void **state)
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(http_run(port, 120, 2, 2), 120);
+	assert_int_equal(tu_http_client(port, 120, 2, 2), 120);
 	st = settle(eb, pid);
 	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
 	printf("  requests %llu of 120, mode %s, p50 %.3f ms (want [12, 14])\n",
@@ -317,8 +262,8 @@ static void test_mixed_modes(void **state)
 	assert_true(m > 0 && c > 0);
 	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, c, &to), 0);
-	assert_int_equal(mc_run(pm, 3, 900), 900);
-	assert_int_equal(http_run(pc, 150, 2, 0), 150);
+	assert_int_equal(tu_mc_client(pm, 3, 900), 900);
+	assert_int_equal(tu_http_client(pc, 150, 2, 0), 150);
 	sm = settle(eb, m);
 	sc = settle(eb, c);
 	printf("  memcached %llu/900 %s, cpr %llu/150 %s\n", (unsigned long long)sm.requests,
@@ -350,8 +295,8 @@ static void test_forced_modes(void **state)
 	assert_true(m > 0 && c > 0);
 	assert_int_equal(ebee_start_tracing(eb, m, &conn), 0);
 	assert_int_equal(ebee_start_tracing(eb, c, &io), 0);
-	assert_int_equal(mc_run(pm, 3, 300), 300);
-	assert_int_equal(http_run(pc, 70, 1, 0), 70);
+	assert_int_equal(tu_mc_client(pm, 3, 300), 300);
+	assert_int_equal(tu_http_client(pc, 70, 1, 0), 70);
 	st = settle(eb, m);
 	printf("  memcached forced conn: %llu connections\n", (unsigned long long)st.requests);
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
@@ -389,13 +334,13 @@ static void test_pattern_change_revisited(void **state)
 	logoff = 0;
 	logbuf[0] = 0;
 	assert_int_equal(ebee_start_tracing(e2, m, &to), 0);
-	assert_int_equal(http_run(port, 100, 2, 0), 100);
+	assert_int_equal(tu_http_client(port, 100, 2, 0), 100);
 	st = settle(e2, m);
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
 	assert_int_equal(st.requests, 100);
 	end = tu_now() + 10;
 	do {
-		assert_int_equal(http_run(port, 200, 2, 2), 200);
+		assert_int_equal(tu_http_client(port, 200, 2, 2), 200);
 		assert_int_equal(ebee_get_stats(e2, m, &st), 0);
 	} while (st.mode != EBEE_MODE_IO && tu_now() < end);
 	printf("  mode %s after keep-alive traffic, %llu switches\n", ebee_mode_str(st.mode),
@@ -473,7 +418,7 @@ static void test_abandoned_connections_bounded(void **state)
 	m = tu_start_memcached(&pm);
 	assert_true(m > 0);
 	assert_int_equal(ebee_start_tracing(e2, m, &io), 0);
-	assert_int_equal(mc_run(pm, 4, 1000), 1000);
+	assert_int_equal(tu_mc_client(pm, 4, 1000), 1000);
 	st = settle(e2, m);
 	printf("  afterwards: memcached %llu of 1000\n", (unsigned long long)st.requests);
 	assert_int_equal(st.requests, 1000);

@@ -407,3 +407,60 @@ pid_t tu_start_nginx(const char *dir, int *port, bool keepalive, int workers)
 	}
 	return pid;
 }
+
+long long tu_http_client(int port, int requests, int concurrency, int keepalive)
+{
+	char p[16], n[16], c[16], k[16], out[512];
+	char *argv[16] = { "build/fixtures/http_client",
+			   "--port",
+			   p,
+			   "--requests",
+			   n,
+			   "--concurrency",
+			   c,
+			   "--timeout",
+			   "60" };
+	int rc, i = 9;
+
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(n, sizeof(n), "%d", requests);
+	snprintf(c, sizeof(c), "%d", concurrency);
+	if (keepalive) {
+		snprintf(k, sizeof(k), "%d", keepalive);
+		argv[i++] = "--keepalive";
+		argv[i++] = k;
+	}
+	argv[i] = NULL;
+	rc = tu_run(argv, out, sizeof(out), 90);
+	if (rc != 0 || tu_field(out, "errors") != 0) {
+		fprintf(stderr, "http_client exit %d: %s\n", rc, out);
+		return -1;
+	}
+	return tu_field(out, "ok");
+}
+
+long long tu_mc_client(int port, int conns, int requests)
+{
+	char p[16], n[16], c[16], out[512];
+	char *argv[] = { "build/fixtures/mc_client",
+			 "--port",
+			 p,
+			 "--conns",
+			 c,
+			 "--requests",
+			 n,
+			 "--timeout",
+			 "60",
+			 NULL };
+	int rc;
+
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(n, sizeof(n), "%d", requests);
+	snprintf(c, sizeof(c), "%d", conns);
+	rc = tu_run(argv, out, sizeof(out), 90);
+	if (rc != 0 || tu_field(out, "errors") != 0) {
+		fprintf(stderr, "mc_client exit %d: %s\n", rc, out);
+		return -1;
+	}
+	return tu_field(out, "ok");
+}

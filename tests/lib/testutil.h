@@ -55,6 +55,12 @@ long long tu_memcached_stat(int port, const char *name);
 /* nginx master (daemon off) with `workers` workers in dir; keepalive on/off. */
 pid_t tu_start_nginx(const char *dir, int *port, bool keepalive, int workers);
 
+/* Run build/fixtures/http_client (keepalive 0: a connection per request);
+ * the number of ok responses, or -1 (printed) if it failed. */
+long long tu_http_client(int port, int requests, int concurrency, int keepalive);
+/* Run build/fixtures/mc_client over `conns` persistent connections. */
+long long tu_mc_client(int port, int conns, int requests);
+
 double tu_now(void);
 void tu_sleep_ms(double ms);
 
