@@ -536,43 +536,18 @@ static int cg_children(void *p, const char *grp, char (*names)[ACT_NAME_MAX], si
 	return 0;
 }
 
-const struct act_cgroup_ops act_cgroup_v1_ops = {
-	.name = "cgroup-v1",
-	.open = cg_open_v1,
-	.close = cg_close,
-	.probe = cg_probe,
-	.exists = cg_exists,
-	.create = cg_create,
-	.remove = cg_remove,
-	.set_cpus = cg_set_cpus,
-	.get_cpus = cg_get_cpus,
-	.set_quota = cg_set_quota,
-	.get_quota = cg_get_quota,
-	.where = cg_where,
-	.attach = cg_attach,
-	.tasks = cg_tasks,
-	.children = cg_children,
-	.path = cg_path,
-};
+/* v1 and v2 differ only in how they open: the rest reads be->version. */
+#define CG_OPS(nm, open_fn)                                                                  \
+	{                                                                                    \
+		.name = nm, .open = open_fn, .close = cg_close, .probe = cg_probe,           \
+		.exists = cg_exists, .create = cg_create, .remove = cg_remove,               \
+		.set_cpus = cg_set_cpus, .get_cpus = cg_get_cpus, .set_quota = cg_set_quota, \
+		.get_quota = cg_get_quota, .where = cg_where, .attach = cg_attach,           \
+		.tasks = cg_tasks, .children = cg_children, .path = cg_path,                 \
+	}
 
-const struct act_cgroup_ops act_cgroup_v2_ops = {
-	.name = "cgroup-v2",
-	.open = cg_open_v2,
-	.close = cg_close,
-	.probe = cg_probe,
-	.exists = cg_exists,
-	.create = cg_create,
-	.remove = cg_remove,
-	.set_cpus = cg_set_cpus,
-	.get_cpus = cg_get_cpus,
-	.set_quota = cg_set_quota,
-	.get_quota = cg_get_quota,
-	.where = cg_where,
-	.attach = cg_attach,
-	.tasks = cg_tasks,
-	.children = cg_children,
-	.path = cg_path,
-};
+const struct act_cgroup_ops act_cgroup_v1_ops = CG_OPS("cgroup-v1", cg_open_v1);
+const struct act_cgroup_ops act_cgroup_v2_ops = CG_OPS("cgroup-v2", cg_open_v2);
 
 const struct act_cgroup_ops *act__cgroup_detect(enum act_cgroup_mode mode)
 {

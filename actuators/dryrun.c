@@ -26,10 +26,15 @@ struct dmember {
 	char grp[ACT_PATH_MAX];
 };
 
-struct dcg {
+/* First member of both wrappers, so one function can open either. */
+struct dbase {
 	struct act *act;
+	void *ibe; /* the inner backend's state */
+};
+
+struct dcg {
+	struct dbase b;
 	const struct act_cgroup_ops *inner;
-	void *ibe;
 	struct dgrp *grps;
 	size_t ngrps;
 	struct dmember *mem;
@@ -39,7 +44,7 @@ struct dcg {
 static const char *dpath(struct dcg *d, enum act_resource res, const char *grp, char *buf,
 			 size_t len)
 {
-	const char *p = d->inner->path ? d->inner->path(d->ibe, res, grp, buf, len) : NULL;
+	const char *p = d->inner->path ? d->inner->path(d->b.ibe, res, grp, buf, len) : NULL;
 
 	if (!p) {
 		snprintf(buf, len, "<cgroup>/%.400s", grp);
@@ -56,25 +61,35 @@ static struct dgrp *find_grp(struct dcg *d, const char *grp)
 	return NULL;
 }
 
+/* Allocate a zeroed wrapper of sz bytes (a struct dbase first) around an open inner backend. */
+static int wrap_open(const struct act_be_conf *conf, size_t sz,
+		     int (*inner_open)(const struct act_be_conf *, void **), void **out)
+{
+	struct dbase *b = calloc(1, sz);
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	b->act = conf->act;
+	err = inner_open(conf, &b->ibe);
+	if (err) {
+		free(b);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
 static int d_open(const struct act_be_conf *conf, void **out)
 {
-	struct dcg *d;
 	int err;
 
 	if (!conf->inner_cgroup)
 		return -EINVAL;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->act = conf->act;
-	d->inner = conf->inner_cgroup;
-	err = d->inner->open(conf, &d->ibe);
-	if (err) {
-		free(d);
-		return err;
-	}
-	*out = d;
-	return 0;
+	err = wrap_open(conf, sizeof(struct dcg), conf->inner_cgroup->open, out);
+	if (!err)
+		((struct dcg *)*out)->inner = conf->inner_cgroup;
+	return err;
 }
 
 static void d_close(void *p)
@@ -83,7 +98,7 @@ static void d_close(void *p)
 
 	if (!d)
 		return;
-	d->inner->close(d->ibe);
+	d->inner->close(d->b.ibe);
 	free(d->grps);
 	free(d->mem);
 	free(d);
@@ -93,7 +108,7 @@ static int d_probe(void *p, struct act_caps *caps)
 {
 	struct dcg *d = p;
 
-	return d->inner->probe(d->ibe, caps);
+	return d->inner->probe(d->b.ibe, caps);
 }
 
 static bool d_exists(void *p, const char *grp)
@@ -108,7 +123,7 @@ static int d_create(void *p, const char *grp, const struct act_cpumask *cpus)
 	char path[ACT_PATH_MAX], list[1024] = "";
 
 	if (find_grp(d, grp))
-		return act_be_err(d->act, -EEXIST, "cgroup %s exists already", grp);
+		return act_be_err(d->b.act, -EEXIST, "cgroup %s exists already", grp);
 	g = realloc(d->grps, (d->ngrps + 1) * sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -121,7 +136,8 @@ static int d_create(void *p, const char *grp, const struct act_cpumask *cpus)
 	g->quota_us = -1;
 	g->period_us = 100000;
 	act_cpumask_format(&g->cpus, list, sizeof(list));
-	act_be_log(d->act, ACT_LOG_INFO, "dry-run: would mkdir %s and write \"%s\" to cpuset.cpus",
+	act_be_log(d->b.act, ACT_LOG_INFO,
+		   "dry-run: would mkdir %s and write \"%s\" to cpuset.cpus",
 		   dpath(d, ACT_RES_CPUSET, grp, path, sizeof(path)), list);
 	return 0;
 }
@@ -134,7 +150,7 @@ static int d_remove(void *p, const char *grp)
 
 	if (!g)
 		return -ENOENT;
-	act_be_log(d->act, ACT_LOG_INFO, "dry-run: would rmdir %s",
+	act_be_log(d->b.act, ACT_LOG_INFO, "dry-run: would rmdir %s",
 		   dpath(d, ACT_RES_CPUSET, grp, path, sizeof(path)));
 	*g = d->grps[--d->ngrps];
 	return 0;
@@ -147,9 +163,9 @@ static int d_set_cpus(void *p, const char *grp, const struct act_cpumask *cpus)
 	char path[ACT_PATH_MAX], list[1024];
 
 	if (!g)
-		return act_be_err(d->act, -ENOENT, "cgroup %s does not exist", grp);
+		return act_be_err(d->b.act, -ENOENT, "cgroup %s does not exist", grp);
 	act_cpumask_format(cpus, list, sizeof(list));
-	act_be_log(d->act, ACT_LOG_INFO, "dry-run: would write \"%s\" to %s/cpuset.cpus", list,
+	act_be_log(d->b.act, ACT_LOG_INFO, "dry-run: would write \"%s\" to %s/cpuset.cpus", list,
 		   dpath(d, ACT_RES_CPUSET, grp, path, sizeof(path)));
 	g->cpus = *cpus;
 	return 0;
@@ -172,8 +188,8 @@ static int d_set_quota(void *p, const char *grp, int64_t quota_us, uint64_t peri
 	char path[ACT_PATH_MAX];
 
 	if (!g)
-		return act_be_err(d->act, -ENOENT, "cgroup %s does not exist", grp);
-	act_be_log(d->act, ACT_LOG_INFO,
+		return act_be_err(d->b.act, -ENOENT, "cgroup %s does not exist", grp);
+	act_be_log(d->b.act, ACT_LOG_INFO,
 		   "dry-run: would set the cpu quota of %s to %" PRId64 " us per %" PRIu64 " us",
 		   dpath(d, ACT_RES_QUOTA, grp, path, sizeof(path)), quota_us, period_us);
 	g->quota_us = quota_us;
@@ -202,7 +218,7 @@ static int d_where(void *p, pid_t tid, struct act_origin *o)
 			snprintf(o->cpu, sizeof(o->cpu), "/%.500s", d->mem[i].grp);
 			return 0;
 		}
-	return d->inner->where(d->ibe, tid, o);
+	return d->inner->where(d->b.ibe, tid, o);
 }
 
 static int d_attach(void *p, const struct act_origin *dst, pid_t tid)
@@ -212,7 +228,7 @@ static int d_attach(void *p, const struct act_origin *dst, pid_t tid)
 	char path[ACT_PATH_MAX];
 	size_t i;
 
-	act_be_log(d->act, ACT_LOG_DEBUG, "dry-run: would move thread %d to %s", tid,
+	act_be_log(d->b.act, ACT_LOG_DEBUG, "dry-run: would move thread %d to %s", tid,
 		   dpath(d, ACT_RES_CPUSET, rel, path, sizeof(path)));
 	for (i = 0; i < d->nmem; i++)
 		if (d->mem[i].tid == tid)
@@ -296,32 +312,22 @@ const struct act_cgroup_ops act_cgroup_dryrun_ops = {
 /* ---- frequency */
 
 struct dfreq {
-	struct act *act;
+	struct dbase b;
 	const struct act_freq_ops *inner;
-	void *ibe;
 	bool set[ACT_CPUMASK_MAX];
 	unsigned long min[ACT_CPUMASK_MAX], max[ACT_CPUMASK_MAX];
 };
 
 static int df_open(const struct act_be_conf *conf, void **out)
 {
-	struct dfreq *d;
 	int err;
 
 	if (!conf->inner_freq)
 		return -EINVAL;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->act = conf->act;
-	d->inner = conf->inner_freq;
-	err = d->inner->open(conf, &d->ibe);
-	if (err) {
-		free(d);
-		return err;
-	}
-	*out = d;
-	return 0;
+	err = wrap_open(conf, sizeof(struct dfreq), conf->inner_freq->open, out);
+	if (!err)
+		((struct dfreq *)*out)->inner = conf->inner_freq;
+	return err;
 }
 
 static void df_close(void *p)
@@ -330,7 +336,7 @@ static void df_close(void *p)
 
 	if (!d)
 		return;
-	d->inner->close(d->ibe);
+	d->inner->close(d->b.ibe);
 	free(d);
 }
 
@@ -338,7 +344,7 @@ static int df_probe(void *p, const struct act_cpumask *cpus, struct act_caps *ca
 {
 	struct dfreq *d = p;
 
-	return d->inner->probe(d->ibe, cpus, caps);
+	return d->inner->probe(d->b.ibe, cpus, caps);
 }
 
 static int df_get(void *p, int cpu, unsigned long *min_khz, unsigned long *max_khz)
@@ -352,7 +358,7 @@ static int df_get(void *p, int cpu, unsigned long *min_khz, unsigned long *max_k
 		*max_khz = d->max[cpu];
 		return 0;
 	}
-	return d->inner->get(d->ibe, cpu, min_khz, max_khz);
+	return d->inner->get(d->b.ibe, cpu, min_khz, max_khz);
 }
 
 static int df_set(void *p, int cpu, unsigned long min_khz, unsigned long max_khz)
@@ -361,7 +367,7 @@ static int df_set(void *p, int cpu, unsigned long min_khz, unsigned long max_khz
 
 	if (cpu < 0 || cpu >= ACT_CPUMASK_MAX)
 		return -EINVAL;
-	act_be_log(d->act, ACT_LOG_INFO,
+	act_be_log(d->b.act, ACT_LOG_INFO,
 		   "dry-run: would write %lu to cpu%d/cpufreq/scaling_min_freq and %lu to "
 		   "scaling_max_freq",
 		   min_khz, cpu, max_khz);
