@@ -123,7 +123,8 @@ echo
 echo "Cost to an untraced process: dd bs=1 count=2000000 (4M read+write syscalls), $pairs interleaved triples"
 kill "$mcpid"; mcpid=""
 sleep 0.2
-idle=$(sleep 600 & echo $!) # a traced process that does nothing
+sleep 600 >/dev/null 2>&1 &
+idle=$! # a traced process that does nothing
 dd_secs() { local s=$EPOCHREALTIME; dd if=/dev/zero of=/dev/null bs=1 count=2000000 2>/dev/null; awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.4f", b - a }'; }
 : >"$tmp/r_io"; : >"$tmp/r_conn"
 printf "%-5s %10s %10s %10s\n" run alone_s io_s conn_s
