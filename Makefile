@@ -81,8 +81,9 @@ LIBACT     := $(BUILD)/libact.a
 LIBPARTIES := $(BUILD)/libparties.a
 ALL_LIBS   := $(LIBPARTIES) $(LIBACT) $(LIBEBEE)
 
-# Only the library objects include the skeleton; make sure it exists before they compile.
-$(EBEE_OBJS): | $(SKELS)
+# Skeletons must exist before anything that may include one compiles: the
+# library, and benchmarks that load a BPF object of their own.
+$(EBEE_OBJS) $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/bench/*.c)): | $(SKELS)
 
 $(BUILD)/obj/%.o: %.c
 	$(call msg,CC,$@)
