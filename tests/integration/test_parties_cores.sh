@@ -10,24 +10,17 @@
 pt_require build/parties build/fixtures/cpr_server build/loadgen
 
 port=$(free_port)
-cat >"$PT_TMP/parties.ini" <<INI
-[controller]
-interval_ms = 300
-cgroup_parent = $PT_PARENT
-state_dir = $PT_TMP/state
-log = $PT_TMP/log.jsonl
+{
+	pt_ini_controller
+	cat <<INI
 [resources]
 cpus = 0-1
 [policy parties]
 first = cores
 idle = release
-[workload web]
-command = build/fixtures/cpr_server --port $port --threads 4 --delay-ms 5 --timeout 60
-target_ms = 4
-cores = 1
-source = ebee
-ebee_mode = conn
 INI
+	pt_ini_server web "$port" 4 5 4 "cores = 1"
+} >"$PT_TMP/parties.ini"
 
 pt_parties -c "$PT_TMP/parties.ini" --duration 40
 pt_wait_started
@@ -51,10 +44,8 @@ t_down=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 1 and w['web']['ac
 echo "web gave the CPU back at t=$t_down s"
 [ "$(cat "$cg/cpuset.cpus")" = 0 ] || die "log says 1 core, cgroup says $(cat "$cg/cpuset.cpus")"
 
-pt_stop_parties TERM
-[ "$PT_RC" = 0 ] || { cat "$PT_TMP/parties.err"; die "parties exited $PT_RC after SIGTERM"; }
-[ -z "$(pt_cgroups_left)" ] || die "cgroups left after exit: $(pt_cgroups_left)"
-tail -1 "$PT_TMP/log.jsonl" | grep -q '"summary":true' || die "no summary line in the log"
+pt_stop_restored TERM
+pt_log_summary
 echo "summary: $(tail -1 "$PT_TMP/log.jsonl")"
 port_accepts "$port" && die "the launched server still runs after exit"
 echo "PASS"

@@ -8,28 +8,23 @@ port=$(free_port)
 sleep 60 &
 other=$!
 PT_PIDS+=($other)
-cat >"$PT_TMP/parties.ini" <<INI
-[controller]
-interval_ms = 300
-cgroup_parent = $PT_PARENT
-state_dir = $PT_TMP/state
-log = $PT_TMP/log.jsonl
+{
+	pt_ini_controller
+	cat <<INI
 [resources]
 cpus = 0-1
 [policy parties]
 first = cores
-[workload web]
-command = build/fixtures/cpr_server --port $port --threads 4 --delay-ms 5 --timeout 60
-target_ms = 4
-cpus = 0
-source = ebee
-ebee_mode = conn
+INI
+	pt_ini_server web "$port" 4 5 4 "cpus = 0"
+	cat <<INI
 [workload batch]
 pid = $other
 target_ms = 10
 cpus = 1
 source = ebee
 INI
+} >"$PT_TMP/parties.ini"
 
 pt_parties -c "$PT_TMP/parties.ini" --duration 30
 pt_wait_started
@@ -48,7 +43,5 @@ pt_log_wait "r['t'] >= $t and w['web']['cores'] == 2 and not w['batch']['alive']
 	die "web did not get batch's core after it exited"
 pt_log_wait "r['t'] > $t" 2 >/dev/null || die "the loop stopped after a workload exited"
 kill -0 "$PT_PARTIES" || die "parties stopped after a workload exited"
-pt_stop_parties TERM
-[ "$PT_RC" = 0 ] || { cat "$PT_TMP/parties.err"; die "parties exited $PT_RC"; }
-[ -z "$(pt_cgroups_left)" ] || die "cgroups left after exit: $(pt_cgroups_left)"
+pt_stop_restored TERM
 echo "PASS"

@@ -69,6 +69,36 @@ pt_parties()
 	PT_PARTIES=$!
 }
 
+# pt_ini_controller [INTERVAL_MS]: print the [controller] section of a test config (300 ms;
+# this test's cgroup parent, state directory and log).
+pt_ini_controller()
+{
+	cat <<INI
+[controller]
+interval_ms = ${1:-300}
+cgroup_parent = $PT_PARENT
+state_dir = $PT_TMP/state
+log = $PT_TMP/log.jsonl
+INI
+}
+
+# pt_ini_server NAME PORT THREADS DELAY_MS TARGET_MS [LINE...]: print a [workload NAME]
+# section that launches cpr_server (each request sleeps DELAY_MS) and reads its p99 from
+# ebee by connection; each LINE ("cores = 1") is added to the section.
+pt_ini_server()
+{
+	local name=$1 port=$2 threads=$3 delay=$4 target=$5
+	shift 5
+	cat <<INI
+[workload $name]
+command = build/fixtures/cpr_server --port $port --threads $threads --delay-ms $delay --timeout 60
+target_ms = $target
+source = ebee
+ebee_mode = conn
+INI
+	printf '%s\n' "$@"
+}
+
 # pt_wait_started: until the daemon reports it manages its workloads (10 s), or SKIP when
 # ebee cannot trace here, or FAIL.
 pt_wait_started()
@@ -95,6 +125,22 @@ pt_stop_parties()
 	wait "$PT_PARTIES"
 	PT_RC=$?
 	PT_PARTIES=
+}
+
+# pt_stop_restored [SIG]: signal the daemon (TERM); FAIL unless it exits 0 and leaves no
+# cgroup behind.
+pt_stop_restored()
+{
+	local sig=${1:-TERM}
+	pt_stop_parties "$sig"
+	[ "$PT_RC" = 0 ] || { cat "$PT_TMP/parties.err"; die "parties exited $PT_RC after SIG$sig"; }
+	[ -z "$(pt_cgroups_left)" ] || die "cgroups left after SIG$sig: $(pt_cgroups_left)"
+}
+
+# pt_log_summary: FAIL unless the log ends with the summary record.
+pt_log_summary()
+{
+	tail -1 "$PT_TMP/log.jsonl" | grep -q '"summary":true' || die "no summary line in the log"
 }
 
 # pt_wait_port PORT: until something accepts on it (5 s).

@@ -13,12 +13,9 @@ pt_require build/parties build/fixtures/cpr_server build/loadgen
 pweb=$(free_port)
 papi=$(free_port)
 [ "$pweb" != "$papi" ] || papi=$((pweb + 1))
-cat >"$PT_TMP/parties.ini" <<INI
-[controller]
-interval_ms = 300
-cgroup_parent = $PT_PARENT
-state_dir = $PT_TMP/state
-log = $PT_TMP/log.jsonl
+{
+	pt_ini_controller
+	cat <<INI
 [resources]
 cpus = 0-1
 cores = false
@@ -30,19 +27,10 @@ wheel = quota
 idle = release
 ; the paper cools a workload down for 30 s after a harmful downsize; keep the test short
 cooldown_s = 3
-[workload web]
-command = build/fixtures/cpr_server --port $pweb --threads 4 --delay-ms 5 --timeout 60
-target_ms = 4
-quota = 0.3
-source = ebee
-ebee_mode = conn
-[workload api]
-command = build/fixtures/cpr_server --port $papi --threads 2 --delay-ms 1 --timeout 60
-target_ms = 50
-quota = 0.6
-source = ebee
-ebee_mode = conn
 INI
+	pt_ini_server web "$pweb" 4 5 4 "quota = 0.3"
+	pt_ini_server api "$papi" 2 1 50 "quota = 0.6"
+} >"$PT_TMP/parties.ini"
 
 pt_parties -c "$PT_TMP/parties.ini" --duration 60
 pt_wait_started
@@ -90,8 +78,6 @@ for line in open(sys.argv[1]):
     assert all(w['quota'] >= 0.1 - 1e-6 for w in r['wl']), r['t']
 PY
 
-pt_stop_parties TERM
-[ "$PT_RC" = 0 ] || { cat "$PT_TMP/parties.err"; die "parties exited $PT_RC after SIGTERM"; }
-[ -z "$(pt_cgroups_left)" ] || die "cgroups left after exit: $(pt_cgroups_left)"
-tail -1 "$PT_TMP/log.jsonl" | grep -q '"summary":true' || die "no summary line in the log"
+pt_stop_restored TERM
+pt_log_summary
 echo "PASS"

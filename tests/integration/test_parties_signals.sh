@@ -12,12 +12,9 @@ PT_PIDS+=($srv)
 pt_wait_port "$port" || die "cpr_server does not accept on $port"
 orig=$(grep -E '^[0-9]+:cpuset:' /proc/$srv/cgroup)
 
-cat >"$PT_TMP/parties.ini" <<INI
-[controller]
-interval_ms = 200
-cgroup_parent = $PT_PARENT
-state_dir = $PT_TMP/state
-log = $PT_TMP/log.jsonl
+{
+	pt_ini_controller 200
+	cat <<INI
 [resources]
 cpus = 0-1
 quota = true
@@ -28,6 +25,7 @@ cores = 1
 quota = 0.5
 source = ebee
 INI
+} >"$PT_TMP/parties.ini"
 
 in_ours() { grep -q "$PT_PARENT" /proc/"$srv"/cgroup; }
 
@@ -36,9 +34,7 @@ pt_parties -c "$PT_TMP/parties.ini" --duration 30
 pt_wait_started
 sleep 1
 in_ours || die "the workload was not moved into $PT_PARENT"
-pt_stop_parties TERM
-[ "$PT_RC" = 0 ] || { cat "$PT_TMP/parties.err"; die "parties exited $PT_RC after SIGTERM"; }
-[ -z "$(pt_cgroups_left)" ] || die "cgroups left after SIGTERM: $(pt_cgroups_left)"
+pt_stop_restored TERM
 kill -0 "$srv" || die "the workload (pid given in the config) was killed"
 in_ours && die "the workload is still in $PT_PARENT after SIGTERM"
 [ "$(grep -E '^[0-9]+:cpuset:' /proc/$srv/cgroup)" = "$orig" ] ||
@@ -50,9 +46,7 @@ echo "SIGTERM: restored"
 pt_parties -c "$PT_TMP/parties.ini" --duration 30
 pt_wait_started
 sleep 0.5
-pt_stop_parties INT
-[ "$PT_RC" = 0 ] || die "parties exited $PT_RC after SIGINT"
-[ -z "$(pt_cgroups_left)" ] || die "cgroups left after SIGINT: $(pt_cgroups_left)"
+pt_stop_restored INT
 echo "SIGINT: restored"
 
 # --- SIGKILL, then a restart cleans up
