@@ -88,6 +88,34 @@ static void set_slack(struct fx *f, int i, double slack)
 	set_lat(f, i, f->obs.wl[i].target_us * (1 - slack));
 }
 
+/* One value per workload, in order: SLACKS(&f, 0.1, -0.2) sets w0 and w1. */
+#define NVALS(type, ...)  (sizeof((const type[]){ __VA_ARGS__ }) / sizeof(type))
+#define SLACKS(f, ...)	  set_slacks(f, (const double[]){ __VA_ARGS__ }, NVALS(double, __VA_ARGS__))
+#define ALLOCS(f, r, ...) set_allocs(f, r, (const long[]){ __VA_ARGS__ }, NVALS(long, __VA_ARGS__))
+#define ASSERT_ALLOCS(f, r, ...) \
+	assert_allocs(f, r, (const long[]){ __VA_ARGS__ }, NVALS(long, __VA_ARGS__))
+
+static void set_slacks(struct fx *f, const double *slack, size_t n)
+{
+	assert_int_equal(n, f->obs.nwl);
+	for (size_t i = 0; i < n; i++)
+		set_slack(f, (int)i, slack[i]);
+}
+
+static void set_allocs(struct fx *f, int r, const long *alloc, size_t n)
+{
+	assert_int_equal(n, f->obs.nwl);
+	for (size_t i = 0; i < n; i++)
+		f->obs.wl[i].alloc[r] = alloc[i];
+}
+
+static void assert_allocs(const struct fx *f, int r, const long *want, size_t n)
+{
+	assert_int_equal(n, f->obs.nwl);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(f->obs.wl[i].alloc[r], want[i]);
+}
+
 static void sync_free(struct fx *f)
 {
 	for (int r = 0; r < POL_RES_COUNT; r++) {
@@ -125,16 +153,10 @@ static void test_upsize_lowest_slack_from_free_pool(void **state)
 	struct fx f;
 
 	fx_setup(&f, 3, 6, false, 0, cores_first, 1);
-	f.obs.wl[0].alloc[C] = 2;
-	f.obs.wl[1].alloc[C] = 1;
-	f.obs.wl[2].alloc[C] = 2;
-	set_slack(&f, 0, 0.02);
-	set_slack(&f, 1, -0.30); /* lowest */
-	set_slack(&f, 2, 0.10);
+	ALLOCS(&f, C, 2, 1, 2);
+	SLACKS(&f, 0.02, -0.30 /* lowest */, 0.10);
 	step(&f, 1000);
-	assert_int_equal(f.obs.wl[1].alloc[C], 2);
-	assert_int_equal(f.obs.wl[0].alloc[C], 2);
-	assert_int_equal(f.obs.wl[2].alloc[C], 2);
+	ASSERT_ALLOCS(&f, C, 2, 2, 2);
 	assert_string_equal(f.dec.wl[1].action, "up cores");
 	assert_non_null(strstr(f.dec.wl[1].reason, "free pool"));
 	assert_string_equal(f.dec.wl[0].action, "hold");
@@ -146,11 +168,9 @@ static void test_no_action_in_dead_band(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 4, false, 0, NULL, 0);
-	set_slack(&f, 0, 0.06);
-	set_slack(&f, 1, 0.19);
+	SLACKS(&f, 0.06, 0.19);
 	step(&f, 1000);
-	assert_int_equal(f.obs.wl[0].alloc[C], 1);
-	assert_int_equal(f.obs.wl[1].alloc[C], 1);
+	ASSERT_ALLOCS(&f, C, 1, 1);
 	assert_string_equal(f.dec.wl[0].action, "hold");
 	assert_string_equal(f.dec.wl[1].action, "hold");
 	fx_teardown(&f);
@@ -161,13 +181,10 @@ static void test_downsize_highest_slack(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 4, false, 0, cores_first, 1);
-	f.obs.wl[0].alloc[C] = 2;
-	f.obs.wl[1].alloc[C] = 2;
-	set_slack(&f, 0, 0.30);
-	set_slack(&f, 1, 0.50);
+	ALLOCS(&f, C, 2, 2);
+	SLACKS(&f, 0.30, 0.50);
 	step(&f, 1000);
-	assert_int_equal(f.obs.wl[1].alloc[C], 1);
-	assert_int_equal(f.obs.wl[0].alloc[C], 2);
+	ASSERT_ALLOCS(&f, C, 2, 1);
 	assert_string_equal(f.dec.wl[1].action, "down cores");
 	assert_int_equal(f.obs.res[C].free, 1);
 	fx_teardown(&f);
@@ -178,16 +195,10 @@ static void test_donor_most_slack_above_minimum(void **state)
 	struct fx f;
 
 	fx_setup(&f, 3, 5, false, 0, cores_first, 1);
-	f.obs.wl[0].alloc[C] = 1;
-	f.obs.wl[1].alloc[C] = 1; /* most slack, but at its minimum */
-	f.obs.wl[2].alloc[C] = 3;
-	set_slack(&f, 0, -0.5);
-	set_slack(&f, 1, 0.90);
-	set_slack(&f, 2, 0.10);
+	ALLOCS(&f, C, 1, 1, 3);
+	SLACKS(&f, -0.5, 0.90 /* most slack, but at its minimum */, 0.10);
 	step(&f, 1000);
-	assert_int_equal(f.obs.wl[0].alloc[C], 2);
-	assert_int_equal(f.obs.wl[1].alloc[C], 1);
-	assert_int_equal(f.obs.wl[2].alloc[C], 2);
+	ASSERT_ALLOCS(&f, C, 2, 1, 2);
 	assert_string_equal(f.dec.wl[2].action, "donate");
 	assert_non_null(strstr(f.dec.wl[0].reason, "from w2"));
 	fx_teardown(&f);
@@ -200,24 +211,17 @@ static void test_anti_ping_pong(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 4, true, 1000, cores_first, 1);
-	f.obs.wl[0].alloc[C] = 2;
-	f.obs.wl[1].alloc[C] = 2;
-	f.obs.wl[0].alloc[Q] = 500;
-	f.obs.wl[1].alloc[Q] = 500; /* quota pool empty too */
-	set_slack(&f, 0, -0.2);
-	set_slack(&f, 1, 0.15);
+	ALLOCS(&f, C, 2, 2);
+	ALLOCS(&f, Q, 500, 500); /* quota pool empty too */
+	SLACKS(&f, -0.2, 0.15);
 	step(&f, 1000);
-	assert_int_equal(f.obs.wl[0].alloc[C], 3);
-	assert_int_equal(f.obs.wl[1].alloc[C], 1);
+	ASSERT_ALLOCS(&f, C, 3, 1);
 	assert_non_null(strstr(f.dec.wl[1].reason, "anti-ping-pong"));
 	/* the upsize helped w0; now w1 violates */
-	set_slack(&f, 0, 0.10);
-	set_slack(&f, 1, -0.1);
-	f.obs.wl[1].alloc[C] = 1;
+	SLACKS(&f, 0.10, -0.1);
 	step(&f, 1500);
 	assert_string_equal(f.dec.wl[1].action, "up quota");
-	assert_int_equal(f.obs.wl[1].alloc[Q], 600);
-	assert_int_equal(f.obs.wl[0].alloc[Q], 400);
+	ASSERT_ALLOCS(&f, Q, 400, 600);
 	assert_int_equal(f.obs.wl[0].alloc[C], 3);
 	fx_teardown(&f);
 }
@@ -229,16 +233,12 @@ static void test_pingpong_reason_absent_when_other_resource(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 4, true, 1000, p, 1);
-	f.obs.wl[0].alloc[C] = 2;
-	f.obs.wl[1].alloc[C] = 2;
-	f.obs.wl[0].alloc[Q] = 500;
-	f.obs.wl[1].alloc[Q] = 500;
-	set_slack(&f, 0, -0.2);
-	set_slack(&f, 1, 0.15);
+	ALLOCS(&f, C, 2, 2);
+	ALLOCS(&f, Q, 500, 500);
+	SLACKS(&f, -0.2, 0.15);
 	step(&f, 1000);
 	assert_string_equal(f.dec.wl[0].action, "up quota");
-	assert_int_equal(f.obs.wl[0].alloc[Q], 600);
-	assert_int_equal(f.obs.wl[1].alloc[Q], 400);
+	ASSERT_ALLOCS(&f, Q, 600, 400);
 	assert_non_null(strstr(f.dec.wl[1].reason, "anti-ping-pong"));
 	fx_teardown(&f);
 }
@@ -248,8 +248,7 @@ static void test_failed_upsize_not_reverted(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 6, true, 2000, cores_first, 1);
-	f.obs.wl[0].alloc[Q] = 500;
-	f.obs.wl[1].alloc[Q] = 500;
+	ALLOCS(&f, Q, 500, 500);
 	set_lat(&f, 0, 1500);
 	set_slack(&f, 1, 0.1);
 	step(&f, 1000);
@@ -270,8 +269,7 @@ static void test_successful_upsize_keeps_resource(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 6, true, 2000, cores_first, 1);
-	f.obs.wl[0].alloc[Q] = 500;
-	f.obs.wl[1].alloc[Q] = 500;
+	ALLOCS(&f, Q, 500, 500);
 	set_lat(&f, 0, 1500);
 	set_slack(&f, 1, 0.1);
 	step(&f, 1000);
@@ -288,12 +286,9 @@ static void test_harmful_downsize_reverted_and_cooled(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 4, true, 2000, cores_first, 1);
-	f.obs.wl[0].alloc[C] = 2;
-	f.obs.wl[1].alloc[C] = 2;
-	f.obs.wl[0].alloc[Q] = 500;
-	f.obs.wl[1].alloc[Q] = 500;
-	set_slack(&f, 0, 0.10);
-	set_slack(&f, 1, 0.50);
+	ALLOCS(&f, C, 2, 2);
+	ALLOCS(&f, Q, 500, 500);
+	SLACKS(&f, 0.10, 0.50);
 	step(&f, 1000);
 	assert_string_equal(f.dec.wl[1].action, "down cores");
 	assert_int_equal(f.obs.wl[1].alloc[C], 1);
@@ -325,10 +320,8 @@ static void test_code_flavour_cooldown_and_vote(void **state)
 
 	fx_setup(&f, 2, 4, false, 0, p, 2);
 	f.obs.interval_ms = 100;
-	f.obs.wl[0].alloc[C] = 2;
-	f.obs.wl[1].alloc[C] = 2;
-	set_slack(&f, 0, 0.10);
-	set_slack(&f, 1, 0.50);
+	ALLOCS(&f, C, 2, 2);
+	SLACKS(&f, 0.10, 0.50);
 	step(&f, 1000);
 	assert_string_equal(f.dec.wl[1].action, "down cores");
 	/* five samples; w0 (not the downsized one) drops below 0.05 in 3 of 5 */
@@ -358,10 +351,8 @@ static void test_skip_exhausted_resource(void **state)
 
 	/* cores: pool empty and the only other workload at its minimum */
 	fx_setup(&f, 2, 2, true, 2000, cores_first, 1);
-	f.obs.wl[0].alloc[Q] = 1000;
-	f.obs.wl[1].alloc[Q] = 500;
-	set_slack(&f, 0, -0.3);
-	set_slack(&f, 1, 0.3);
+	ALLOCS(&f, Q, 1000, 500);
+	SLACKS(&f, -0.3, 0.3);
 	step(&f, 1000);
 	assert_string_equal(f.dec.wl[0].action, "up quota");
 	assert_non_null(strstr(f.dec.wl[0].reason, "skipped at limit: cores"));
@@ -404,16 +395,13 @@ static void test_every_resource_at_limit(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 2, true, 1000, NULL, 0);
-	f.obs.wl[0].alloc[Q] = 900;
+	ALLOCS(&f, Q, 900, 100);
 	f.obs.wl[0].max[Q] = 900;
-	f.obs.wl[1].alloc[Q] = 100;
-	set_slack(&f, 0, -0.3);
-	set_slack(&f, 1, 0.3);
+	SLACKS(&f, -0.3, 0.3);
 	step(&f, 1000);
 	assert_string_equal(f.dec.wl[0].action, "none (at limit)");
 	assert_int_equal(f.obs.wl[0].alloc[C], 1);
-	assert_int_equal(f.obs.wl[0].alloc[Q], 900);
-	assert_int_equal(f.obs.wl[1].alloc[Q], 100);
+	ASSERT_ALLOCS(&f, Q, 900, 100);
 	fx_teardown(&f);
 }
 
@@ -423,22 +411,19 @@ static void test_stale_workload_not_judged(void **state)
 
 	fx_setup(&f, 2, 4, false, 0, cores_first, 1);
 	f.obs.wl[1].alloc[C] = 2;
-	set_slack(&f, 0, 0.10);
-	set_slack(&f, 1, 0.50);
+	SLACKS(&f, 0.10, 0.50);
 	f.obs.wl[1].state = POL_LAT_STALE; /* its last p99 looked fine; it is not fresh */
 	f.obs.wl[0].state = POL_LAT_STALE;
 	f.obs.wl[0].p99_us = 0; /* a missing p99 is not a low one */
 	f.obs.wl[0].slack = 1;
 	step(&f, 1000);
-	assert_int_equal(f.obs.wl[0].alloc[C], 1);
-	assert_int_equal(f.obs.wl[1].alloc[C], 2);
+	ASSERT_ALLOCS(&f, C, 1, 2);
 	assert_non_null(strstr(f.dec.wl[1].reason, "no fresh latency"));
 	/* a violating fresh workload does not take from a stale one */
 	set_slack(&f, 0, -0.5);
 	f.obs.wl[1].alloc[C] = 3;
 	step(&f, 1500);
-	assert_int_equal(f.obs.wl[0].alloc[C], 1);
-	assert_int_equal(f.obs.wl[1].alloc[C], 3);
+	ASSERT_ALLOCS(&f, C, 1, 3);
 	assert_string_equal(f.dec.wl[0].action, "none (at limit)");
 	fx_teardown(&f);
 }
@@ -463,8 +448,7 @@ static void test_dead_workload_ignored(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 4, false, 0, cores_first, 1);
-	set_slack(&f, 0, 0.10);
-	set_slack(&f, 1, -0.9);
+	SLACKS(&f, 0.10, -0.9);
 	f.obs.wl[1].alive = false;
 	f.obs.wl[1].alloc[C] = 0;
 	step(&f, 1000);
@@ -503,8 +487,7 @@ static void test_sustained_violation_event(void **state)
 	bool seen = false;
 
 	fx_setup(&f, 2, 2, false, 0, NULL, 0);
-	set_slack(&f, 0, -0.5);
-	set_slack(&f, 1, 0.1);
+	SLACKS(&f, -0.5, 0.1);
 	for (uint64_t t = 0; t <= 61000; t += 500) {
 		step(&f, t);
 		if (f.dec.event[0]) {
@@ -525,25 +508,31 @@ static void plant(struct fx *f)
 	set_lat(f, 1, 2500.0 / (double)f->obs.wl[1].alloc[C]);
 }
 
+/* Run the plant for 400 intervals (200 s); how often the allocation changed from
+ * interval `settled` on. The final allocation is left in f. */
+static int run_plant(struct fx *f, int settled)
+{
+	int late = 0;
+
+	for (int t = 0; t < 400; t++) {
+		long a = f->obs.wl[0].alloc[C], b = f->obs.wl[1].alloc[C];
+
+		plant(f);
+		step(f, 1000 + 500 * (uint64_t)t);
+		if (t >= settled && (f->obs.wl[0].alloc[C] != a || f->obs.wl[1].alloc[C] != b))
+			late++;
+		assert_true(f->obs.wl[0].alloc[C] + f->obs.wl[1].alloc[C] <= f->obs.res[C].total);
+	}
+	return late;
+}
+
 static void test_converges_without_oscillation(void **state)
 {
 	struct fx f;
-	long a = -1, b = -1;
-	int changes_late = 0;
 
 	fx_setup(&f, 2, 10, false, 0, NULL, 0);
-	for (int t = 0; t < 400; t++) {
-		plant(&f);
-		step(&f, 1000 + 500 * (uint64_t)t);
-		if (t >= 40 && (f.obs.wl[0].alloc[C] != a || f.obs.wl[1].alloc[C] != b))
-			changes_late++;
-		a = f.obs.wl[0].alloc[C];
-		b = f.obs.wl[1].alloc[C];
-		assert_true(a + b <= 10);
-	}
-	assert_int_equal(changes_late, 0);
-	assert_int_equal(a, 5);
-	assert_int_equal(b, 3);
+	assert_int_equal(run_plant(&f, 40), 0);
+	ASSERT_ALLOCS(&f, C, 5, 3);
 	plant(&f);
 	assert_true(f.obs.wl[0].slack >= 0.05);
 	assert_true(f.obs.wl[1].slack >= 0.05);
@@ -555,23 +544,11 @@ static void test_converges_without_oscillation(void **state)
 static void test_converges_from_above(void **state)
 {
 	struct fx f;
-	int late = 0;
-	long a = 0, b = 0;
 
 	fx_setup(&f, 2, 10, false, 0, NULL, 0);
-	f.obs.wl[0].alloc[C] = 5;
-	f.obs.wl[1].alloc[C] = 5;
-	for (int t = 0; t < 400; t++) {
-		plant(&f);
-		step(&f, 1000 + 500 * (uint64_t)t);
-		if (t >= 100 && (f.obs.wl[0].alloc[C] != a || f.obs.wl[1].alloc[C] != b))
-			late++;
-		a = f.obs.wl[0].alloc[C];
-		b = f.obs.wl[1].alloc[C];
-	}
-	assert_int_equal(late, 0);
-	assert_int_equal(a, 5);
-	assert_int_equal(b, 3);
+	ALLOCS(&f, C, 5, 5);
+	assert_int_equal(run_plant(&f, 100), 0);
+	ASSERT_ALLOCS(&f, C, 5, 3);
 	fx_teardown(&f);
 }
 
@@ -605,10 +582,8 @@ static void test_seeded_first_resource_reproducible(void **state)
 		struct fx *f = run ? &f2 : &f1;
 
 		fx_setup(f, 2, 4, true, 2000, NULL, 0);
-		f->obs.wl[0].alloc[Q] = 500;
-		f->obs.wl[1].alloc[Q] = 500;
-		set_slack(f, 0, -0.3);
-		set_slack(f, 1, 0.1);
+		ALLOCS(f, Q, 500, 500);
+		SLACKS(f, -0.3, 0.1);
 		step(f, 1000);
 	}
 	assert_string_equal(f1.dec.wl[0].action, f2.dec.wl[0].action);
