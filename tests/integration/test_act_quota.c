@@ -40,6 +40,32 @@ static long read_long(const char *fmt, const char *wl, const char *file)
 
 #define CPU_FILE "/sys/fs/cgroup/cpu/%s/%s/%s"
 
+/* Open the actuator into `act`, or SKIP when not root or when it has no cpu quota. */
+static void open_quota_act(const struct act_opts *o)
+{
+	if (geteuid() != 0) {
+		print_message("SKIP: needs root (cgroup writes)\n");
+		skip();
+	}
+	act = act_open(o);
+	assert_non_null(act);
+	if (!act_caps(act)->quota) {
+		print_message("SKIP: cpu quota unavailable: %s\n", act_caps(act)->quota_reason);
+		skip();
+	}
+}
+
+/* A child that only waits to be killed (by teardown), to be the workload. */
+static void start_child(void)
+{
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+}
+
 static int setup(void **state)
 {
 	snprintf(parent, sizeof(parent), "parties-test-%d", getpid());
@@ -87,25 +113,11 @@ static void test_quota_v1(void **state)
 	struct stat sb;
 	char path[256];
 
-	if (geteuid() != 0) {
-		print_message("SKIP: needs root (cgroup writes)\n");
-		skip();
-	}
-	act = act_open(&o);
-	assert_non_null(act);
+	open_quota_act(&o);
 	c = act_caps(act);
-	if (!c->quota) {
-		print_message("SKIP: cpu quota unavailable: %s\n", c->quota_reason);
-		skip();
-	}
 	assert_int_equal(c->quota_period_us, 100000);
 	assert_int_equal(c->quota_min_us, 1000);
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		for (;;)
-			pause();
-	}
+	start_child();
 	m = c->cpus;
 	wo.cpus = &m;
 	w = act_workload_add(act, "q", child, &wo);
@@ -154,23 +166,9 @@ static void test_quota_period_no_cpuset(void **state)
 	struct stat sb;
 	char path[256];
 
-	if (geteuid() != 0) {
-		print_message("SKIP: needs root (cgroup writes)\n");
-		skip();
-	}
-	act = act_open(&o);
-	assert_non_null(act);
-	if (!act_caps(act)->quota) {
-		print_message("SKIP: cpu quota unavailable: %s\n", act_caps(act)->quota_reason);
-		skip();
-	}
+	open_quota_act(&o);
 	assert_false(act_caps(act)->cpuset);
-	child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		for (;;)
-			pause();
-	}
+	start_child();
 	w = act_workload_add(act, "q", child, &wo);
 	assert_non_null(w);
 	assert_int_equal(read_long(CPU_FILE, "q", "cpu.cfs_period_us"), 50000);
