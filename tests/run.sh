@@ -69,6 +69,21 @@ if [ "$(id -u)" -eq 0 ] && [ "$what" != unit ]; then
 		fail=$((fail + 1))
 		failed_names+=("leftover-cgroups")
 	fi
+	# ebee's programs (by name) still loaded, or test servers still running
+	sleep 0.5
+	progs=$(bpftool prog show 2>/dev/null | grep -cE ' name (exit_accept4|enter_close|on_proc_fork) ')
+	if [ "$progs" -gt 0 ]; then
+		echo "FAIL: $progs ebee BPF programs left loaded"
+		fail=$((fail + 1))
+		failed_names+=("leftover-bpf")
+	fi
+	procs=$(pgrep -af 'build/fixtures/|/tmp/ebee-test|parties-test|build/loadgen' | grep -v pgrep)
+	if [ -n "$procs" ]; then
+		echo "FAIL: test processes left running:"
+		echo "$procs"
+		fail=$((fail + 1))
+		failed_names+=("leftover-processes")
+	fi
 fi
 
 echo
