@@ -26,9 +26,11 @@ struct cfg_ctx {
 	FILE *fp;
 	const char *text;
 	int line;
-	int long_line;	  /* first line longer than INI_MAX_LINE - 1 */
-	int header_line;  /* line of the last [section] header read */
-	int section_line; /* header line of the section the handler is in */
+	int long_line;	       /* first line longer than INI_MAX_LINE - 1 */
+	int header_line;       /* line of the last [section] header read */
+	int section_line;      /* header line of the section the handler is in */
+	char header_name[128]; /* name in the last [section] header read */
+	int freq_max_line, quota_total_line;
 	/* handler */
 	char err[256];
 	int err_line;
@@ -77,14 +79,42 @@ static int fail(struct cfg_ctx *x, const char *fmt, ...)
 	return 0;
 }
 
+static int enter_section(struct cfg_ctx *x, const char *section);
+
+/*
+ * inih reports a section only through its keys, so a section without any
+ * ([workload b] whose keys are all commented out, a misspelt empty section)
+ * would pass unseen. The reader checks such a section itself when the next
+ * header or the end of the file shows it had no key.
+ */
+static void end_of_section(struct cfg_ctx *x)
+{
+	if (x->header_line && x->header_line != x->section_line)
+		enter_section(x, x->header_name);
+}
+
+/* A [header] line: remember its name as inih will read it (up to the first ']'). */
+static void header(struct cfg_ctx *x, const char *p)
+{
+	const char *end = strchr(p + 1, ']');
+
+	if (!end)
+		return; /* inih: a syntax error, and the section goes on */
+	end_of_section(x);
+	x->header_line = x->line;
+	snprintf(x->header_name, sizeof(x->header_name), "%.*s", (int)(end - p - 1), p + 1);
+}
+
 static char *reader(char *str, int num, void *stream)
 {
 	struct cfg_ctx *x = stream;
 	int n = 0;
 
 	if (x->fp) {
-		if (!fgets(str, num, x->fp))
+		if (!fgets(str, num, x->fp)) {
+			end_of_section(x);
 			return NULL;
+		}
 		n = (int)strlen(str);
 		if (n == num - 1 && str[n - 1] != '\n') {
 			int ch;
@@ -98,8 +128,10 @@ static char *reader(char *str, int num, void *stream)
 		const char *nl;
 		size_t len;
 
-		if (!*x->text)
+		if (!*x->text) {
+			end_of_section(x);
 			return NULL;
+		}
 		nl = strchr(x->text, '\n');
 		len = nl ? (size_t)(nl - x->text + 1) : strlen(x->text);
 		if (len > (size_t)num - 1) {
@@ -120,7 +152,7 @@ static char *reader(char *str, int num, void *stream)
 		while (isspace((unsigned char)*p))
 			p++;
 		if (*p == '[')
-			x->header_line = x->line;
+			header(x, p);
 	}
 	return str;
 }
@@ -207,6 +239,14 @@ static bool valid_name(const char *s)
 		if (!parse_bool(val, &(dst)))                                                  \
 			return fail(x, "%s: '%s' is not a boolean (true or false)", key, val); \
 	} while (0)
+
+/* Quotas are turned into integers (millicores, us): keep them far from overflow. */
+static int cores_in_range(struct cfg_ctx *x, const char *key, const char *val, double v)
+{
+	if (v > ACT_CPUMASK_MAX)
+		return fail(x, "%s must be at most %d cores, not %s", key, ACT_CPUMASK_MAX, val);
+	return 1;
+}
 
 /* A key may appear once per section; bit i of *seen stands for keys[i]. */
 static int once(struct cfg_ctx *x, unsigned int *seen, const char *const *keys, const char *key)
@@ -310,6 +350,7 @@ static int resources_key(struct cfg_ctx *x, const char *key, const char *val)
 		NUM(key, 0, 100000, c->freq_min_mhz);
 	} else if (!strcmp(key, "freq_max_mhz")) {
 		NUM(key, 0, 100000, c->freq_max_mhz);
+		x->freq_max_line = x->line;
 	} else if (!strcmp(key, "freq_step_mhz")) {
 		NUM(key, 1, 10000, c->freq_step_mhz);
 	} else if (!strcmp(key, "quota")) {
@@ -318,10 +359,13 @@ static int resources_key(struct cfg_ctx *x, const char *key, const char *val)
 		REAL(key, c->quota_step);
 		if (c->quota_step < 0.01)
 			return fail(x, "quota_step must be at least 0.01 cores, not %s", val);
+		return cores_in_range(x, key, val, c->quota_step);
 	} else if (!strcmp(key, "quota_total")) {
 		REAL(key, c->quota_total);
 		if (c->quota_total < 0)
 			return fail(x, "quota_total must be >= 0, not %s", val);
+		x->quota_total_line = x->line;
+		return cores_in_range(x, key, val, c->quota_total);
 	} else {
 		return fail(x, "unknown key '%s' in [resources]", key);
 	}
@@ -476,6 +520,8 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 		REAL(key, d);
 		if (d <= 0)
 			return fail(x, "target_ms must be > 0, not %s", val);
+		if (d > 3600000)
+			return fail(x, "target_ms must be at most 3600000 (an hour), not %s", val);
 		w->target_us = d * 1000.0;
 		w->target_line = x->line;
 	} else if (!strcmp(key, "min_cores")) {
@@ -497,16 +543,19 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 		if (w->quota <= 0)
 			return fail(x, "quota must be > 0 cores, not %s", val);
 		w->quota_line = x->line;
+		return cores_in_range(x, key, val, w->quota);
 	} else if (!strcmp(key, "min_quota")) {
 		REAL(key, w->min_quota);
 		if (w->min_quota <= 0)
 			return fail(x, "min_quota must be > 0 cores, not %s", val);
 		w->min_quota_line = x->line;
+		return cores_in_range(x, key, val, w->min_quota);
 	} else if (!strcmp(key, "max_quota")) {
 		REAL(key, w->max_quota);
 		if (w->max_quota < 0)
 			return fail(x, "max_quota must be >= 0 cores, not %s", val);
 		w->max_quota_line = x->line;
+		return cores_in_range(x, key, val, w->max_quota);
 	} else if (!strcmp(key, "freq_mhz")) {
 		NUM(key, 0, 100000, w->freq_mhz);
 	} else if (!strcmp(key, "source")) {
@@ -536,18 +585,65 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 	return 1;
 }
 
-/* An error about the section itself: reported at its [header] line. */
+/* An error about the section itself (enter_section reports it at the [header] line). */
 static int fail_section(struct cfg_ctx *x, const char *what, const char *name, int first)
+{
+	if (first)
+		return fail(x, "[%s] given twice (first at line %d)", x->section, first);
+	return fail(x, "[%s]: %s '%s'%s", x->section, what, name,
+		    !strcmp(what, "workload name") ? " must be [A-Za-z0-9_.-], 1 to 63 bytes" : "");
+}
+
+/* A new section starts (at x->header_line): check its name, set up what its keys fill. */
+static int start_section(struct cfg_ctx *x, const char *section)
+{
+	struct cfg *c = x->c;
+
+	x->seen_wl = 0;
+	snprintf(x->section, sizeof(x->section), "%s", section);
+	x->wl = -1;
+	x->pol_section[0] = '\0';
+	if (!strncmp(section, "workload", 8) && isspace((unsigned char)section[8])) {
+		const char *name = section + 9;
+
+		while (isspace((unsigned char)*name))
+			name++;
+		if (!valid_name(name))
+			return fail_section(x, "workload name", name, 0);
+		for (int i = 0; i < c->nwl; i++)
+			if (!strcmp(c->wl[i].name, name))
+				return fail_section(x, "", "", c->wl[i].line);
+		if (c->nwl == CFG_MAX_WL)
+			return fail(x, "too many workloads (at most %d)", CFG_MAX_WL);
+		x->wl = c->nwl++;
+		snprintf(c->wl[x->wl].name, sizeof(c->wl[x->wl].name), "%s", name);
+		c->wl[x->wl].line = x->section_line;
+		c->wl[x->wl].min_cores = 1;
+	} else if (!strncmp(section, "policy", 6) && isspace((unsigned char)section[6])) {
+		const char *name = section + 7;
+
+		while (isspace((unsigned char)*name))
+			name++;
+		if (!pol_find(name))
+			return fail_section(x, "unknown policy", name, 0);
+		snprintf(x->pol_section, sizeof(x->pol_section), "%s", name);
+	}
+	if (x->wl < 0 && !x->pol_section[0] && strcmp(section, "controller") &&
+	    strcmp(section, "resources"))
+		return fail(
+		    x, "unknown section [%s] (controller, resources, workload NAME, policy NAME)",
+		    section);
+	return 1;
+}
+
+/* Errors about a section are reported at its header; the reader's line count is kept. */
+static int enter_section(struct cfg_ctx *x, const char *section)
 {
 	int line = x->line, ret;
 
+	x->section_line = x->header_line;
 	x->line = x->section_line;
-	if (first)
-		ret = fail(x, "[%s] given twice (first at line %d)", x->section, first);
-	else
-		ret = fail(x, "[%s]: %s '%s'%s", x->section, what, name,
-			   !strcmp(what, "workload name") ? " must be [A-Za-z0-9_.-], 1 to 63 bytes"
-							  : "");
+	ret = start_section(x, section);
 	x->line = line;
 	return ret;
 }
@@ -555,41 +651,9 @@ static int fail_section(struct cfg_ctx *x, const char *what, const char *name, i
 static int handler(void *user, const char *section, const char *key, const char *val)
 {
 	struct cfg_ctx *x = user;
-	struct cfg *c = x->c;
 
-	if (x->header_line != x->section_line) {
-		/* a new section (inih reports sections through their keys) */
-		x->section_line = x->header_line;
-		x->seen_wl = 0;
-		snprintf(x->section, sizeof(x->section), "%s", section);
-		x->wl = -1;
-		x->pol_section[0] = '\0';
-		if (!strncmp(section, "workload", 8) && isspace((unsigned char)section[8])) {
-			const char *name = section + 9;
-
-			while (isspace((unsigned char)*name))
-				name++;
-			if (!valid_name(name))
-				return fail_section(x, "workload name", name, 0);
-			for (int i = 0; i < c->nwl; i++)
-				if (!strcmp(c->wl[i].name, name))
-					return fail_section(x, "", "", c->wl[i].line);
-			if (c->nwl == CFG_MAX_WL)
-				return fail(x, "too many workloads (at most %d)", CFG_MAX_WL);
-			x->wl = c->nwl++;
-			snprintf(c->wl[x->wl].name, sizeof(c->wl[x->wl].name), "%s", name);
-			c->wl[x->wl].line = x->section_line;
-			c->wl[x->wl].min_cores = 1;
-		} else if (!strncmp(section, "policy", 6) && isspace((unsigned char)section[6])) {
-			const char *name = section + 7;
-
-			while (isspace((unsigned char)*name))
-				name++;
-			if (!pol_find(name))
-				return fail_section(x, "unknown policy", name, 0);
-			snprintf(x->pol_section, sizeof(x->pol_section), "%s", name);
-		}
-	}
+	if (x->header_line != x->section_line && !enter_section(x, section))
+		return 0;
 	if (!strcmp(section, "controller"))
 		return controller_key(x, key, val);
 	if (!strcmp(section, "resources"))
@@ -614,9 +678,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 		x->nall++;
 		return 1;
 	}
-	x->line = x->section_line;
-	return fail(x, "unknown section [%s] (controller, resources, workload NAME, policy NAME)",
-		    section);
+	return 0; /* a key of a section refused when it started */
 }
 
 static int online_cpus(struct act_cpumask *m)
@@ -653,6 +715,7 @@ static int validate(struct cfg_ctx *x)
 	if (c->quota_total == 0)
 		c->quota_total = ncpus;
 	if (c->freq_min_mhz && c->freq_max_mhz && c->freq_min_mhz > c->freq_max_mhz) {
+		x->line = x->freq_max_line;
 		fail(x, "[resources] freq_min_mhz %ld > freq_max_mhz %ld", c->freq_min_mhz,
 		     c->freq_max_mhz);
 		return -EINVAL;
@@ -746,13 +809,17 @@ static int validate(struct cfg_ctx *x)
 	}
 	if (c->quota) {
 		double sum = 0;
+		int line = 0; /* of the last initial quota given */
 
-		for (int i = 0; i < c->nwl; i++)
+		for (int i = 0; i < c->nwl; i++) {
 			sum += c->wl[i].quota
 				   ? c->wl[i].quota
 				   : (c->wl[i].min_quota ? c->wl[i].min_quota : c->quota_step);
+			if (c->wl[i].quota_line)
+				line = c->wl[i].quota_line;
+		}
 		if (sum > c->quota_total + 1e-9) {
-			x->line = 0;
+			x->line = x->quota_total_line ? x->quota_total_line : line;
 			fail(x,
 			     "the workloads' initial quotas add up to %g cores, quota_total is %g",
 			     sum, c->quota_total);
@@ -777,6 +844,8 @@ static int load(struct cfg *c, struct cfg_ctx *x, const char *name, char *err, s
 	ret = ini_parse_stream(reader, x, handler, x);
 	if (ret == 0 && x->long_line)
 		ret = x->long_line;
+	if (ret == 0 && x->err[0])
+		ret = x->err_line; /* found by the reader: a section without keys */
 	if (ret == -2) {
 		snprintf(err, err_len, "%s: out of memory", name);
 		return -ENOMEM;

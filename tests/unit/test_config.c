@@ -305,10 +305,48 @@ static void test_no_workload(void **state)
 
 static void test_quota_sum(void **state)
 {
-	expect_error("[resources]\ncpus = 0-1\nquota = true\nquota_total = 1\n"
-		     "[workload a]\npid = @PID@\ntarget_ms = 1\nquota = 0.8\n"
-		     "[workload b]\npid = @PID@\ntarget_ms = 1\nquota = 0.5\n",
-		     "t.ini: the workloads' initial quotas add up to 1.3 cores, quota_total is 1");
+	expect_error(
+	    "[resources]\ncpus = 0-1\nquota = true\nquota_total = 1\n"
+	    "[workload a]\npid = @PID@\ntarget_ms = 1\nquota = 0.8\n"
+	    "[workload b]\npid = @PID@\ntarget_ms = 1\nquota = 0.5\n",
+	    "t.ini:4: the workloads' initial quotas add up to 1.3 cores, quota_total is 1");
+	/* without quota_total (2 cpus): at the last initial quota */
+	expect_error(
+	    "[resources]\ncpus = 0-1\nquota = true\n"
+	    "[workload a]\npid = @PID@\ntarget_ms = 1\nquota = 1.5\n"
+	    "[workload b]\npid = @PID@\ntarget_ms = 1\nquota = 0.6\n",
+	    "t.ini:11: the workloads' initial quotas add up to 2.1 cores, quota_total is 2");
+}
+
+/* Values that would overflow once turned into integers (millicores, us). */
+static void test_out_of_range(void **state)
+{
+	expect_error("[resources]\nquota = true\nquota_total = 1e300\n",
+		     "t.ini:3: quota_total must be at most 1024 cores, not 1e300");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\nmax_quota = 5e18\n",
+		     "t.ini:4: max_quota must be at most 1024 cores, not 5e18");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1e306\n",
+		     "t.ini:3: target_ms must be at most 3600000 (an hour), not 1e306");
+	expect_error("[resources]\nfreq_max_mhz = 1000\nfreq_min_mhz = 2000\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\n",
+		     "t.ini:2: [resources] freq_min_mhz 2000 > freq_max_mhz 1000");
+}
+
+/* inih reports sections only through their keys: one without keys is still checked. */
+static void test_section_without_keys(void **state)
+{
+	expect_error("[controller]\ninterval_ms = 100\n[bogus]\n; nothing\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\n",
+		     "t.ini:3: unknown section [bogus] (controller, resources, workload NAME, "
+		     "policy NAME)");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\n[workload b]\n; pid = 1\n",
+		     "t.ini:4: workload b: say how to find it (pid, pidfile or command)");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\n[resourcs]",
+		     "t.ini:4: unknown section [resourcs] (controller, resources, workload NAME, "
+		     "policy NAME)");
+	assert_int_equal(load("[controller]\n[resources]\ncpus = 0\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n[policy parties]\n"),
+			 0);
 }
 
 static void test_long_line(void **state)
@@ -367,6 +405,8 @@ int main(void)
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_no_workload),
 		cmocka_unit_test(test_quota_sum),
+		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_section_without_keys),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_file),
 	};
