@@ -73,6 +73,10 @@ static pid_t launch(const char *cmd)
 		sigset_t none;
 
 		setpgid(0, 0);
+		/* our handler would swallow a SIGTERM that arrives before exec */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
@@ -157,10 +161,11 @@ int main(int argc, char **argv)
 			char *e;
 
 			duration = strtod(optarg, &e);
-			if (*e || e == optarg || !(duration > 0)) {
+			/* bounded: it becomes a uint64_t of ms ("inf" would not fit) */
+			if (*e || e == optarg || !(duration > 0) || !(duration <= 1e9)) {
 				fprintf(stderr,
 					"parties: --duration: '%s' is not a number of "
-					"seconds > 0\n",
+					"seconds > 0 (at most 1e9)\n",
 					optarg);
 				return 2;
 			}
@@ -312,10 +317,6 @@ int main(int argc, char **argv)
 	la.log = log;
 	if (loop_init(&loop, &la, err, sizeof(err))) {
 		fprintf(stderr, "parties: %s\n", err);
-		for (int i = 0; i < cfg.nwl; i++) {
-			src_close(la.src[i]);
-			src_close(la.aux[i]);
-		}
 		goto out;
 	}
 	loop_ok = true;
@@ -391,8 +392,15 @@ int main(int argc, char **argv)
 		}
 	}
 out:
-	if (loop_ok)
+	if (loop_ok) {
 		loop_fini(&loop);
+	} else {
+		/* start-up failed: the sources opened so far are still ours (before the library) */
+		for (int i = 0; i < cfg.nwl; i++) {
+			src_close(la.src[i]);
+			src_close(la.aux[i]);
+		}
+	}
 	if (m && mach_restore(m))
 		fprintf(stderr, "parties: restoring the machine was incomplete (see above); "
 				"run parties --cleanup -c FILE\n");

@@ -10,6 +10,10 @@ for w in --dry-run --duration --log --cleanup configs/example.ini parties static
 done
 build/parties >/dev/null 2>&1
 [ $? = 2 ] || die "no -c: want exit 2"
+for d in 0 -1 inf nan 1e30 5x; do
+	build/parties -c configs/example.ini --duration "$d" >/dev/null 2>&1
+	[ $? = 2 ] || die "--duration $d: want exit 2"
+done
 
 bad()
 {
