@@ -147,6 +147,19 @@ static void conn_fail(struct loop *l, struct conn *c, const char *why, int err)
 	conn_close(l, c);
 }
 
+/*
+ * After send() or recv() returned -1: true to call it again at once (EINTR). Otherwise false,
+ * and the connection has failed unless it is only not ready yet (EAGAIN: epoll says when).
+ */
+static bool io_again(struct loop *l, struct conn *c, const char *what)
+{
+	if (errno == EINTR)
+		return true;
+	if (errno != EAGAIN)
+		conn_fail(l, c, what, errno);
+	return false;
+}
+
 static struct conn *conn_open(struct loop *l)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(l->cfg->port) };
@@ -222,11 +235,8 @@ static void conn_write(struct loop *l, struct conn *c)
 		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
 
 		if (n < 0) {
-			if (errno == EINTR)
+			if (io_again(l, c, "send"))
 				continue;
-			if (errno == EAGAIN)
-				return;
-			conn_fail(l, c, "send", errno);
 			return;
 		}
 		c->out_off += n;
@@ -331,11 +341,8 @@ static void conn_read(struct loop *l, struct conn *c)
 		}
 		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (io_again(l, c, "recv"))
 				continue;
-			if (errno == EAGAIN)
-				return;
-			conn_fail(l, c, "recv", errno);
 			return;
 		}
 		if (n == 0) {
