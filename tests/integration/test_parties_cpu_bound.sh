@@ -42,9 +42,14 @@ echo "t=$t_up s: one CPU at 800 req/s put p99 past 10 ms; PARTIES gave web the s
 t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']['rps'] > 600 and w['web']['p99_ebee_us'] < 10000" 8) ||
 	{ tail -8 "$PT_TMP/log.jsonl"; die "two CPUs under the same load did not bring p99 under 10 ms"; }
 echo "t=$t_met s: two CPUs under the same load, p99 under the target"
-t_down=$(pt_log_wait "r['t'] > 13 and w['web']['cores'] == 1 and w['web']['action'] == 'down cores'" 20) ||
+# The load falls at about t=14 s (daemon time). PARTIES may already have tried a
+# downsize while loaded (and reverted it): what matters is that, at low load, web is
+# back on one CPU.
+t_back=$(pt_log_wait "r['t'] > 16 and w['web']['cores'] == 1 and 0 < w['web']['rps'] < 200" 20) ||
 	{ tail -5 "$PT_TMP/log.jsonl"; die "web kept the second CPU after the load fell"; }
-echo "t=$t_down s: load fell, the CPU was given back"
+pt_log_wait "r['t'] > $t_met and w['web']['action'] == 'down cores'" 1 >/dev/null ||
+	die "no downsize logged after the load fell"
+echo "t=$t_back s: load fell, web is back on one CPU"
 wait "${PT_PIDS[0]}"
 grep -E "^sent|latency" "$PT_TMP/loadgen.out"
 pt_stop_restored TERM
