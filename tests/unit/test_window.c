@@ -7,6 +7,11 @@
  * evaluated the same way in the same precision, so equality is asserted
  * exactly. A table produced by numpy 1.24 (np.percentile on u64, default
  * method) pins the interpolation itself, which a shared reference could not.
+ *
+ * window.c is compiled into this file with EBEE_WINDOW_CHECK, so every check
+ * also runs the B+tree's invariant checker (win_check), and the tests at the
+ * end drive the tree through its edge cases: splits, borrows, merges, a root
+ * that grows and shrinks, minimal fill everywhere, long runs of equal keys.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,7 +23,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../metrics/src/window.h"
+/* The window's own code, with its test-only invariant checker. */
+#define EBEE_WINDOW_CHECK
+#include "../../metrics/src/window.c"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -150,6 +157,14 @@ static double ref_average(const struct ref *r)
 
 static const double fixed_p[] = { 0, 1, 50, 90, 99, 99.9, 100 };
 
+static void check_tree(const struct ebee_window *w)
+{
+	const char *bad = win_check(w);
+
+	if (bad)
+		fail_msg("window invariant broken: %s", bad);
+}
+
 /* Every query of the window against the reference, exactly. */
 static void check_same(const struct ebee_window *w, struct ref *r, int nrand)
 {
@@ -157,6 +172,7 @@ static void check_same(const struct ebee_window *w, struct ref *r, int nrand)
 	uint64_t u;
 	size_t n = r->count;
 
+	check_tree(w);
 	assert_int_equal(ebee_window_count(w), n);
 	if (!n) {
 		assert_int_equal(ebee_window_percentile(w, 50, &v), -ENODATA);
@@ -445,6 +461,7 @@ static void test_cap_one(void **state)
 
 	for (uint64_t i = 1; i <= 100; i++) {
 		ebee_window_push(w, i * 1000, i * 7);
+		check_tree(w);
 		assert_int_equal(ebee_window_count(w), 1);
 		assert_int_equal(ebee_window_latest(w, &u), 0);
 		assert_int_equal(u, i * 7);
@@ -660,6 +677,191 @@ static void test_reset(void **state)
 	ebee_window_free(w);
 }
 
+/* ------------------------------------------------- B+tree edge cases */
+
+/* Caps around and between the node sizes: a lone root leaf, a root leaf that
+ * is exactly full, one key more, and several inner levels with ragged ends. */
+static void test_caps_off_node_size(void **state)
+{
+	static const size_t caps[] = { 2,
+				       3,
+				       WIN_LEAF_MIN - 1,
+				       WIN_LEAF_MIN,
+				       WIN_LEAF_MIN + 1,
+				       WIN_LEAF_MAX - 1,
+				       WIN_LEAF_MAX,
+				       WIN_LEAF_MAX + 1,
+				       2 * WIN_LEAF_MAX + 1,
+				       1000,
+				       WIN_LEAF_MAX * WIN_INNER_MAX + 1 };
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		/* Checked after every push while that is cheap. */
+		size_t every = caps[i] < 300 ? 1 : 17;
+
+		run_random(caps[i], 6 * caps[i] + 50, 1000000, every, 2);
+		run_random(caps[i], 6 * caps[i] + 50, 3, every, 2);
+	}
+}
+
+/* Sorted runs fill every leaf to exactly half (each split leaves a minimal
+ * left half behind), the most nodes the pools must ever hold; then the
+ * window slides through descending runs, emptying leaves from the far end. */
+static void test_minimal_fill(void **state)
+{
+	const size_t cap = 20000;
+	struct ebee_window *w = ebee_window_new(cap, 0);
+	struct ref r;
+
+	ref_init(&r, cap, 0);
+	for (uint64_t i = 0; i < 5 * cap; i++) {
+		uint64_t lat = (i / cap) % 2 ? 5 * cap - i : i;
+
+		ebee_window_push(w, i, lat);
+		ref_push(&r, i, lat);
+		if (i % 1999 == 0)
+			check_same(w, &r, 4);
+	}
+	check_same(w, &r, 4);
+	ref_fini(&r);
+	ebee_window_free(w);
+}
+
+/* Alternating tiny and huge values, and blocks of each, so that inserts land
+ * at both ends while evictions take from both ends: splits at one side,
+ * borrows and merges at the other, the boundary moving each time. */
+static void test_alternating_extremes(void **state)
+{
+	const size_t cap = 3000;
+	struct ebee_window *w = ebee_window_new(cap, 0);
+	struct ref r;
+
+	ref_init(&r, cap, 0);
+	rng_state = 0x1234567;
+	for (uint64_t i = 0; i < 12 * cap; i++) {
+		uint64_t big = UINT64_MAX - rnd() % 100, small = rnd() % 100;
+		uint64_t lat;
+
+		if (i < 4 * cap)
+			lat = i % 2 ? big : small;
+		else if (i < 8 * cap)
+			lat = (i / 700) % 2 ? big : small; /* blocks shorter than cap */
+		else
+			lat = (i / 5000) % 2 ? big : small; /* blocks longer than cap */
+		ebee_window_push(w, i, lat);
+		ref_push(&r, i, lat);
+		if (i % 7 == 0)
+			check_tree(w);
+		if (i % 997 == 0)
+			check_same(w, &r, 4);
+	}
+	check_same(w, &r, 8);
+	ref_fini(&r);
+	ebee_window_free(w);
+}
+
+/* Equal keys spanning many leaves: a delete must still find a copy, whichever
+ * leaf its route leads to, and the minima must stay exact at run boundaries. */
+static void test_duplicate_runs(void **state)
+{
+	const size_t cap = 5000;
+	struct ebee_window *w = ebee_window_new(cap, 0);
+	struct ref r;
+
+	ref_init(&r, cap, 0);
+	rng_state = 77;
+	for (uint64_t i = 0; i < 10 * cap; i++) {
+		/* Two values, then three, then one: runs of thousands. */
+		uint64_t lat = i < 4 * cap ? 7 + 3 * (rnd() % 2) : i < 8 * cap ? rnd() % 3 : 10;
+
+		ebee_window_push(w, i, lat);
+		ref_push(&r, i, lat);
+		if (i % 13 == 0)
+			check_tree(w);
+		if (i % 1013 == 0)
+			check_same(w, &r, 8);
+	}
+	check_same(w, &r, 8);
+	ref_fini(&r);
+	ebee_window_free(w);
+}
+
+/* An age limit that empties a deep tree in one go, through push and through
+ * expire, shrinking the root back to an empty leaf; then regrowing it. */
+static void test_age_empties_tree(void **state)
+{
+	const size_t cap = 50000;
+	const uint64_t age = 1000000;
+	struct ebee_window *w = ebee_window_new(cap, age);
+	struct ref r;
+	uint64_t t = 0;
+
+	ref_init(&r, cap, age);
+	rng_state = 4242;
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < cap; i++) {
+			uint64_t lat = rnd() % 100000;
+
+			t += 10; /* cap records span half the age limit */
+			ebee_window_push(w, t, lat);
+			ref_push(&r, t, lat);
+		}
+		check_same(w, &r, 8);
+		assert_int_equal(ebee_window_count(w), cap);
+		assert_true(w->height >= 2);
+		if (round == 1) {
+			/* A push far in the future leaves only itself. */
+			t += 10 * age;
+			ebee_window_push(w, t, 5);
+			ref_push(&r, t, 5);
+			assert_int_equal(ebee_window_count(w), 1);
+		} else {
+			t += 10 * age;
+			ebee_window_expire(w, t);
+			ref_expire(&r, t);
+			assert_int_equal(ebee_window_count(w), 0);
+		}
+		check_same(w, &r, 1);
+		assert_int_equal(w->height, 0);
+	}
+	/* Every node went back to the pools. */
+	assert_true(w->leaves.used - 1 <= cap / WIN_LEAF_MIN);
+	ref_fini(&r);
+	ebee_window_free(w);
+}
+
+/* Reset of a deep tree gives back every node; a regrown tree passes the check. */
+static void test_reset_deep(void **state)
+{
+	const size_t cap = 30000;
+	struct ebee_window *w = ebee_window_new(cap, 0);
+	struct ref r;
+
+	for (uint64_t i = 0; i < 2 * cap; i++)
+		ebee_window_push(w, i, i * 2654435761u % 1000);
+	check_tree(w);
+	assert_true(w->height >= 2);
+	ebee_window_reset(w);
+	check_tree(w);
+	assert_int_equal(w->height, 0);
+	assert_int_equal(w->leaves.used, 1);
+	assert_int_equal(w->inners.used, 0);
+
+	ref_init(&r, cap, 0);
+	rng_state = 5;
+	for (uint64_t i = 0; i < 3 * cap; i++) {
+		uint64_t lat = rnd() % 100;
+
+		ebee_window_push(w, i, lat);
+		ref_push(&r, i, lat);
+		if (i % 4999 == 0)
+			check_same(w, &r, 4);
+	}
+	check_same(w, &r, 4);
+	ref_fini(&r);
+	ebee_window_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +881,12 @@ int main(void)
 		cmocka_unit_test(test_age_expire),
 		cmocka_unit_test(test_random_age),
 		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_caps_off_node_size),
+		cmocka_unit_test(test_minimal_fill),
+		cmocka_unit_test(test_alternating_extremes),
+		cmocka_unit_test(test_duplicate_runs),
+		cmocka_unit_test(test_age_empties_tree),
+		cmocka_unit_test(test_reset_deep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
