@@ -209,19 +209,15 @@ static void test_descendants_early_and_late(void **state)
 static void test_nginx_master_two_workers(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
-	char dir[512], log[600];
+	char log[600];
 	struct ebee_stats st;
 	long before, after;
 	int port;
 	pid_t m;
 
 	NEED_ROOT();
-	snprintf(dir, sizeof(dir), "%s/nginx-conn", tu_tmpdir());
-	assert_int_equal(mkdir(dir, 0755), 0);
-	m = tu_start_nginx(dir, &port, false, 2);
+	m = tu_start_nginx("nginx-conn", &port, false, 2, log, sizeof(log));
 	assert_true(m > 0);
-	tu_sleep_ms(200);
-	snprintf(log, sizeof(log), "%s/access.log", dir);
 	before = tu_count_lines(log);
 	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
 	assert_int_equal(tu_http_client(port, 400, 2, 0), 400);

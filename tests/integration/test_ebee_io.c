@@ -192,19 +192,15 @@ static void test_preexisting_connections_adopted(void **state)
 static void test_nginx_keepalive(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
-	char dir[512], log[600];
+	char log[600];
 	struct ebee_stats st;
 	long before, after;
 	int port;
 	pid_t m;
 
 	NEED_ROOT();
-	snprintf(dir, sizeof(dir), "%s/nginx-ka", tu_tmpdir());
-	assert_int_equal(mkdir(dir, 0755), 0);
-	m = tu_start_nginx(dir, &port, true, 2);
+	m = tu_start_nginx("nginx-ka", &port, true, 2, log, sizeof(log));
 	assert_true(m > 0);
-	tu_sleep_ms(200);
-	snprintf(log, sizeof(log), "%s/access.log", dir);
 	before = tu_count_lines(log);
 	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
 	assert_int_equal(tu_http_client(port, 600, 4, 4), 600);
@@ -320,7 +316,7 @@ static void test_pattern_change_revisited(void **state)
 	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
 	struct ebee_stats st = { .sz = sizeof(st) };
 	struct ebee *e2;
-	char dir[512];
+	char log[600];
 	double end;
 	int port;
 	pid_t m;
@@ -328,9 +324,7 @@ static void test_pattern_change_revisited(void **state)
 	NEED_ROOT();
 	e2 = open_ebee(0, 600); /* recheck every 600 ms for 300 ms */
 	assert_non_null(e2);
-	snprintf(dir, sizeof(dir), "%s/nginx-switch", tu_tmpdir());
-	assert_int_equal(mkdir(dir, 0755), 0);
-	m = tu_start_nginx(dir, &port, true, 1);
+	m = tu_start_nginx("nginx-switch", &port, true, 1, log, sizeof(log));
 	assert_true(m > 0);
 	logoff = 0;
 	logbuf[0] = 0;

@@ -376,12 +376,17 @@ out:
 	return v;
 }
 
-pid_t tu_start_nginx(const char *dir, int *port, bool keepalive, int workers)
+pid_t tu_start_nginx(const char *name, int *port, bool keepalive, int workers, char *access_log,
+		     size_t len)
 {
-	char conf[PATH_MAX], log[PATH_MAX];
+	char dir[PATH_MAX], conf[PATH_MAX + 16], log[PATH_MAX + 16];
 	FILE *f;
 	pid_t pid;
 
+	snprintf(dir, sizeof(dir), "%s/%s", tu_tmpdir(), name);
+	if (mkdir(dir, 0755))
+		return -1;
+	snprintf(access_log, len, "%s/access.log", dir);
 	*port = tu_free_port();
 	snprintf(conf, sizeof(conf), "%s/nginx.conf", dir);
 	snprintf(log, sizeof(log), "%s/nginx.out", dir);
@@ -399,12 +404,13 @@ pid_t tu_start_nginx(const char *dir, int *port, bool keepalive, int workers)
 	    " server {\n  listen 127.0.0.1:%d;\n  location / { return 200 \"ok\\n\"; }\n }\n}\n",
 	    workers, dir, dir, dir, keepalive ? "65" : "0", dir, dir, dir, dir, dir, *port);
 	fclose(f);
-	pid = tu_spawn((char *const[]){ "nginx", "-p", (char *)dir, "-c", conf, NULL }, log);
+	pid = tu_spawn((char *const[]){ "nginx", "-p", dir, "-c", conf, NULL }, log);
 	if (pid < 0 || tu_wait_port(*port, 10)) {
 		fprintf(stderr, "nginx did not start (see %s and %s/error.log)\n", log, dir);
 		tu_stop(pid);
 		return -1;
 	}
+	tu_sleep_ms(200); /* every worker up */
 	return pid;
 }
 

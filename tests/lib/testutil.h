@@ -52,8 +52,11 @@ pid_t tu_start_cpr(int *port, const char *const extra[]);
 pid_t tu_start_memcached(int *port);
 /* One memcached 'stats' counter (its own connection: a request too). */
 long long tu_memcached_stat(int port, const char *name);
-/* nginx master (daemon off) with `workers` workers in dir; keepalive on/off. */
-pid_t tu_start_nginx(const char *dir, int *port, bool keepalive, int workers);
+/* nginx master (daemon off) with `workers` workers in a new directory `name`
+ * under tu_tmpdir(); keepalive on/off. Waits until it accepts and its workers
+ * settle; the path of its access log goes to access_log. */
+pid_t tu_start_nginx(const char *name, int *port, bool keepalive, int workers, char *access_log,
+		     size_t len);
 
 /* Run build/fixtures/http_client (keepalive 0: a connection per request);
  * the number of ok responses, or -1 (printed) if it failed. */

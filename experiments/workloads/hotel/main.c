@@ -30,6 +30,7 @@
 
 #include "mc.h"
 #include "search.h"
+#include "../common/srv_util.h"
 
 #define MAX_REQ		8192
 #define MAX_THREADS	256
@@ -94,28 +95,6 @@ static struct worker *workers;
 static int listen_fd = -1;
 static atomic_bool stopping;
 
-static int write_file_atomic(const char *path, const char *text)
-{
-	char tmp[PATH_MAX];
-	FILE *f;
-	int err = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
-	if (fputs(text, f) < 0)
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
-}
-
 static void write_count(void)
 {
 	char buf[32];
@@ -124,7 +103,7 @@ static void write_count(void)
 	if (!opt.count_file)
 		return;
 	snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)atomic_load(&st.served));
-	err = write_file_atomic(opt.count_file, buf);
+	err = srv_write_file_atomic(opt.count_file, buf);
 	if (err)
 		fprintf(stderr, "hotel: cannot write count file %s: %s\n", opt.count_file,
 			strerror(-err));
@@ -136,21 +115,6 @@ static long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* Spin for us microseconds of this thread's CPU time, so the work per request does not shrink
- * when the thread is preempted: the service needs cores, not just wall time. */
-static void burn_cpu_us(double us)
-{
-	struct timespec t0, t;
-	volatile unsigned long x = 0;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	do {
-		for (int i = 0; i < 1000; i++)
-			x += i;
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) / 1e3 < us);
 }
 
 /* Rates of ids[0..n): cache-aside through this worker's memcached connection. */
@@ -198,7 +162,7 @@ static int search(struct worker *w, const char *qs, char *body, size_t len)
 	lookup_rates(w, ids, n, rates);
 	n = hotel_rank(rates, n, ids);
 	if (opt.work_us > 0)
-		burn_cpu_us(opt.work_us);
+		srv_burn_cpu_us(opt.work_us);
 	if (hotel_json_ids(ids, n, body, len) < 0) {
 		snprintf(body, len, "{\"error\":\"response too long\"}");
 		return 500;
@@ -252,22 +216,6 @@ static const char *reason(int status)
 	}
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* One request on fd: read its header, answer, return (the caller closes). */
 static void serve_conn(struct worker *w, int fd)
 {
@@ -302,7 +250,7 @@ static void serve_conn(struct worker *w, int fd)
 		       "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
 		       "Connection: close\r\n\r\n%s",
 		       status, reason(status), strlen(body), body);
-	if (write_all(fd, resp, len)) {
+	if (srv_write_all(fd, resp, len)) {
 		if (!atomic_load(&stopping))
 			fprintf(stderr, "hotel: write: %s\n", strerror(errno));
 		return;
@@ -543,7 +491,7 @@ int main(int argc, char **argv)
 		fputs(buf, stdout);
 		fflush(stdout);
 		if (opt.ready_file) {
-			err = write_file_atomic(opt.ready_file, buf);
+			err = srv_write_file_atomic(opt.ready_file, buf);
 			if (err) {
 				fprintf(stderr, "hotel: cannot write ready file %s: %s\n",
 					opt.ready_file, strerror(-err));
