@@ -234,12 +234,10 @@ static __always_inline int on_read_exit(long ret)
 {
 	struct ebee_args a;
 	struct ebee_conn *c;
-	__u64 now;
 
 	c = io_exit(&a);
 	if (!c)
 		return 0;
-	now = bpf_ktime_get_ns();
 	/* Any read attempt after a response ends that response, even one that
 	 * returns EAGAIN or 0: the server has turned back to reading. */
 	if (c->state == EBEE_CS_RESPONDING) {
@@ -247,10 +245,11 @@ static __always_inline int on_read_exit(long ret)
 		c->state = EBEE_CS_IDLE;
 		emit(a.wid, EBEE_REC_IO, c->last_write_ns, c->last_write_ns - c->io_start_ns, 0);
 	}
-	/* Only a read that returned data starts a request. */
+	/* Only a read that returned data starts a request (and needs the clock:
+	 * the EAGAIN read that follows most responses does not). */
 	if (ret > 0 && c->state == EBEE_CS_IDLE) {
 		c->state = EBEE_CS_READING;
-		c->io_start_ns = now;
+		c->io_start_ns = bpf_ktime_get_ns();
 	}
 	return 0;
 }
