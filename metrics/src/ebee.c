@@ -355,17 +355,15 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 	eb->records++;
 	if (!w)
 		return 0; /* stopped while the record was queued */
-	if (r->kind == EBEE_REC_CONN_ADOPTED) {
-		ebee_evidence_add(&w->ev, r->kind, r->nreq);
-		return 0;
-	}
+	/* Every kind is evidence for the mode; an adopted connection's close is
+	 * nothing more (its accept time is unknown). */
+	ebee_evidence_add(&w->ev, r->kind, r->nreq);
 	if (r->kind == EBEE_REC_CONN)
 		k = K_CONN;
 	else if (r->kind == EBEE_REC_IO)
 		k = K_IO;
 	else
 		return 0;
-	ebee_evidence_add(&w->ev, r->kind, r->nreq);
 	w->total[k]++;
 	if (w->win[k])
 		ebee_window_push(w->win[k], r->end_ns, r->lat_ns);
