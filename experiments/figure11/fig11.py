@@ -5,12 +5,13 @@
   fig11.py now-t LOG                           parties' clock (the log's t) right now
   fig11.py step-result JSON RATE TARGET_US     "pass|fail p99_us achieved" of a calibration step
   fig11.py knee CURVE_JSON                     "RATE P99_US": the knee of a load-latency curve
-  fig11.py link-rate CAL_JSON HOTEL_RPS MC_RPS UTIL   kbit/s so hotel's peak fills UTIL of the link
+  fig11.py link-rate CAL HOTEL_RPS MC_RPS U MC_U  "HOTEL_KBIT MC_KBIT": each share's rate
   fig11.py progress LOG LABEL T0               one progress line from the tail of a run's log
   fig11.py placement OUT.json NAME=PID ...     where processes may run (CPUs) and their netns
   fig11.py manifest OUT.json KEY=VALUE ...     provenance: commit, kernel, CPU, cgroups, packages
   fig11.py summary OUTDIR                      summary.json + summary.txt over every run and rep
   fig11.py plot OUTDIR                         figure11.png + figure11.pdf (rep 1 of each feed)
+  fig11.py selftest                            check the pure helpers (knee, aggregation)
 
 A feed SPEC is the latency that drives PARTIES plus optional modifiers:
   client         the load generators' p99 (source = client:FEED)
@@ -159,25 +160,37 @@ def step_result(argv):
     print("pass" if ok else "fail", "%.0f" % o["p99_us"], "%.0f" % o["achieved_rps"])
 
 
-def knee_of(points):
-    """The knee of a load-latency curve [(rate, p99_us, achieved_rps), ...]: the point of
-    largest distance below the chord from the first to the last point on normalised axes
-    (Kneedle, for a convex increasing curve). Only points whose achieved rate kept up
-    (>= 98% of offered) can be the knee; the others still shape the chord."""
+def monotone(points):
+    """[(rate, p99, achieved)] sorted by rate, each p99 lowered to the smallest p99 seen at
+    that rate or above: latency does not fall as load rises, so a p99 above a later one is
+    noise (on a shared machine, a scheduling hiccup of the client), not the curve."""
     pts = sorted(points)
+    out, low = [], float("inf")
+    for x, y, a in reversed(pts):
+        low = min(low, y)
+        out.append((x, low, a))
+    return out[::-1]
+
+
+def knee_of(points):
+    """The knee of a load-latency curve [(rate, p99_us, achieved_rps), ...]: on the monotone
+    curve, the point of largest distance below the chord from the first to the last point,
+    rate and log p99 both normalised (Kneedle, for a convex increasing curve). Only points
+    whose achieved rate kept up (>= 98% of offered) can be the knee; the others still shape
+    the chord. None when the curve does not bend (too few points, flat)."""
+    pts = monotone(points)
     if len(pts) < 3:
         return None
     x0, x1 = pts[0][0], pts[-1][0]
-    ys = [math.log(p[1]) for p in pts]  # latency spans decades near saturation
-    y0, y1 = min(ys), max(ys)
+    ys = [math.log(max(p[1], 1)) for p in pts]  # latency spans decades near saturation
+    y0, y1 = ys[0], ys[-1]
     if x1 <= x0 or y1 <= y0:
         return None
-    best, bi = -1e9, None
+    best, bi = 0.0, None
     for i, (x, y, ach) in enumerate(pts):
         if ach < 0.98 * x:
             continue
-        xn, yn = (x - x0) / (x1 - x0), (math.log(y) - y0) / (y1 - y0)
-        d = xn - yn
+        d = (x - x0) / (x1 - x0) - (ys[i] - y0) / (y1 - y0)
         if d > best:
             best, bi = d, i
     return pts[bi] if bi is not None else None
@@ -194,12 +207,14 @@ def knee(argv):
 
 def link_rate(argv):
     cal = json.load(open(argv[0]))
-    hotel, mc, util = float(argv[1]), float(argv[2]), float(argv[3])
+    hotel, mc, util, mc_util = (float(x) for x in argv[1:5])
     b = cal["bytes_per_request"]
-    # per direction (down = servers to clients, up = clients to servers): bytes/s at
-    # hotel's peak next to memcached's constant load; the busier direction sets the rate
-    need = max(hotel * b["hotel"][i] + mc * b["memcached"][i] for i in (0, 1))
-    print("%d" % math.ceil(need * 8 / 1000.0 / util))
+    # per direction (down = servers to clients, up = clients to servers) the busier one
+    # sets the rate: hotel's share so that its peak fills `util` of it, memcached's so that
+    # its constant load fills `mc_util`
+    h = max(hotel * b["hotel"][i] for i in (0, 1)) * 8 / 1000.0 / util
+    m = max(mc * b["memcached"][i] for i in (0, 1)) * 8 / 1000.0 / mc_util
+    print("%d %d" % (math.ceil(h), math.ceil(m)))
 
 
 # --- progress, placement, provenance ------------------------------------------------------------
@@ -637,6 +652,37 @@ def plot(argv):
         fig.savefig(os.path.join(outdir, "figure11." + ext), dpi=80)
 
 
+def selftest(argv):
+    """The pure helpers against known answers (the smoke test runs this first)."""
+    # a flat curve that bends up: the knee is the last point before the rise
+    pts = [(2000, 80, 2000), (4000, 90, 4000), (8000, 110, 8000), (16000, 200, 15900),
+           (20000, 400, 19800), (24000, 3000, 23000), (28000, 20000, 22000),
+           (32000, 50000, 20000)]
+    assert knee_of(pts)[0] == 20000, knee_of(pts)
+    # a point that did not keep up is never the knee
+    assert knee_of([(1, 10, 1), (2, 11, 2), (3, 1000, 1)])[0] == 2
+    assert knee_of([(1, 10, 1)]) is None
+    # noise at low load (a p99 above a later one) does not move the knee
+    noisy = [(2000, 1800, 2000), (4000, 90, 4000)] + pts[2:]
+    assert monotone(noisy)[0][1] == 90, monotone(noisy)
+    assert knee_of(noisy)[0] == 20000, knee_of(noisy)
+    # a curve that never bends has no knee
+    assert knee_of([(1, 10, 1), (2, 10, 2), (3, 10, 3)]) is None
+    a = agg([1, 2, None, 3])
+    assert (a["mean"], a["min"], a["max"], a["n"], a["of"]) == (2, 1, 3, 3, 4), a
+    assert fmt(a, " s") == "2 s [1 s..3 s] (3 of 4 runs; the rest: none)", fmt(a, " s")
+    assert fmt(agg([0.5]), pct=True) == "50%"
+    assert parse_spec("ebee+fallback") == ("ebee", ["fallback"])
+    for bad in ("foo", "client+foo", "ebee+code+code"):
+        try:
+            parse_spec(bad)
+        except SystemExit:
+            continue
+        raise AssertionError("accepted " + bad)
+    assert episodes([(0, 1), (1, 30), (2, 40), (3, 1), (4, 30)], 25) == [(1, 3), (4, 4)]
+    print("fig11.py selftest: ok")
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -644,7 +690,7 @@ if __name__ == "__main__":
     cmd, rest = sys.argv[1], sys.argv[2:]
     cmds = {"conf": conf, "now-t": now_t, "step-result": step_result, "knee": knee,
             "link-rate": link_rate, "progress": progress, "placement": placement,
-            "manifest": manifest, "summary": summary, "plot": plot}
+            "manifest": manifest, "summary": summary, "plot": plot, "selftest": selftest}
     if cmd not in cmds:
         raise SystemExit("fig11.py: unknown command %s (see --help)" % cmd)
     cmds[cmd](rest)

@@ -16,15 +16,16 @@
 #                      sensitivity run)
 #   --window-ms W      p99 window of both feeds (default 2000)
 #   --settle-ms S      judge an action S ms after it (default 60% of W)
-#   --link-util U      link rate so hotel's peak next to memcached uses U of it (default 0.9)
-#   --link-mbit R      the link's rate instead (Mbit/s each way)
+#   --link-util U      hotel's share of the link: a rate its peak fills to U (default 0.9)
+#   --link-mc-util U   memcached's share: a rate its constant load fills to U (default 0.5)
+#   --link-mbit H,M    the two shares' rates instead (Mbit/s each way)
 #   --calibration FILE reuse a calibration.json from an earlier study
 #   --skip-calibration HOTEL_RPS,MC_RPS,MC_KNEE_P99_US   give the calibration instead
 #                      (then --link-mbit is needed: no bytes per request were measured)
 #   --config INI       template (default configs/figure11-2cpu.ini)
 #
 # The load generators run in their own network namespace (ebee-fig11) behind a veth pair
-# whose tbf qdisc gives the link a rate; they, parties and ebee's consumer run on CPU 0,
+# whose htb qdisc gives each workload's traffic a link rate; they, parties and ebee's consumer run on CPU 0,
 # the servers on the other CPUs. Everything is torn down on exit (see README.md).
 set -u
 cd "$(dirname "$0")/../.."
@@ -38,6 +39,7 @@ MC_MULT=1
 WINDOW_MS=2000
 SETTLE_MS=""
 LINK_UTIL=0.9
+LINK_MC_UTIL=0.5
 LINK_MBIT=""
 CALFILE=""
 SKIP=""
@@ -54,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--window-ms) need "$@"; WINDOW_MS=$2; shift 2 ;;
 	--settle-ms) need "$@"; SETTLE_MS=$2; shift 2 ;;
 	--link-util) need "$@"; LINK_UTIL=$2; shift 2 ;;
+	--link-mc-util) need "$@"; LINK_MC_UTIL=$2; shift 2 ;;
 	--link-mbit) need "$@"; LINK_MBIT=$2; shift 2 ;;
 	--calibration) need "$@"; CALFILE=$2; shift 2 ;;
 	--skip-calibration) need "$@"; SKIP=$2; shift 2 ;;
@@ -74,7 +77,12 @@ num --window-ms "$WINDOW_MS" 100 60000 int
 [ -z "$SETTLE_MS" ] && SETTLE_MS=$((WINDOW_MS * 6 / 10))
 num --settle-ms "$SETTLE_MS" 0 600000 int
 num --link-util "$LINK_UTIL" 0.05 1
-[ -z "$LINK_MBIT" ] || num --link-mbit "$LINK_MBIT" 0.1 100000
+num --link-mc-util "$LINK_MC_UTIL" 0.05 1
+if [ -n "$LINK_MBIT" ]; then
+	IFS=, read -r LINK_H_MBIT LINK_M_MBIT <<<"$LINK_MBIT"
+	num "--link-mbit (hotel)" "${LINK_H_MBIT:-x}" 0.1 100000
+	num "--link-mbit (memcached)" "${LINK_M_MBIT:-x}" 0.1 100000
+fi
 [ -f "$TEMPLATE" ] || { echo "run.sh: no config $TEMPLATE" >&2; exit 2; }
 [ -z "$CALFILE" ] || [ -s "$CALFILE" ] || { echo "run.sh: no calibration file $CALFILE" >&2; exit 2; }
 if [ -n "$SKIP" ]; then
@@ -135,14 +143,31 @@ net_up() {
 		ip -n $NS addr add $ADDR_C/30 dev $VC && ip -n $NS link set $VC up &&
 		ip -n $NS link set lo up
 }
-# net_rate KBIT: a tbf on each end, so each direction is a link of that rate; the
-# bucket holds a few packets (a real queue builds at once) and the queue at most 100 ms
+# net_rate HOTEL_KBIT MC_KBIT: on each end of the veth an htb with one class per workload
+# (matched by the server's port), so each direction carries two links of those rates; a
+# class queues at most 100 ms of its rate (bfifo), the rest of the traffic is not limited
 net_rate() {
-	local burst=$(($1 * 1000 / 8 / 250))
-	[ $burst -lt 6000 ] && burst=6000
-	tc qdisc replace dev $VS root tbf rate "$1kbit" burst $burst latency 100ms &&
-		tc -n $NS qdisc replace dev $VC root tbf rate "$1kbit" burst $burst latency 100ms &&
-		LINK_BURST=$burst
+	local side t dev m k lim
+	for side in srv lg; do
+		if [ $side = srv ]; then t=(tc); dev=$VS; m=sport; else t=(tc -n $NS); dev=$VC; m=dport; fi
+		"${t[@]}" qdisc replace dev $dev root handle 1: htb default 30 &&
+			"${t[@]}" class add dev $dev parent 1: classid 1:10 htb rate "$1kbit" ceil "$1kbit" &&
+			"${t[@]}" class add dev $dev parent 1: classid 1:20 htb rate "$2kbit" ceil "$2kbit" &&
+			"${t[@]}" class add dev $dev parent 1: classid 1:30 htb rate 10gbit || return 1
+		for k in 10 20; do
+			if [ $k = 10 ]; then lim=$(($1 * 1000 / 8 / 10)); else lim=$(($2 * 1000 / 8 / 10)); fi
+			[ $lim -lt 4500 ] && lim=4500
+			"${t[@]}" qdisc add dev $dev parent 1:$k bfifo limit $lim || return 1
+		done
+		"${t[@]}" filter add dev $dev parent 1: protocol ip prio 1 u32 match ip $m $HOTEL_PORT 0xffff flowid 1:10 &&
+			"${t[@]}" filter add dev $dev parent 1: protocol ip prio 1 u32 match ip $m $MC_PORT 0xffff flowid 1:20 ||
+			return 1
+	done
+}
+net_unlimited() {
+	tc qdisc del dev $VS root 2>/dev/null
+	tc -n $NS qdisc del dev $VC root 2>/dev/null
+	return 0
 }
 lg() { ip netns exec $NS taskset -c $LG_CPU build/loadgen --host $ADDR_S "$@"; }
 # the same in the background ("lg_bg ARGS &"): exec, so $! is the load generator itself
@@ -201,7 +226,7 @@ step() {
 	local wl=$1 rate=$2 secs=$3 tgt=$4 args
 	shift 4
 	if [ "$wl" = hotel ]; then args=(--port $HOTEL_PORT --path "$HPATH"); else args=(--port $MC_PORT --proto memcached); fi
-	lg "${args[@]}" --rate "$rate" --duration "$secs" --json "$@" >"$CALD/step.json" 2>/dev/null
+	lg "${args[@]}" --rate "$rate" --duration "$secs" --drain 2 --json "$@" >"$CALD/step.json" 2>/dev/null
 	$PY $HERE/fig11.py step-result "$CALD/step.json" "$rate" "$tgt"
 }
 # probe WL RATE [args]: bytes per request each way ("down up") over a 3 s step
@@ -254,7 +279,7 @@ calibrate_hotel() { # -> HOTEL_MAX, HOTEL_BYTES
 # memcached: its own load-latency curve (a doubling sweep, then points between the last
 # rate that kept up and the first that did not); the knee gives its 100% and its target
 calibrate_memcached() { # -> MC_MAX, MC_KNEE_US, MC_BYTES, curve in $CALD/mc-curve.json
-	local r=2000 last=0 first_p99="" res p99 ach k pre=() pts=()
+	local r=1000 last=0 min_p99="" res p99 ach k pre=() pts=()
 	calib_start memcached || return 1
 	while :; do
 		res=$(step memcached $r 3 1e12 "${pre[@]}")
@@ -262,8 +287,10 @@ calibrate_memcached() { # -> MC_MAX, MC_KNEE_US, MC_BYTES, curve in $CALD/mc-cur
 		read -r _ p99 ach <<<"$res"
 		echo "  memcached sweep $r rps: p99 $p99 us, achieved $ach rps"
 		pts+=("[$r, $p99, $ach]")
-		[ -z "$first_p99" ] && first_p99=$p99
-		if [ "$ach" -lt $((r * 98 / 100)) ] || [ "$p99" -gt $((first_p99 * 20)) ] || [ $r -ge 64000 ]; then
+		[ -n "$p99" ] || { echo "run.sh: memcached step at $r rps failed" >&2; return 1; }
+		[ -z "$min_p99" ] || [ "$p99" -lt "$min_p99" ] && min_p99=$p99
+		# saturated: it did not keep up, or p99 is 10x the lowest so far (or the cap)
+		if [ "$ach" -lt $((r * 98 / 100)) ] || [ "$p99" -gt $((min_p99 * 10)) ] || [ $r -ge 64000 ]; then
 			break
 		fi
 		last=$r
@@ -313,16 +340,17 @@ MC_RATE=$($PY -c "print(round($MC_MAX * $MC_PCT / 100))")
 
 # --- the link's rate ------------------------------------------------------------------------
 if [ -n "$LINK_MBIT" ]; then
-	LINK_KBIT=$($PY -c "print(round($LINK_MBIT * 1000))")
+	LINK_KBIT=$($PY -c "print(round($LINK_H_MBIT * 1000))")
+	LINK_MC_KBIT=$($PY -c "print(round($LINK_M_MBIT * 1000))")
 	LINK_WHY="given with --link-mbit"
 else
-	LINK_KBIT=$($PY $HERE/fig11.py link-rate "$CAL" "$HOTEL_MAX" "$MC_RATE" "$LINK_UTIL") ||
-		{ echo "run.sh: no bytes per request in $CAL: give --link-mbit" >&2; exit 1; }
-	LINK_WHY="hotel's peak next to memcached fills $LINK_UTIL of it"
+	read -r LINK_KBIT LINK_MC_KBIT <<<"$($PY $HERE/fig11.py link-rate "$CAL" "$HOTEL_MAX" "$MC_RATE" "$LINK_UTIL" "$LINK_MC_UTIL")"
+	[ -n "$LINK_MC_KBIT" ] || { echo "run.sh: no bytes per request in $CAL: give --link-mbit" >&2; exit 1; }
+	LINK_WHY="hotel's peak fills $LINK_UTIL of its share, memcached's load $LINK_MC_UTIL of its"
 fi
-net_rate "$LINK_KBIT" || { echo "run.sh: cannot set the tbf qdisc" >&2; exit 1; }
-LINK_DESC="veth, tbf $($PY -c "print('%g' % ($LINK_KBIT/1000))") Mbit/s each way ($LINK_WHY)"
-echo "link: $LINK_DESC; bucket $LINK_BURST bytes, queue <= 100 ms"
+net_rate "$LINK_KBIT" "$LINK_MC_KBIT" || { echo "run.sh: cannot set the htb qdisc" >&2; exit 1; }
+LINK_DESC="veth+htb, each way: hotel $($PY -c "print('%g' % ($LINK_KBIT/1000))") Mbit/s, memcached $($PY -c "print('%g' % ($LINK_MC_KBIT/1000))") Mbit/s ($LINK_WHY)"
+echo "link: $LINK_DESC; each share queues at most 100 ms"
 
 # --- 2. the runs ----------------------------------------------------------------------------
 # hotel in % of its max: 7% for 20 s, up to 100% over 80 s, hold 30 s, down over 80 s, 7%
@@ -337,7 +365,7 @@ cat >"$OUT/study.json" <<EOF
 {"description": "Figure 11: hotel 7%->100%->7% next to memcached at $MC_PCT%, PARTIES moving cpu quota; feeds ${FEEDS}, $REPS rep(s), scale $SCALE",
  "calibration": $(cat "$CAL"), "mc_target_us": $MC_TARGET_US, "mc_target_mult": $MC_MULT,
  "mc_pct": $MC_PCT, "mc_rate": $MC_RATE, "hotel_max": $HOTEL_MAX,
- "link_kbit": $LINK_KBIT, "link_burst_bytes": $LINK_BURST, "link_desc": "$LINK_DESC",
+ "link_kbit_hotel": $LINK_KBIT, "link_kbit_memcached": $LINK_MC_KBIT, "link_desc": "$LINK_DESC",
  "netns": "$NS", "addr_servers": "$ADDR_S", "addr_clients": "$ADDR_C",
  "cpu_desc": "$CPU_DESC", "srv_cpus": "$SRV_CPUS", "srv_cores": $SRV_CORES, "lg_cpu": $LG_CPU,
  "window_ms": $WINDOW_MS, "settle_ms": $SETTLE_MS, "feeds": "$FEEDS", "reps": $REPS,
@@ -366,11 +394,10 @@ for rep in $(seq "$REPS"); do
 		feedargs=(--feed-window "$FEED_S" --feed-min-samples 1 --seed "$rep")
 		# memcached's keys are loaded with the link unlimited (10 MB would take seconds
 		# through it and still be queued when the schedule starts)
-		tc qdisc del dev $VS root 2>/dev/null
-		tc -n $NS qdisc del dev $VC root 2>/dev/null
+		net_unlimited
 		lg --port $MC_PORT --proto memcached --rate 1 --duration 0.1 >"$d/lg-preload.out" 2>&1 ||
 			{ echo "run.sh: memcached key preload failed" >&2; cat "$d/lg-preload.out" >&2; exit 1; }
-		net_rate "$LINK_KBIT" || { echo "run.sh: cannot set the tbf qdisc" >&2; exit 1; }
+		net_rate "$LINK_KBIT" "$LINK_MC_KBIT" || { echo "run.sh: cannot set the htb qdisc" >&2; exit 1; }
 		lg_bg --port $MC_PORT --proto memcached --no-preload --rate "$MC_RATE" --duration $((END + 4)) \
 			--feed "$d/memcached.feed" "${feedargs[@]}" --json >"$d/lg-memcached.json" 2>"$d/lg-memcached.err" &
 		lgm=$!
@@ -405,7 +432,7 @@ for ln in open('$d/log.jsonl'):
 {"feed": "$FEED", "rep": $rep, "seed": $rep, "order": $order, "t0": $t0, "scale": $SCALE,
  "schedule": $SCHED_JSON, "hotel_max": $HOTEL_MAX, "mc_max": $MC_MAX, "mc_rate": $MC_RATE,
  "mc_target_us": $MC_TARGET_US, "window_ms": $WINDOW_MS, "settle_ms": $SETTLE_MS,
- "link_kbit": $LINK_KBIT}
+ "link_kbit_hotel": $LINK_KBIT, "link_kbit_memcached": $LINK_MC_KBIT}
 EOF
 		$PY $HERE/fig11.py manifest "$d/manifest.json" "command=$CMDLINE" "feed=$FEED" \
 			"rep=$rep" "seed=$rep" "config=$(cat "$d/conf.ini" | $PY -c 'import json,sys; print(json.dumps(sys.stdin.read()))')" \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The Figure 11 study at a small scale (about 75 s): experiments/figure11/run.sh with a
 # 12 s schedule, one rep of the client-fed and the ebee-fed run, the calibration given.
-# Shows: the network namespace and the rate-limited veth exist while it runs and are gone
+# Shows: the network namespace and the rate-limited veth (htb, 3 Mbit/s for hotel,
+# 20 for memcached) exist while it runs and are gone
 # after; both load generators ran on CPU 0 only and inside the namespace, the servers on
 # CPU 1 only, parties (and so ebee's consumer thread) on CPU 0; the study manifest, the
 # per-run manifests, the summary, the PNG and the PDF exist; each log has both workloads.
@@ -20,6 +21,8 @@ done
 ip netns list 2>/dev/null | grep -qw ebee-fig11 && skip "a Figure 11 study is running (netns ebee-fig11 exists)"
 ip netns add ebee-fig11-probe 2>/dev/null || skip "cannot create network namespaces here"
 ip netns del ebee-fig11-probe
+
+/usr/bin/python3 experiments/figure11/fig11.py selftest || die "fig11.py selftest"
 
 OUT=$(mktemp -d /tmp/fig11-smoke.XXXXXX)
 RUN=
@@ -42,14 +45,15 @@ cleanup() {
 trap cleanup EXIT
 
 experiments/figure11/run.sh --scale 0.05 --reps 1 --feeds client,ebee \
-	--skip-calibration 300,5000,300 --link-mbit 20 --out "$OUT" >"$OUT/run.out" 2>&1 &
+	--skip-calibration 300,5000,300 --link-mbit 3,20 --out "$OUT" >"$OUT/run.out" 2>&1 &
 RUN=$!
 seen_ns=0 seen_link=0 seen_qdisc=0
 for _ in $(seq 1200); do
 	kill -0 "$RUN" 2>/dev/null || break
 	ip netns list 2>/dev/null | grep -qw ebee-fig11 && seen_ns=1
 	ip -n ebee-fig11 link show f11lg >/dev/null 2>&1 && ip link show f11srv >/dev/null 2>&1 && seen_link=1
-	tc qdisc show dev f11srv 2>/dev/null | grep -q 'tbf.*rate 20Mbit' && seen_qdisc=1
+	tc class show dev f11srv 2>/dev/null | grep -q 'htb 1:10 .*rate 3Mbit' &&
+		tc -n ebee-fig11 class show dev f11lg 2>/dev/null | grep -q 'htb 1:20 .*rate 20Mbit' && seen_qdisc=1
 	sleep 0.1
 done
 kill -0 "$RUN" 2>/dev/null && die "run.sh still running after 120 s"
@@ -57,10 +61,10 @@ wait "$RUN"
 rc=$?
 RUN=
 [ $rc -eq 0 ] || { tail -20 "$OUT/run.out"; die "run.sh exited $rc"; }
-echo "run.sh: ok; namespace seen $seen_ns, veth pair seen $seen_link, tbf 20Mbit seen $seen_qdisc"
+echo "run.sh: ok; namespace seen $seen_ns, veth pair seen $seen_link, htb 3/20 Mbit/s seen $seen_qdisc"
 [ $seen_ns -eq 1 ] || die "the network namespace ebee-fig11 never existed during the run"
 [ $seen_link -eq 1 ] || die "the veth pair f11srv/f11lg never existed during the run"
-[ $seen_qdisc -eq 1 ] || die "no tbf qdisc at 20 Mbit/s on f11srv during the run"
+[ $seen_qdisc -eq 1 ] || die "no htb classes at 3 and 20 Mbit/s on the veth during the run"
 ip netns list 2>/dev/null | grep -qw ebee-fig11 && die "the namespace is still there after the run"
 ip link show f11srv >/dev/null 2>&1 && die "the veth f11srv is still there after the run"
 grep -q "network namespace ebee-fig11 and link f11srv removed" "$OUT/run.out" || die "run.sh did not report the teardown"
