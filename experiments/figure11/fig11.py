@@ -415,7 +415,7 @@ def analyse(d):
         met["both"] += ok["hotel"] and ok["memcached"]
     res["qos_met_frac_client"] = {k: round(v / seen, 3) if seen else None for k, v in met.items()}
     # allocation changes, from consecutive records (what was in force, not what was said)
-    changes, first_dec = 0, None
+    changes, first_dec, first_dec_wl = 0, None, {}
     ups = {"hotel": 0, "memcached": 0}
     downs = {"hotel": 0, "memcached": 0}
     prev = None
@@ -438,12 +438,16 @@ def analyse(d):
                         downs[name] = downs.get(name, 0) + 1
                         if t >= peak_end and first_dec is None:
                             first_dec = t
+                        if t >= peak_end and name not in first_dec_wl:
+                            first_dec_wl[name] = t
             changes += changed
         prev = alloc
     res["allocation_changes"] = changes
     res["first_decrease_after_load_falls_s"] = (round(first_dec - peak_end, 1)
                                                 if first_dec is not None else None)
     res["load_falls_at_s"] = peak_end
+    res["first_decrease_after_load_falls_s_by_wl"] = {
+        k: round(v - peak_end, 1) for k, v in first_dec_wl.items()}
     for wl in ("hotel", "memcached"):
         dd = {"target_us": target[wl], "increases": ups.get(wl, 0),
               "decreases": downs.get(wl, 0)}
@@ -505,6 +509,8 @@ METRICS = [
     ("longest hotel violation (client)", lambda r: r["hotel"]["longest_viol_s_client"], " s", False),
     ("load falls -> first allocation decrease", lambda r: r["first_decrease_after_load_falls_s"],
      " s", False),
+    ("load falls -> hotel's first decrease", lambda r: r[
+        "first_decrease_after_load_falls_s_by_wl"].get("hotel"), " s", False),
     ("allocation changes", lambda r: r["allocation_changes"], "", False),
     ("hotel quota mean (cores)", lambda r: r["hotel"].get("quota_mean"), "", False),
     ("memcached quota mean (cores)", lambda r: r["memcached"].get("quota_mean"), "", False),
@@ -628,12 +634,13 @@ def plot(argv):
         ax = axes[3][c]
         run = analyse(feeds[f][0])
         txt = ("QoS met by client p99: both %.0f%%, hotel %.0f%%, memcached %.0f%%\n"
-               "allocation changes %d; load falls -> first decrease: %s s\n"
+               "allocation changes %d; load falls -> first decrease: %s s (hotel's: %s s)\n"
                "frequency: %s" % (
                    100 * (run["qos_met_frac_client"]["both"] or 0),
                    100 * (run["qos_met_frac_client"]["hotel"] or 0),
                    100 * (run["qos_met_frac_client"]["memcached"] or 0),
                    run["allocation_changes"], run["first_decrease_after_load_falls_s"],
+                   run["first_decrease_after_load_falls_s_by_wl"].get("hotel"),
                    "managed" if any(w.get("freq_mhz") is not None for o in recs for w in o["wl"])
                    else "no cpufreq on this machine"))
         ax.text(0.02, 0.5, txt, ha="left", va="center", transform=ax.transAxes, fontsize=8)
@@ -643,11 +650,11 @@ def plot(argv):
             axes[r][c].set_xlim(-2, end + 2)
             axes[r][c].grid(alpha=0.3)
     fig.suptitle("Figure 11: hotel search 7%%->100%%->7%% next to memcached at %g%% of its max; "
-                 "PARTIES moving CPU quota (0.1-core steps)\n%s | %s | p99 over the same "
-                 "trailing %.1f s in every feed"
-                 % (st["mc_pct"], st["cpu_desc"], st["link_desc"], st["window_ms"] / 1000.0),
-                 fontsize=9)
-    fig.tight_layout()
+                 "PARTIES moving CPU quota (0.1-core steps)\n%s; p99 over the same trailing "
+                 "%.1f s in every feed\n%s"
+                 % (st["mc_pct"], st["cpu_desc"], st["window_ms"] / 1000.0, st["link_desc"]),
+                 fontsize=8.5)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     for ext in ("png", "pdf"):
         fig.savefig(os.path.join(outdir, "figure11." + ext), dpi=80)
 

@@ -150,10 +150,11 @@ net_rate() {
 	local side t dev m k lim
 	for side in srv lg; do
 		if [ $side = srv ]; then t=(tc); dev=$VS; m=sport; else t=(tc -n $NS); dev=$VC; m=dport; fi
+		# (quantum: one MTU, as htb's rate/r2q default is out of range at these rates)
 		"${t[@]}" qdisc replace dev $dev root handle 1: htb default 30 &&
-			"${t[@]}" class add dev $dev parent 1: classid 1:10 htb rate "$1kbit" ceil "$1kbit" &&
-			"${t[@]}" class add dev $dev parent 1: classid 1:20 htb rate "$2kbit" ceil "$2kbit" &&
-			"${t[@]}" class add dev $dev parent 1: classid 1:30 htb rate 10gbit || return 1
+			"${t[@]}" class add dev $dev parent 1: classid 1:10 htb rate "$1kbit" ceil "$1kbit" quantum 1514 &&
+			"${t[@]}" class add dev $dev parent 1: classid 1:20 htb rate "$2kbit" ceil "$2kbit" quantum 1514 &&
+			"${t[@]}" class add dev $dev parent 1: classid 1:30 htb rate 10gbit quantum 1514 || return 1
 		for k in 10 20; do
 			if [ $k = 10 ]; then lim=$(($1 * 1000 / 8 / 10)); else lim=$(($2 * 1000 / 8 / 10)); fi
 			[ $lim -lt 4500 ] && lim=4500
