@@ -750,14 +750,8 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 	if (obs->nwl > POL_MAX_WORKLOADS)
 		return -EINVAL;
 	if (!st->wheels_init) {
-		enum pol_res on[POL_RES_COUNT];
-		int n = 0;
-
-		for (int k = 0; k < st->p.nwheel; k++)
-			if (obs->res[st->p.wheel[k]].avail)
-				on[n++] = st->p.wheel[k];
 		for (int i = 0; i < POL_MAX_WORKLOADS; i++) {
-			st->wl[i].res = n ? on[pt_rand(st) % (uint64_t)n] : POL_RES_CORES;
+			st->wl[i].res = wheel_random(st, obs, POL_RES_CORES);
 			if (st->p.first >= 0 && obs->res[st->p.first].avail)
 				st->wl[i].res = (enum pol_res)st->p.first;
 		}
