@@ -25,8 +25,9 @@
 #   --config INI       template (default configs/figure11-2cpu.ini)
 #
 # The load generators run in their own network namespace (ebee-fig11) behind a veth pair
-# whose htb qdisc gives each workload's traffic a link rate; they, parties and ebee's consumer run on CPU 0,
-# the servers on the other CPUs. Everything is torn down on exit (see README.md).
+# whose htb qdisc gives each workload's traffic a link rate; they, parties and ebee's
+# consumer run on CPU 0, the servers on the other CPUs. Everything is torn down on exit,
+# however it exits (see README.md).
 set -u
 cd "$(dirname "$0")/../.."
 HERE=experiments/figure11
@@ -44,7 +45,7 @@ LINK_MBIT=""
 CALFILE=""
 SKIP=""
 TEMPLATE=configs/figure11-2cpu.ini
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "run.sh: $1 needs a value (see --help)" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -116,6 +117,8 @@ SRV_CORES=$((NCPU - 1))
 CPU_DESC="CPU 0: load generators, parties, ebee's consumer; CPU $SRV_CPUS: both servers"
 
 [ -n "$OUT" ] || OUT=$HERE/results/$(date -u +%Y%m%d-%H%M%S)
+# the summary reads every run below DIR/runs: never mix two studies
+[ -z "$(ls -A "$OUT/runs" 2>/dev/null)" ] || { echo "run.sh: $OUT already holds runs: give a new --out" >&2; exit 2; }
 mkdir -p "$OUT/runs" || exit 1
 OUT=$(cd "$OUT" && pwd)
 echo "run.sh: results in $OUT"

@@ -1,11 +1,12 @@
 #!/bin/bash
-# The Figure 11 study at a small scale (about 75 s): experiments/figure11/run.sh with a
+# The Figure 11 study at a small scale (about 60-90 s): experiments/figure11/run.sh with a
 # 12 s schedule, one rep of the client-fed and the ebee-fed run, the calibration given.
 # Shows: the network namespace and the rate-limited veth (htb, 3 Mbit/s for hotel,
 # 20 for memcached) exist while it runs and are gone
 # after; both load generators ran on CPU 0 only and inside the namespace, the servers on
 # CPU 1 only, parties (and so ebee's consumer thread) on CPU 0; the study manifest, the
-# per-run manifests, the summary, the PNG and the PDF exist; each log has both workloads.
+# per-run manifests, the summary, the PNG and the PDF exist; each log has both workloads;
+# a run stopped by SIGTERM mid-way still removes the namespace, link, cgroups and processes.
 cd "$(dirname "$0")/../.." || exit 1
 skip() { echo "SKIP: $*"; exit 77; }
 die() { echo "FAIL: $*"; exit 1; }
@@ -112,4 +113,27 @@ for f, v in s["feeds"].items():
 print("placement: loadgens and parties on CPU 0, servers on CPU 1; manifests, summary, figures ok")
 PY
 grep -q "QoS met (client p99, both workloads)" "$OUT/summary.txt" || die "summary.txt lacks the QoS line"
+experiments/figure11/run.sh --reps 1 --skip-calibration 300,5000,300 --link-mbit 3,20 --out "$OUT" \
+	>/dev/null 2>&1 && die "run.sh reused a directory that already holds runs"
+
+# Interrupted mid-run: the trap still removes the namespace, the link, the processes.
+experiments/figure11/run.sh --scale 0.05 --reps 1 --feeds ebee --skip-calibration 300,5000,300 \
+	--link-mbit 3,20 --out "$OUT/int" >"$OUT/int.out" 2>&1 &
+RUN=$!
+for _ in $(seq 300); do
+	grep -q '^  \[ebee rep 1/1\] t=' "$OUT/int.out" 2>/dev/null && break
+	kill -0 "$RUN" 2>/dev/null || break
+	sleep 0.1
+done
+ip netns list | grep -qw ebee-fig11 || { cat "$OUT/int.out"; die "second run: no namespace mid-run"; }
+kill -TERM "$RUN"
+wait "$RUN"
+RUN=
+grep -q "run.sh: interrupted" "$OUT/int.out" || die "run.sh did not see the SIGTERM"
+ip netns list | grep -qw ebee-fig11 && die "namespace left after SIGTERM"
+ip link show f11srv >/dev/null 2>&1 && die "veth left after SIGTERM"
+sleep 1
+ls -d /sys/fs/cgroup/*/parties-fig11* >/dev/null 2>&1 && die "cgroups left after SIGTERM"
+pgrep -f "build/loadgen --host 10.211.0.1" >/dev/null && die "load generators left after SIGTERM"
+echo "interrupted run: namespace, link, cgroups and load generators gone"
 echo "PASS"
