@@ -831,6 +831,13 @@ static int validate(struct cfg_ctx *x)
 			continue; /* settings of another policy: checked, not used */
 		c->params[c->nparams++] = x->all[i].p;
 	}
+	/* PARTIES' released controller samples every 100 ms: `flavour = code`
+	 * brings that interval along unless interval_ms is set explicitly. */
+	if (!strcmp(c->policy, "parties") && !(x->seen_controller & 1u)) {
+		for (int i = 0; i < c->nparams; i++)
+			if (!strcmp(c->params[i].key, "flavour"))
+				c->interval_ms = strcmp(c->params[i].val, "code") ? 500 : 100;
+	}
 	return 0;
 }
 

@@ -28,8 +28,19 @@
  * `flavour = code` switches to the authors' released controller: 5-sample
  * majority votes (run it with interval_ms = 100), both the latest and the
  * averaged ("long", 1 s) slack must agree, a downsize is reverted when any
- * workload falls below 0.05, and the cool-down is 10 s. Each of these is
- * also a key of its own.
+ * workload falls below 0.05, and the cool-down is 10 s; the interval becomes
+ * 100 ms (config.c, unless interval_ms is set), a direction change re-picks
+ * the resource at random (repick), anti-ping-pong compares the donor's whole
+ * state, direction and resource (pingpong), a tied vote fails (tie), and
+ * after a revert nothing is decided for 5-10 samples (revert_wait). Each of
+ * these is also a key of its own.
+ *
+ * Two settings belong to neither: downsize_fallback = on lets a downsize fall
+ * to the next-most-slack workload when the one with the most slack is at its
+ * limits (both paper and code then downsize nothing, which can starve
+ * scale-down); settle_ms holds the judgement of an action (and so the next
+ * decision) until the latency window is mostly post-action. Both are off by
+ * default in both flavours.
  *
  * Assumptions. More of a resource never makes a workload slower; one action
  * at a time is enough (it is a hill climber with a dead band between 0.05
@@ -50,6 +61,7 @@
  * on a 2-CPU machine and a minimum of one core each, nothing can move between
  * two workloads; use cpu quota there.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -63,6 +75,8 @@
 enum pt_dir { PT_NONE = 0, PT_UP, PT_DOWN };
 enum pt_slack_mode { PT_SLACK_LATEST, PT_SLACK_BOTH };
 enum pt_revert { PT_REVERT_SELF, PT_REVERT_ANY };
+enum pt_repick { PT_REPICK_NEXT, PT_REPICK_RANDOM };
+enum pt_pingpong { PT_PP_RESOURCE, PT_PP_STATE };
 
 struct pt_params {
 	double slack_up;	    /* upsize below this slack (0.05) */
@@ -70,10 +84,16 @@ struct pt_params {
 	unsigned int judge_samples; /* samples per judgement: paper 1, code 5 */
 	enum pt_slack_mode slack_mode;
 	enum pt_revert revert_check;
-	double cooldown_s; /* no downsize after a revert: paper 30, code 10 */
-	double alarm_s;	   /* sustained-violation event after this long */
-	bool idle_release; /* idle workloads count as having full slack */
-	int first;	   /* first resource of every wheel, or -1: at random */
+	double cooldown_s;		 /* no downsize after a revert: paper 30, code 10 */
+	double alarm_s;			 /* sustained-violation event after this long */
+	bool idle_release;		 /* idle workloads count as having full slack */
+	int first;			 /* first resource of every wheel, or -1: at random */
+	enum pt_repick repick;		 /* resource after a direction change */
+	enum pt_pingpong pingpong;	 /* when a donor's wheel is advanced */
+	bool tie_fails;			 /* a tied vote judges the action failed */
+	unsigned int wait_min, wait_max; /* samples to wait after a revert */
+	bool down_fallback;		 /* most slack at its limits: try the next one */
+	unsigned int settle_ms;		 /* judge an action only this long after it */
 	int nwheel;
 	enum pol_res wheel[POL_RES_COUNT];
 };
@@ -93,6 +113,7 @@ struct pt_pending {
 	int donor;	   /* -1: the unit came from the free pool */
 	double pre_p99_us; /* p99 before the action */
 	uint64_t tick;	   /* observation the action was decided on */
+	uint64_t t_ms;	   /* when */
 	unsigned int samples, bad, waited;
 };
 
@@ -102,6 +123,9 @@ struct pt_state {
 	bool wheels_init;
 	struct pt_wl wl[POL_MAX_WORKLOADS];
 	struct pt_pending pend;
+	unsigned int wait_left; /* decisions still skipped after a revert */
+	int wait_wl;		/* the reverted workload */
+	uint64_t hold_until_ms; /* no decision before this (settling after a revert) */
 	uint64_t rng;
 	bool met_init;
 	uint64_t last_all_met_ms;
@@ -148,25 +172,45 @@ static int pt_param(struct pt_params *p, const char *key, const char *val, char 
 			p->slack_mode = PT_SLACK_LATEST;
 			p->revert_check = PT_REVERT_SELF;
 			p->cooldown_s = 30;
+			p->repick = PT_REPICK_NEXT;
+			p->pingpong = PT_PP_RESOURCE;
+			p->tie_fails = false;
+			p->wait_min = p->wait_max = 0;
 		} else if (!strcmp(val, "code")) {
 			p->judge_samples = 5;
 			p->slack_mode = PT_SLACK_BOTH;
 			p->revert_check = PT_REVERT_ANY;
 			p->cooldown_s = 10;
+			p->repick = PT_REPICK_RANDOM;
+			p->pingpong = PT_PP_STATE;
+			p->tie_fails = true;
+			p->wait_min = 5;
+			p->wait_max = 10;
 		} else {
 			snprintf(err, len, "flavour must be paper or code, not '%s'", val);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	if (!strcmp(key, "slack") || !strcmp(key, "revert_check") || !strcmp(key, "idle")) {
-		const char *a = !strcmp(key, "slack")	       ? "latest"
-				: !strcmp(key, "revert_check") ? "self"
-							       : "hold";
-		const char *b = !strcmp(key, "slack")	       ? "both"
-				: !strcmp(key, "revert_check") ? "any"
-							       : "release";
+	if (!strcmp(key, "slack") || !strcmp(key, "revert_check") || !strcmp(key, "idle") ||
+	    !strcmp(key, "repick") || !strcmp(key, "pingpong") || !strcmp(key, "tie") ||
+	    !strcmp(key, "downsize_fallback")) {
+		/* two-valued keys: the first value is the paper's */
+		static const char *const two[][3] = {
+			{ "slack", "latest", "both" },	      { "revert_check", "self", "any" },
+			{ "idle", "hold", "release" },	      { "repick", "next", "random" },
+			{ "pingpong", "resource", "state" },  { "tie", "pass", "fail" },
+			{ "downsize_fallback", "off", "on" },
+		};
+		const char *a = NULL, *b = NULL;
 		bool is_b;
+
+		for (size_t k = 0; k < sizeof(two) / sizeof(two[0]); k++) {
+			if (!strcmp(key, two[k][0])) {
+				a = two[k][1];
+				b = two[k][2];
+			}
+		}
 
 		if (!strcmp(val, a)) {
 			is_b = false;
@@ -180,8 +224,43 @@ static int pt_param(struct pt_params *p, const char *key, const char *val, char 
 			p->slack_mode = is_b ? PT_SLACK_BOTH : PT_SLACK_LATEST;
 		else if (!strcmp(key, "revert_check"))
 			p->revert_check = is_b ? PT_REVERT_ANY : PT_REVERT_SELF;
-		else
+		else if (!strcmp(key, "idle"))
 			p->idle_release = is_b;
+		else if (!strcmp(key, "repick"))
+			p->repick = is_b ? PT_REPICK_RANDOM : PT_REPICK_NEXT;
+		else if (!strcmp(key, "pingpong"))
+			p->pingpong = is_b ? PT_PP_STATE : PT_PP_RESOURCE;
+		else if (!strcmp(key, "tie"))
+			p->tie_fails = is_b;
+		else
+			p->down_fallback = is_b;
+		return 0;
+	}
+	if (!strcmp(key, "revert_wait")) {
+		/* samples: "N" or "MIN-MAX" (drawn at random per revert) */
+		unsigned long lo = 0, hi = 0;
+		const char *q = val;
+		char *end = NULL;
+		bool ok = isdigit((unsigned char)*q);
+
+		if (ok) {
+			lo = hi = strtoul(q, &end, 10);
+			if (*end == '-') {
+				q = end + 1;
+				ok = isdigit((unsigned char)*q);
+				if (ok)
+					hi = strtoul(q, &end, 10);
+			}
+		}
+		if (!ok || *end || lo > hi || hi > 1000) {
+			snprintf(
+			    err, len,
+			    "revert_wait must be N or MIN-MAX samples within 0..1000, not '%s'",
+			    val);
+			return -EINVAL;
+		}
+		p->wait_min = lo;
+		p->wait_max = hi;
 		return 0;
 	}
 	if (!strcmp(key, "first")) {
@@ -243,6 +322,13 @@ static int pt_param(struct pt_params *p, const char *key, const char *val, char 
 			return -EINVAL;
 		}
 		p->judge_samples = (unsigned int)d;
+	} else if (!strcmp(key, "settle_ms")) {
+		if (d < 0 || d > 600000 || d != floor(d)) {
+			snprintf(err, len, "settle_ms must be a whole number in 0..600000, not %s",
+				 val);
+			return -EINVAL;
+		}
+		p->settle_ms = (unsigned int)d;
 	} else if (!strcmp(key, "cooldown_s") || !strcmp(key, "violation_alarm_s")) {
 		if (d < 0) {
 			snprintf(err, len, "%s must be >= 0, not %s", key, val);
@@ -253,7 +339,8 @@ static int pt_param(struct pt_params *p, const char *key, const char *val, char 
 		snprintf(err, len,
 			 "unknown key '%s' for policy parties (flavour, slack_up, slack_down, "
 			 "judge_samples, slack, revert_check, cooldown_s, violation_alarm_s, "
-			 "wheel, first, idle)",
+			 "wheel, first, idle, repick, pingpong, tie, revert_wait, "
+			 "downsize_fallback, settle_ms)",
 			 key);
 		return -EINVAL;
 	}
@@ -320,6 +407,19 @@ static bool res_on(const struct pt_state *st, const struct pol_observation *obs,
 		if (st->p.wheel[i] == r)
 			return true;
 	return false;
+}
+
+/* A managed resource of the wheel at random (the code's re-pick), or r if none is. */
+static enum pol_res wheel_random(struct pt_state *st, const struct pol_observation *obs,
+				 enum pol_res r)
+{
+	enum pol_res on[POL_RES_COUNT];
+	int n = 0;
+
+	for (int k = 0; k < st->p.nwheel; k++)
+		if (obs->res[st->p.wheel[k]].avail)
+			on[n++] = st->p.wheel[k];
+	return n ? on[pt_rand(st) % (uint64_t)n] : r;
 }
 
 /* The next managed resource after r on the wheel (r itself if it is the only one). */
@@ -431,9 +531,12 @@ static int act(struct pt_state *st, const struct pol_observation *obs, struct po
 
 	if (w->dir != dir) {
 		/* "If A's current action is not an UP action, move to the next UP
-		 * action"; the very first action uses the random first resource. */
+		 * action" (paper); the released code re-picks the resource at
+		 * random instead (repick = random). The very first action uses
+		 * the random first resource. */
 		if (w->started)
-			w->res = wheel_next(st, obs, w->res);
+			w->res = st->p.repick == PT_REPICK_RANDOM ? wheel_random(st, obs, w->res)
+								  : wheel_next(st, obs, w->res);
 		w->dir = dir;
 	}
 	w->started = true;
@@ -459,7 +562,11 @@ static int act(struct pt_state *st, const struct pol_observation *obs, struct po
 	if (dir == PT_UP) {
 		dec->wl[i].alloc[r] += step;
 		if (donor >= 0) {
-			bool pingpong = st->wl[donor].res == r;
+			/* paper: the donor's wheel points at r; code: the donor's
+			 * whole state equals the receiver's new one, (UP, r) */
+			bool pingpong =
+			    st->wl[donor].res == r &&
+			    (st->p.pingpong == PT_PP_RESOURCE || st->wl[donor].dir == PT_UP);
 
 			dec->wl[donor].alloc[r] -= step;
 			if (pingpong)
@@ -485,6 +592,7 @@ static int act(struct pt_state *st, const struct pol_observation *obs, struct po
 		.donor = donor,
 		.pre_p99_us = obs->wl[i].p99_us,
 		.tick = obs->tick,
+		.t_ms = obs->now_ms,
 	};
 	return 0;
 }
@@ -496,6 +604,10 @@ static bool judge_sample(struct pt_state *st, const struct pol_observation *obs)
 	const struct pol_wl_obs *w = &obs->wl[pd->wl];
 	double s, a;
 
+	/* Samples whose window is still mostly from before the action say
+	 * little about it: they are neither counted nor a reason to give up. */
+	if (obs->now_ms < pd->t_ms + st->p.settle_ms)
+		return false;
 	pd->waited++;
 	if (pd->dir == PT_UP) {
 		if (w->state == POL_LAT_FRESH) {
@@ -545,9 +657,10 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 	}
 	if (!judge_sample(st, obs)) {
 		if (pd->waited <= 3 * st->p.judge_samples + 3) {
-			set_reason(dec, i, "watch", "watching %s %s (%u/%u samples)",
+			set_reason(dec, i, "watch", "watching %s %s (%u/%u samples%s)",
 				   pd->dir == PT_UP ? "up" : "down", rn, pd->samples,
-				   st->p.judge_samples);
+				   st->p.judge_samples,
+				   obs->now_ms < pd->t_ms + st->p.settle_ms ? ", settling" : "");
 			*watching = true;
 			return false;
 		}
@@ -555,7 +668,9 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 		pd->active = false;
 		return false;
 	}
-	failed = 2 * pd->bad > pd->samples;
+	/* a tie (possible with an even count of samples) passes in the paper's
+	 * reading and fails in the released code */
+	failed = st->p.tie_fails ? 2 * pd->bad >= pd->samples : 2 * pd->bad > pd->samples;
 	pd->active = false;
 	if (pd->dir == PT_UP) {
 		if (failed) {
@@ -571,9 +686,18 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 	}
 	if (!failed)
 		return false;
-	/* A harmful downsize: undo at once, advance, cool down. */
+	/* A harmful downsize: undo at once, advance, cool down. The code then
+	 * waits a further 5-10 samples before deciding anything (revert_wait),
+	 * and with settle_ms no decision is taken on a window still mostly
+	 * from before the revert. */
 	st->wl[i].res = wheel_next(st, obs, pd->res);
 	st->wl[i].cool_until_ms = obs->now_ms + (uint64_t)(st->p.cooldown_s * 1000.0);
+	st->wait_left = st->p.wait_min +
+			(st->p.wait_max > st->p.wait_min
+			     ? (unsigned int)(pt_rand(st) % (st->p.wait_max - st->p.wait_min + 1))
+			     : 0);
+	st->hold_until_ms = obs->now_ms + st->p.settle_ms;
+	st->wait_wl = i;
 	if (obs->res[pd->res].pooled && obs->res[pd->res].free < obs->res[pd->res].step) {
 		set_reason(dec, i, "revert failed",
 			   "down %s hurt QoS but the unit is no longer free; cooling down %.0f s",
@@ -626,14 +750,8 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 	if (obs->nwl > POL_MAX_WORKLOADS)
 		return -EINVAL;
 	if (!st->wheels_init) {
-		enum pol_res on[POL_RES_COUNT];
-		int n = 0;
-
-		for (int k = 0; k < st->p.nwheel; k++)
-			if (obs->res[st->p.wheel[k]].avail)
-				on[n++] = st->p.wheel[k];
 		for (int i = 0; i < POL_MAX_WORKLOADS; i++) {
-			st->wl[i].res = n ? on[pt_rand(st) % (uint64_t)n] : POL_RES_CORES;
+			st->wl[i].res = wheel_random(st, obs, POL_RES_CORES);
 			if (st->p.first >= 0 && obs->res[st->p.first].avail)
 				st->wl[i].res = (enum pol_res)st->p.first;
 		}
@@ -657,6 +775,17 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 	st->note_wl = -1;
 	if (judge(st, obs, dec, &watching) || watching)
 		return 0;
+	if (st->wait_left || obs->now_ms < st->hold_until_ms) {
+		int w = st->wait_wl;
+
+		if (st->wait_left)
+			st->wait_left--;
+		if (w >= 0 && w < obs->nwl && obs->wl[w].alive)
+			set_reason(dec, w, "wait", "after a revert: %u more samples%s",
+				   st->wait_left,
+				   obs->now_ms < st->hold_until_ms ? ", settling" : "");
+		return 0;
+	}
 
 	for (int i = 0; i < obs->nwl; i++) {
 		double s, a;
@@ -690,8 +819,41 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 	}
 	if (L >= 0 && sL > st->p.slack_down) {
 		snprintf(why, sizeof(why), "highest slack %.3f > %.2f", sL, st->p.slack_down);
-		act(st, obs, dec, L, PT_DOWN, why);
-		return 0;
+		if (!act(st, obs, dec, L, PT_DOWN, why) || !st->p.down_fallback)
+			return 0;
+		/* downsize_fallback = on: the most-slack workload is at its limits
+		 * (paper and code stop here, which can starve scale-down); try the
+		 * next-most-slack one that qualifies, and so on. */
+		for (;;) {
+			int next = -1;
+			double sn = -INFINITY;
+
+			for (int i = 0; i < obs->nwl; i++) {
+				double s, a;
+
+				if (!eligible(st, obs, i, &s, &a) ||
+				    obs->now_ms < st->wl[i].cool_until_ms ||
+				    (st->p.slack_mode == PT_SLACK_BOTH && a <= st->p.slack_down) ||
+				    s <= st->p.slack_down)
+					continue;
+				/* below the last one tried (ties: after it in order) */
+				if (s > sL || (s == sL && i <= L))
+					continue;
+				if (s > sn) {
+					sn = s;
+					next = i;
+				}
+			}
+			if (next < 0)
+				return 0;
+			L = next;
+			sL = sn;
+			snprintf(why, sizeof(why),
+				 "slack %.3f > %.2f; the ones with more are at their limits", sL,
+				 st->p.slack_down);
+			if (!act(st, obs, dec, L, PT_DOWN, why))
+				return 0;
+		}
 	}
 	return 0;
 }

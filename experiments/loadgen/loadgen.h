@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <netinet/in.h>
 
 #include "proto.h"
 #include "schedule.h"
@@ -17,6 +18,8 @@
 
 struct lg_config {
 	enum lg_proto proto;
+	const char *host;    /* IPv4 address of the server, dotted quad */
+	struct in_addr addr; /* host, parsed */
 	int port;
 	struct sched sched;
 	bool keepalive;	    /* http: persistent connections */

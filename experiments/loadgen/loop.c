@@ -169,7 +169,7 @@ static struct conn *conn_open(struct loop *l)
 
 	if (!l->nfree)
 		return NULL;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_addr = l->cfg->addr;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		if (l->cfg->verbose)
@@ -179,7 +179,7 @@ static struct conn *conn_open(struct loop *l)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno != EINPROGRESS) {
 		if (l->cfg->verbose)
-			fprintf(stderr, "loadgen: connect 127.0.0.1:%d: %s\n", l->cfg->port,
+			fprintf(stderr, "loadgen: connect %s:%d: %s\n", l->cfg->host, l->cfg->port,
 				strerror(errno));
 		close(fd);
 		return NULL;
@@ -473,7 +473,7 @@ static int preload(struct loop *l)
 	char *out = malloc(cap), *in = malloc(in_cap);
 	int fd, err = 0;
 
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_addr = l->cfg->addr;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (!out || !in || fd < 0) {
 		err = -ENOMEM;
@@ -483,7 +483,7 @@ static int preload(struct loop *l)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		err = -errno;
-		fprintf(stderr, "loadgen: preload: connect 127.0.0.1:%d: %s\n", l->cfg->port,
+		fprintf(stderr, "loadgen: preload: connect %s:%d: %s\n", l->cfg->host, l->cfg->port,
 			strerror(errno));
 		goto out;
 	}
@@ -602,8 +602,8 @@ static int open_initial(struct loop *l)
 
 	for (int i = 0; i < l->cfg->conns; i++) {
 		if (!conn_open(l)) {
-			fprintf(stderr, "loadgen: cannot open connection %d to 127.0.0.1:%d\n", i,
-				l->cfg->port);
+			fprintf(stderr, "loadgen: cannot open connection %d to %s:%d\n", i,
+				l->cfg->host, l->cfg->port);
 			return -ECONNREFUSED;
 		}
 	}
@@ -613,9 +613,9 @@ static int open_initial(struct loop *l)
 
 		if (now_ns() > until || l->open < l->cfg->conns) {
 			fprintf(stderr,
-				"loadgen: only %d of %d connections to 127.0.0.1:%d "
+				"loadgen: only %d of %d connections to %s:%d "
 				"established\n",
-				l->nidle, l->cfg->conns, l->cfg->port);
+				l->nidle, l->cfg->conns, l->cfg->host, l->cfg->port);
 			return -ECONNREFUSED;
 		}
 		n = epoll_wait(l->epfd, evs, 64, 100);

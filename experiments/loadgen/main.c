@@ -3,6 +3,7 @@
  * loadgen: open-loop load generator for the Figure 11 experiments (design.md section 6,
  * workloads.md "Load generation"). Options and output here; the event loop is loop.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -14,7 +15,8 @@
 #include "loadgen.h"
 
 static const char usage_text[] =
-    "usage: loadgen --port P (--schedule T:RPS,T:RPS,... | --rate R --duration S)\n"
+    "usage: loadgen [--host A.B.C.D] --port P (--schedule T:RPS,T:RPS,... | --rate R --duration "
+    "S)\n"
     "               [--proto http|memcached] [--scale K] [--keepalive] [--path /x]\n"
     "               [--conns N] [--max-conns N] [--max-queue N] [--late-us U]\n"
     "               [--req-timeout S] [--drain S] [--seed N]\n"
@@ -22,10 +24,11 @@ static const char usage_text[] =
     "               [--feed FILE] [--feed-ms MS] [--feed-window S] [--feed-min-samples N]\n"
     "               [--summary] [--json] [--verbose]\n"
     "\n"
-    "Open-loop load on 127.0.0.1:P: Poisson arrivals whose rate follows a piecewise-linear\n"
+    "Open-loop load on HOST:P: Poisson arrivals whose rate follows a piecewise-linear\n"
     "schedule, sent at their intended times whatever happened to earlier requests; latency is\n"
     "measured from the intended send time.\n"
     "\n"
+    "  --host A.B.C.D      the server's IPv4 address (default 127.0.0.1)\n"
     "  --schedule T:R,...  time_s:rps points, linear in between, first at 0; the run lasts\n"
     "                      until the last point. E.g. 0:100,30:1000,60:100\n"
     "  --rate R --duration S   a constant rate instead\n"
@@ -89,6 +92,7 @@ static void parse_args(int argc, char **argv, struct lg_config *cfg, bool *summa
 {
 	enum {
 		O_PORT = 256,
+		O_HOST,
 		O_SCHEDULE,
 		O_RATE,
 		O_DURATION,
@@ -118,6 +122,7 @@ static void parse_args(int argc, char **argv, struct lg_config *cfg, bool *summa
 	};
 	static const struct option lopts[] = {
 		{ "port", required_argument, NULL, O_PORT },
+		{ "host", required_argument, NULL, O_HOST },
 		{ "schedule", required_argument, NULL, O_SCHEDULE },
 		{ "rate", required_argument, NULL, O_RATE },
 		{ "duration", required_argument, NULL, O_DURATION },
@@ -156,6 +161,15 @@ static void parse_args(int argc, char **argv, struct lg_config *cfg, bool *summa
 		switch (c) {
 		case O_PORT:
 			cfg->port = num("--port", optarg, 1, 65535);
+			break;
+		case O_HOST:
+			if (inet_pton(AF_INET, optarg, &cfg->addr) != 1) {
+				fprintf(stderr,
+					"loadgen: --host must be an IPv4 address, not '%s'\n",
+					optarg);
+				exit(2);
+			}
+			cfg->host = optarg;
 			break;
 		case O_SCHEDULE:
 			schedule = optarg;
@@ -342,6 +356,8 @@ int main(int argc, char **argv)
 {
 	struct lg_config cfg = {
 		.proto = LG_HTTP,
+		.host = "127.0.0.1",
+		.addr = { .s_addr = htonl(INADDR_LOOPBACK) },
 		.conns = 16,
 		.max_conns = 1000,
 		.max_queue = 100000,

@@ -121,6 +121,23 @@ static void test_defaults(void **state)
 	assert_true(act_cpumask_count(&cfg.cpus) >= 1);
 }
 
+/* flavour = code brings the released controller's 100 ms interval unless interval_ms is set. */
+static void test_code_flavour_interval(void **state)
+{
+	assert_int_equal(load("[policy parties]\nflavour = code\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+	assert_int_equal(cfg.interval_ms, 100);
+	assert_int_equal(load("[controller]\ninterval_ms = 250\n[policy parties]\nflavour = code\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+	assert_int_equal(cfg.interval_ms, 250);
+	assert_int_equal(load("[policy parties]\nflavour = paper\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+	assert_int_equal(cfg.interval_ms, 500);
+}
+
 static void test_policy_params(void **state)
 {
 	assert_int_equal(load("[policy parties]\n"
@@ -385,6 +402,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_full),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_code_flavour_interval),
 		cmocka_unit_test(test_policy_params),
 		cmocka_unit_test(test_unknown_section),
 		cmocka_unit_test(test_unknown_key),

@@ -27,6 +27,9 @@ struct fx {
 	struct pol_decision dec;
 };
 
+/* The policy's seed; tests that sweep seeds change it before fx_setup. */
+static uint64_t fx_seed = 42;
+
 /* nwl workloads, `total` cores, quota (if on) 100 mc steps out of qtotal. */
 static void fx_setup(struct fx *f, int nwl, long total, bool quota, long qtotal,
 		     const struct pol_param *params, int nparams)
@@ -34,7 +37,7 @@ static void fx_setup(struct fx *f, int nwl, long total, bool quota, long qtotal,
 	char err[128] = "";
 	struct pol_init_args a = {
 		.sz = sizeof(a),
-		.seed = 42,
+		.seed = fx_seed,
 		.nwl = nwl,
 		.params = params,
 		.nparams = nparams,
@@ -336,10 +339,12 @@ static void test_code_flavour_cooldown_and_vote(void **state)
 	}
 	assert_string_equal(f.dec.wl[1].action, "revert");
 	assert_int_equal(f.obs.wl[1].alloc[C], 2);
-	/* 10 s cool-down in the code */
+	/* 10 s cool-down in the code (after its 5-10 sample wait) */
 	set_slack(&f, 0, 0.10);
-	step(&f, 1500 + 9900);
-	assert_string_equal(f.dec.wl[1].action, "hold");
+	for (uint64_t t = 1600; t < 1500 + 10000; t += 100) {
+		step(&f, t);
+		assert_int_equal(f.obs.wl[1].alloc[C], 2);
+	}
 	step(&f, 1500 + 10000);
 	assert_string_equal(f.dec.wl[1].action, "down cores");
 	fx_teardown(&f);
@@ -591,6 +596,280 @@ static void test_seeded_first_resource_reproducible(void **state)
 	fx_teardown(&f2);
 }
 
+/* --- flavour = code: the released controller's behaviours (docs/parties.md) --- */
+
+/* n decisions 100 ms apart from t; returns the time of the next one. */
+static uint64_t steps(struct fx *f, uint64_t t, int n)
+{
+	for (int k = 0; k < n; k++, t += 100)
+		step(f, t);
+	return t;
+}
+
+/* After a downsize, the next upsize of the same workload is a direction change: the paper
+ * moves to the next resource of the wheel, the code re-picks one at random. */
+static const char *resource_after_direction_change(const char *flavour, uint64_t seed)
+{
+	const struct pol_param p[] = { { "flavour", flavour }, { "first", "cores" } };
+	static char got[POL_ACTION_LEN];
+	struct fx f;
+	uint64_t t;
+
+	fx_seed = seed;
+	fx_setup(&f, 2, 4, true, 2000, p, 2);
+	fx_seed = 42;
+	ALLOCS(&f, C, 2, 2);
+	ALLOCS(&f, Q, 500, 500);
+	SLACKS(&f, 0.50, 0.10);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "down cores");
+	SLACKS(&f, 0.10, 0.10); /* the dead band */
+	t = steps(&f, 1100, 6); /* judged (not harmful), then nothing to do */
+	assert_int_equal(f.obs.wl[0].alloc[C], 1);
+	SLACKS(&f, -0.30, 0.10);
+	step(&f, t);
+	snprintf(got, sizeof(got), "%s", f.dec.wl[0].action);
+	fx_teardown(&f);
+	return got;
+}
+
+static void test_paper_next_resource_on_direction_change(void **state)
+{
+	for (uint64_t seed = 1; seed <= 12; seed++)
+		assert_string_equal(resource_after_direction_change("paper", seed), "up quota");
+}
+
+static void test_code_random_repick_on_direction_change(void **state)
+{
+	int cores = 0, quota = 0;
+
+	for (uint64_t seed = 1; seed <= 24; seed++) {
+		const char *a = resource_after_direction_change("code", seed);
+
+		cores += !strcmp(a, "up cores");
+		quota += !strcmp(a, "up quota");
+	}
+	/* both outcomes occur (the paper's rule would give quota every time) */
+	assert_int_equal(cores + quota, 24);
+	assert_true(cores > 0);
+	assert_true(quota > 0);
+}
+
+/* After a revert the code waits a further 5-10 samples before deciding again; the paper
+ * decides at the next interval. */
+static void test_code_waits_after_revert(void **state)
+{
+	static const struct pol_param p[] = { { "flavour", "code" }, { "first", "cores" } };
+	int min_wait = 1000, max_wait = -1;
+
+	for (uint64_t seed = 1; seed <= 16; seed++) {
+		struct fx f;
+		uint64_t t;
+		int waits = 0;
+
+		fx_seed = seed;
+		fx_setup(&f, 2, 6, false, 0, p, 2);
+		fx_seed = 42;
+		ALLOCS(&f, C, 2, 2);
+		SLACKS(&f, 0.10, 0.50);
+		step(&f, 1000);
+		assert_string_equal(f.dec.wl[1].action, "down cores");
+		SLACKS(&f, 0.01, 0.50); /* w0 hurt in every sample: revert */
+		t = steps(&f, 1100, 5);
+		assert_string_equal(f.dec.wl[1].action, "revert");
+		/* w0 still violating: the code would upsize it, but waits first */
+		SLACKS(&f, -0.5, 0.10);
+		for (;; t += 100) {
+			step(&f, t);
+			if (strcmp(f.dec.wl[1].action, "wait"))
+				break;
+			assert_non_null(strstr(f.dec.wl[1].reason, "after a revert"));
+			ASSERT_ALLOCS(&f, C, 2, 2);
+			waits++;
+			assert_true(waits <= 10);
+		}
+		assert_string_equal(f.dec.wl[0].action, "up cores");
+		min_wait = waits < min_wait ? waits : min_wait;
+		max_wait = waits > max_wait ? waits : max_wait;
+		fx_teardown(&f);
+	}
+	assert_true(min_wait >= 5);
+	assert_true(max_wait <= 10);
+	assert_true(max_wait > min_wait); /* drawn at random per revert */
+}
+
+static void test_paper_no_wait_after_revert(void **state)
+{
+	struct fx f;
+
+	fx_setup(&f, 2, 6, false, 0, cores_first, 1);
+	ALLOCS(&f, C, 2, 2);
+	SLACKS(&f, 0.10, 0.50);
+	step(&f, 1000);
+	set_slack(&f, 1, 0.01);
+	step(&f, 1500);
+	assert_string_equal(f.dec.wl[1].action, "revert");
+	SLACKS(&f, -0.5, 0.10);
+	step(&f, 2000);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	fx_teardown(&f);
+}
+
+/* A donor that is itself downsizing cores gives a core: the paper advances its wheel (same
+ * resource), the code does not (its state, DOWN cores, differs from the receiver's UP cores). */
+static const char *donor_reason_after_down(const char *flavour)
+{
+	const struct pol_param p[] = { { "flavour", flavour }, { "first", "cores" } };
+	static char got[POL_REASON_LEN];
+	struct fx f;
+	uint64_t t;
+
+	fx_setup(&f, 2, 5, true, 2000, p, 2);
+	ALLOCS(&f, C, 2, 3);
+	ALLOCS(&f, Q, 500, 500);
+	SLACKS(&f, 0.10, 0.50);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	SLACKS(&f, 0.10, 0.15); /* the dead band */
+	t = steps(&f, 1100, 6);
+	ALLOCS(&f, C, 3, 2); /* the pool is empty again */
+	SLACKS(&f, -0.30, 0.15);
+	step(&f, t);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	assert_string_equal(f.dec.wl[1].action, "donate");
+	snprintf(got, sizeof(got), "%s", f.dec.wl[1].reason);
+	fx_teardown(&f);
+	return got;
+}
+
+static void test_pingpong_paper_compares_resource(void **state)
+{
+	assert_non_null(strstr(donor_reason_after_down("paper"), "anti-ping-pong"));
+}
+
+static void test_pingpong_code_compares_direction_and_resource(void **state)
+{
+	static const struct pol_param p[] = { { "flavour", "code" }, { "first", "cores" } };
+	struct fx f;
+	uint64_t t;
+
+	assert_null(strstr(donor_reason_after_down("code"), "anti-ping-pong"));
+	/* a donor whose own last action was UP cores is advanced */
+	fx_setup(&f, 2, 4, true, 2000, p, 2);
+	ALLOCS(&f, C, 1, 2);
+	ALLOCS(&f, Q, 500, 500);
+	SLACKS(&f, 0.10, -0.30);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[1].action, "up cores");
+	SLACKS(&f, 0.10, 0.10); /* it helped; now the dead band */
+	t = steps(&f, 1100, 6);
+	SLACKS(&f, -0.30, 0.15);
+	step(&f, t);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	assert_string_equal(f.dec.wl[1].action, "donate");
+	assert_non_null(strstr(f.dec.wl[1].reason, "anti-ping-pong"));
+	fx_teardown(&f);
+}
+
+/* With an even number of samples a vote can tie: the code counts a tie as a failure (the
+ * downsize is reverted), the paper's reading as a pass. */
+static const char *tie_outcome(const struct pol_param *p, int np)
+{
+	static char got[POL_ACTION_LEN];
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, p, np);
+	ALLOCS(&f, C, 2, 2);
+	SLACKS(&f, 0.10, 0.50);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	SLACKS(&f, 0.01, 0.50); /* bad */
+	step(&f, 1100);
+	assert_string_equal(f.dec.wl[1].action, "watch");
+	SLACKS(&f, 0.10, 0.50); /* good: 1 of 2 bad, a tie */
+	step(&f, 1200);
+	snprintf(got, sizeof(got), "%s", f.dec.wl[1].action);
+	fx_teardown(&f);
+	return got;
+}
+
+static void test_code_tie_counts_as_failure(void **state)
+{
+	static const struct pol_param code[] = { { "flavour", "code" },
+						 { "first", "cores" },
+						 { "judge_samples", "2" } };
+	static const struct pol_param paper[] = { { "first", "cores" },
+						  { "judge_samples", "2" },
+						  { "revert_check", "any" } };
+
+	assert_string_equal(tie_outcome(code, 3), "revert");
+	assert_string_not_equal(tie_outcome(paper, 3), "revert");
+}
+
+/* downsize_fallback: the most-slack workload is at its limits; off (both flavours), nothing
+ * is downsized; on, the next-most-slack one above slack_down is. */
+static void fallback_case(struct fx *f, const struct pol_param *p, int np)
+{
+	fx_setup(f, 3, 6, true, 3000, p, np);
+	ALLOCS(f, C, 1, 3, 2);
+	ALLOCS(f, Q, 100, 800, 800);
+	SLACKS(f, 0.90 /* at every minimum */, 0.50, 0.10);
+	step(f, 1000);
+}
+
+static void test_downsize_fallback(void **state)
+{
+	static const struct pol_param off[] = { { "first", "cores" } };
+	static const struct pol_param code[] = { { "flavour", "code" }, { "first", "cores" } };
+	static const struct pol_param on[] = { { "first", "cores" },
+					       { "downsize_fallback", "on" } };
+	struct fx f;
+
+	fallback_case(&f, off, 1);
+	assert_non_null(strstr(f.dec.wl[0].reason, "every resource at its limit"));
+	ASSERT_ALLOCS(&f, C, 1, 3, 2);
+	ASSERT_ALLOCS(&f, Q, 100, 800, 800);
+	fx_teardown(&f);
+	fallback_case(&f, code, 2);
+	ASSERT_ALLOCS(&f, C, 1, 3, 2);
+	ASSERT_ALLOCS(&f, Q, 100, 800, 800);
+	fx_teardown(&f);
+	fallback_case(&f, on, 2);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	assert_non_null(strstr(f.dec.wl[1].reason, "at their limits"));
+	ASSERT_ALLOCS(&f, C, 1, 2, 2);
+	assert_string_equal(f.dec.wl[2].action, "hold"); /* 0.10: not above slack_down */
+	fx_teardown(&f);
+}
+
+/* settle_ms: samples taken before the action's window is mostly post-action are not
+ * counted, whatever they say. */
+static void test_settle_ms(void **state)
+{
+	static const struct pol_param p[] = { { "first", "cores" }, { "settle_ms", "1200" } };
+	struct fx f;
+
+	fx_setup(&f, 2, 6, true, 2000, p, 2);
+	ALLOCS(&f, Q, 500, 500);
+	set_lat(&f, 0, 1500);
+	set_slack(&f, 1, 0.1);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	set_lat(&f, 0, 1700); /* worse, but the window is still mostly pre-action */
+	step(&f, 1500);
+	assert_string_equal(f.dec.wl[0].action, "watch");
+	assert_non_null(strstr(f.dec.wl[0].reason, "settling"));
+	step(&f, 2000);
+	assert_string_equal(f.dec.wl[0].action, "watch");
+	assert_int_equal(f.obs.wl[0].alloc[C], 2);
+	set_lat(&f, 0, 1200); /* 1200 ms on: judged on this, it helped */
+	step(&f, 2500);
+	assert_null(strstr(f.dec.wl[0].reason, "did not lower"));
+	assert_string_equal(f.dec.wl[0].action, "up cores");
+	assert_int_equal(f.obs.wl[0].alloc[C], 3);
+	fx_teardown(&f);
+}
+
 static void test_params(void **state)
 {
 	const struct pol_ops *ops = pol_find("parties");
@@ -605,6 +884,17 @@ static void test_params(void **state)
 	assert_int_equal(ops->check_param("judge_samples", "0", err, sizeof(err)), -EINVAL);
 	assert_int_equal(ops->check_param("bogus", "1", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "unknown key 'bogus'"));
+	assert_int_equal(ops->check_param("revert_wait", "5-10", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("revert_wait", "7", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("revert_wait", "10-5", err, sizeof(err)), -EINVAL);
+	assert_int_equal(ops->check_param("revert_wait", "5-", err, sizeof(err)), -EINVAL);
+	assert_int_equal(ops->check_param("revert_wait", "-5", err, sizeof(err)), -EINVAL);
+	assert_int_equal(ops->check_param("repick", "random", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("pingpong", "both", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "pingpong must be resource or state, not 'both'");
+	assert_int_equal(ops->check_param("tie", "fail", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("downsize_fallback", "on", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("settle_ms", "1.5", err, sizeof(err)), -EINVAL);
 }
 
 int main(void)
@@ -632,6 +922,15 @@ int main(void)
 		cmocka_unit_test(test_converges_from_above),
 		cmocka_unit_test(test_known_cycle_bounded_by_cooldown),
 		cmocka_unit_test(test_seeded_first_resource_reproducible),
+		cmocka_unit_test(test_paper_next_resource_on_direction_change),
+		cmocka_unit_test(test_code_random_repick_on_direction_change),
+		cmocka_unit_test(test_code_waits_after_revert),
+		cmocka_unit_test(test_paper_no_wait_after_revert),
+		cmocka_unit_test(test_pingpong_paper_compares_resource),
+		cmocka_unit_test(test_pingpong_code_compares_direction_and_resource),
+		cmocka_unit_test(test_code_tie_counts_as_failure),
+		cmocka_unit_test(test_downsize_fallback),
+		cmocka_unit_test(test_settle_ms),
 		cmocka_unit_test(test_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

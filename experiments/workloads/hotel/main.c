@@ -11,7 +11,9 @@
  * memcached connection. If memcached is down, rates come from the in-memory table (the
  * "database") and the request is counted as a fallback; the workload keeps serving.
  *
- * Only ever binds 127.0.0.1. The pure logic lives in search.c and mc.c (unit tested).
+ * Binds 127.0.0.1 unless --addr names another local IPv4 address (the Figure 11 study
+ * serves load generators in another network namespace over a veth pair). The pure logic lives in
+ * search.c and mc.c (unit tested).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,7 +41,7 @@
 #define COUNT_PERIOD_NS 100000000LL
 
 static const char usage_text[] =
-    "usage: hotel [--port P] [--threads T] [--memcached-port P] [--work-us W]\n"
+    "usage: hotel [--addr A] [--port P] [--threads T] [--memcached-port P] [--work-us W]\n"
     "             [--ready-file F] [--count-file F] [--timeout S]\n"
     "\n"
     "Hotel App Search (vSwarm hotel-app \"search\") over HTTP/1.1 on 127.0.0.1, one request\n"
@@ -49,6 +51,7 @@ static const char usage_text[] =
     "      -> 200 {\"hotelIds\":[\"2\",\"1\",\"3\"]}   (missing parameters: these values)\n"
     "      bad parameters -> 400; another path -> 404; another method -> 405\n"
     "\n"
+    "  --addr A            local IPv4 address to listen on (default 127.0.0.1)\n"
     "  --port P            TCP port (default 0: pick a free one and print it)\n"
     "  --threads T         worker threads, each blocking in accept4 (default 4, max 256)\n"
     "  --memcached-port P  the app's own memcached on 127.0.0.1, the rate cache (default\n"
@@ -63,6 +66,8 @@ static const char usage_text[] =
     "Exits 0 on SIGTERM/SIGINT or timeout, printing the request and cache counts to stderr.\n";
 
 struct opts {
+	const char *addr;
+	struct in_addr sin_addr;
 	int port;
 	int threads;
 	int mc_port;
@@ -72,7 +77,7 @@ struct opts {
 	double timeout_s;
 };
 
-static struct opts opt = { .threads = 4, .mc_port = 11211 };
+static struct opts opt = { .addr = "127.0.0.1", .threads = 4, .mc_port = 11211 };
 
 struct worker {
 	pthread_t tid;
@@ -307,6 +312,7 @@ static void *worker_main(void *arg)
 static void parse_args(int argc, char **argv)
 {
 	static const struct option lopts[] = {
+		{ "addr", required_argument, NULL, 'a' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "memcached-port", required_argument, NULL, 'm' },
@@ -327,6 +333,14 @@ static void parse_args(int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
+		case 'a':
+			if (inet_pton(AF_INET, optarg, &opt.sin_addr) != 1) {
+				fprintf(stderr, "hotel: --addr must be an IPv4 address, not '%s'\n",
+					optarg);
+				exit(2);
+			}
+			opt.addr = optarg;
+			continue;
 		case 'r':
 			opt.ready_file = optarg;
 			continue;
@@ -434,6 +448,7 @@ int main(int argc, char **argv)
 	char buf[32];
 	sigset_t set;
 
+	opt.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	parse_args(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	/* Signals are taken by the main thread (sigtimedwait); block them before any thread. */
@@ -458,15 +473,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_addr = opt.sin_addr;
 	sa.sin_port = htons(opt.port);
 	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		fprintf(stderr, "hotel: bind 127.0.0.1:%d: %s (--port 0 picks a free port)\n",
+		fprintf(stderr, "hotel: bind %s:%d: %s (--port 0 picks a free port)\n", opt.addr,
 			opt.port, strerror(errno));
 		return 1;
 	}
 	if (listen(listen_fd, 4096) || getsockname(listen_fd, (struct sockaddr *)&sa, &slen)) {
-		fprintf(stderr, "hotel: listen on 127.0.0.1:%d: %s\n", opt.port, strerror(errno));
+		fprintf(stderr, "hotel: listen on %s:%d: %s\n", opt.addr, opt.port,
+			strerror(errno));
 		return 1;
 	}
 	opt.port = ntohs(sa.sin_port);
