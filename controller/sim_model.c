@@ -573,3 +573,8 @@ int sim_stats(struct sim *s, int i, struct sim_wl_stats *out)
 	out->sum_client_us = w->sum_client_us;
 	return 0;
 }
+
+uint64_t sim_cpu_ns(const struct sim *s, int i)
+{
+	return i >= 0 && i < s->o.nwl ? s->wl[i].cpu_ns : 0;
+}

@@ -98,6 +98,8 @@ uint64_t sim_now(const struct sim *s);
 /* Events processed so far. */
 uint64_t sim_events(const struct sim *s);
 int sim_stats(struct sim *s, int wl, struct sim_wl_stats *out);
+/* CPU time workload wl has used so far (cheap: no percentile). */
+uint64_t sim_cpu_ns(const struct sim *s, int wl);
 
 /* The offered rate of a model at time t_s (the schedule, interpolated). */
 double sim_model_rate(const struct sim_wl_model *m, double t_s);
