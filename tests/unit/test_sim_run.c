@@ -47,6 +47,8 @@ static const char *const small_ini = "[controller]\n"
 				     "sim_service_us = 50\n"
 				     "sim_threads = 4\n";
 
+static const struct pol_ops *test_pol; /* instead of the config's policy */
+
 /* Run the small config; returns the log (malloc'd). */
 static char *run_log(const char *policy, int seed, const char *source, const char *extra,
 		     struct sim_run_result *res)
@@ -61,7 +63,7 @@ static char *run_log(const char *policy, int seed, const char *source, const cha
 	snprintf(ini, sizeof(ini), small_ini, policy, seed, source, extra);
 	if (cfg_load_string(&c, "s.ini", ini, err, sizeof(err)))
 		fail_msg("config: %s", err);
-	o.pol = pol_find(c.policy);
+	o.pol = test_pol ? test_pol : pol_find(c.policy);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
 	o.log = f;
@@ -135,6 +137,60 @@ static void test_policy_moves_cores_in_simulation(void **state)
 	free(log);
 }
 
+/* A policy that names cpus: hotel on 5-7, memcached on 0-1 (or both on 0). */
+static bool overlap;
+
+static int pin_decide(void *st, const struct pol_observation *obs, struct pol_decision *dec)
+{
+	(void)st;
+	act_cpumask_zero(&dec->wl[0].cpus);
+	act_cpumask_zero(&dec->wl[1].cpus);
+	if (overlap) {
+		act_cpumask_set(&dec->wl[0].cpus, 0);
+		act_cpumask_set(&dec->wl[1].cpus, 0);
+		dec->wl[0].alloc[POL_RES_CORES] = dec->wl[1].alloc[POL_RES_CORES] = 1;
+	} else {
+		for (int c = 5; c <= 7; c++)
+			act_cpumask_set(&dec->wl[0].cpus, c);
+		act_cpumask_set(&dec->wl[1].cpus, 0);
+		act_cpumask_set(&dec->wl[1].cpus, 1);
+		dec->wl[0].alloc[POL_RES_CORES] = 3;
+		dec->wl[1].alloc[POL_RES_CORES] = 2;
+	}
+	dec->wl[0].set_cpus = dec->wl[1].set_cpus = true;
+	return 0;
+}
+
+static const struct pol_ops pin_ops = { .name = "pin", .decide = pin_decide };
+
+static void test_policy_names_cpus(void **state)
+{
+	struct sim_run_result r;
+	char *log, *last;
+	double cpu;
+
+	test_pol = &pin_ops;
+	overlap = false;
+	log = run_log("static", 1, "client", "", &r);
+	last = strstr(log, "\"t\":15.000");
+	assert_non_null(last);
+	assert_non_null(strstr(last, "\"cores\":3,\"cpus\":\"5-7\""));
+	assert_non_null(strstr(last, "\"cores\":2,\"cpus\":\"0-1\""));
+	assert_int_equal(r.actions, 1); /* once named, nothing more changes */
+	/* memcached: 5000 rps x 50 us = 0.25 cores */
+	assert_int_equal(
+	    sscanf(strstr(strstr(last, "memcached"), "\"cpu_used\":") + 11, "%lf", &cpu), 1);
+	assert_true(cpu > 0.2 && cpu < 0.3);
+	free(log);
+	overlap = true;
+	log = run_log("static", 1, "client", "", &r);
+	assert_int_equal(r.actions, 0);
+	assert_int_equal(r.refused, r.intervals);
+	assert_non_null(strstr(log, "given to another workload too"));
+	free(log);
+	test_pol = NULL;
+}
+
 static void expect_error(const char *ini, const char *want)
 {
 	static struct cfg c;
@@ -206,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_same_seed_same_log),
 		cmocka_unit_test(test_log_has_three_latencies),
 		cmocka_unit_test(test_policy_moves_cores_in_simulation),
+		cmocka_unit_test(test_policy_names_cpus),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_defaults),
 	};
