@@ -57,6 +57,18 @@ struct wl {
 	uint64_t busy;
 	uint64_t completed;
 	uint64_t cpu_ns;
+	/* processor sharing (threads > 0): up to `threads` requests in service
+	 * share the workload's CPU capacity; each progresses at min(1, cap / k)
+	 * of a core. V is the work (ns at full speed) every job in service has
+	 * received; a job ends when V reaches its vf. */
+	bool ps;
+	struct psjob {
+		double vf;
+		uint64_t seq;
+	} * psq;
+	int psn;
+	double V, rate, cap, cpu_acc;
+	uint64_t tV, gen;
 	/* allocation */
 	int servers;
 	double speed;	/* per server, 1 = a whole core */
@@ -364,15 +376,8 @@ static int on_send(struct sim *s, int i)
 	return 0;
 }
 
-static int on_arrive(struct sim *s, int i)
-{
-	struct wl *w = &s->wl[i];
-
-	w->arrived++;
-	return start_services(s, i);
-}
-
-static int on_done(struct sim *s, int i, uint64_t seq)
+/* Request seq of workload i ends now: its three latencies, its response. */
+static void finish(struct sim *s, int i, uint64_t seq)
 {
 	struct wl *w = &s->wl[i];
 	struct req *r = &w->ring[seq & w->mask];
@@ -389,6 +394,125 @@ static int on_done(struct sim *s, int i, uint64_t seq)
 		w->head++;
 	w->busy--;
 	w->completed++;
+}
+
+/* ---------------------------------------------------- processor sharing */
+
+static void ps_advance(struct sim *s, struct wl *w)
+{
+	double dt = (double)(s->now - w->tV);
+
+	w->V += dt * w->rate;
+	w->cpu_acc += dt * ((double)w->psn < w->cap ? (double)w->psn : w->cap);
+	w->cpu_ns = (uint64_t)llround(w->cpu_acc);
+	w->tV = s->now;
+}
+
+static void ps_sift_down(struct wl *w, int i)
+{
+	struct psjob x = w->psq[i];
+
+	for (;;) {
+		int c = 2 * i + 1;
+
+		if (c >= w->psn)
+			break;
+		if (c + 1 < w->psn && w->psq[c + 1].vf < w->psq[c].vf)
+			c++;
+		if (!(w->psq[c].vf < x.vf))
+			break;
+		w->psq[i] = w->psq[c];
+		i = c;
+	}
+	w->psq[i] = x;
+}
+
+static void ps_push(struct wl *w, double vf, uint64_t seq)
+{
+	int i = w->psn++;
+
+	while (i > 0 && vf < w->psq[(i - 1) / 2].vf) {
+		w->psq[i] = w->psq[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	w->psq[i] = (struct psjob){ vf, seq };
+}
+
+/* After k or the capacity changed: the rate and the next completion (an
+ * earlier scheduled one becomes stale: its generation no longer matches). */
+static int ps_resched(struct sim *s, int i)
+{
+	struct wl *w = &s->wl[i];
+	double dt;
+
+	w->rate = w->psn ? ((double)w->psn < w->cap ? 1.0 : w->cap / (double)w->psn) : 0;
+	w->gen++;
+	if (!w->psn)
+		return 0;
+	dt = ceil((w->psq[0].vf - w->V) / w->rate);
+	return heap_push(s, s->now + (dt < 1 ? 1 : (uint64_t)dt), EV_DONE, (uint32_t)i, w->gen);
+}
+
+/* Admit waiting requests while threads are free. The caller has advanced V. */
+static bool ps_admit(struct sim *s, int i)
+{
+	struct wl *w = &s->wl[i];
+	bool any = false;
+
+	while (w->psn < w->m.threads && w->next_start < w->arrived) {
+		struct req *r = &w->ring[w->next_start & w->mask];
+		double f = w->m.freq_frac;
+		double work = draw_service_us(w) * ((1.0 - f) + f * w->stretch) * 1e3;
+
+		r->t_start = s->now;
+		ps_push(w, w->V + work, w->next_start);
+		w->next_start++;
+		w->busy++;
+		any = true;
+	}
+	return any;
+}
+
+static int ps_done(struct sim *s, int i, uint64_t gen)
+{
+	struct wl *w = &s->wl[i];
+
+	if (gen != w->gen)
+		return 0; /* rescheduled since */
+	ps_advance(s, w);
+	/* every job whose work is done (to within rounding of the event time) */
+	while (w->psn && w->psq[0].vf <= w->V + 1.0) {
+		uint64_t seq = w->psq[0].seq;
+
+		w->psq[0] = w->psq[--w->psn];
+		if (w->psn)
+			ps_sift_down(w, 0);
+		finish(s, i, seq);
+	}
+	ps_admit(s, i);
+	return ps_resched(s, i);
+}
+
+static int on_arrive(struct sim *s, int i)
+{
+	struct wl *w = &s->wl[i];
+
+	w->arrived++;
+	if (w->ps) {
+		if (w->psn >= w->m.threads)
+			return 0; /* waits for a thread */
+		ps_advance(s, w);
+		ps_admit(s, i);
+		return ps_resched(s, i);
+	}
+	return start_services(s, i);
+}
+
+static int on_done(struct sim *s, int i, uint64_t seq)
+{
+	if (s->wl[i].ps)
+		return ps_done(s, i, seq);
+	finish(s, i, seq);
 	return start_services(s, i);
 }
 
@@ -452,6 +576,13 @@ struct sim *sim_new(const struct sim_opts *o)
 			errno = ENOMEM;
 			return NULL;
 		}
+		w->ps = w->m.threads > 0;
+		if (w->ps && !(w->psq = calloc((size_t)w->m.threads, sizeof(*w->psq)))) {
+			sim_free(s);
+			errno = ENOMEM;
+			return NULL;
+		}
+		w->cap = 1;
 		w->servers = 1;
 		w->speed = 1;
 		w->stretch = 1;
@@ -473,6 +604,7 @@ void sim_free(struct sim *s)
 		return;
 	for (int i = 0; i < s->o.nwl; i++) {
 		free(s->wl[i].ring);
+		free(s->wl[i].psq);
 		ebee_window_free(s->wl[i].w_service);
 		ebee_window_free(s->wl[i].w_sojourn);
 		ebee_window_free(s->wl[i].w_client);
@@ -489,10 +621,16 @@ int sim_set_alloc(struct sim *s, int i, int cores, double quota, long freq_mhz)
 	if (i < 0 || i >= s->o.nwl || cores < 1 || quota < 0 || freq_mhz < 0)
 		return -EINVAL;
 	w = &s->wl[i];
-	n = w->m.threads && w->m.threads < cores ? w->m.threads : cores;
+	w->stretch = freq_mhz > 0 ? (double)s->o.freq_max_mhz / (double)freq_mhz : 1.0;
+	if (w->ps) {
+		ps_advance(s, w);
+		w->cap = quota > 0 && quota < cores ? quota : (double)cores;
+		ps_admit(s, i);
+		return ps_resched(s, i);
+	}
+	n = cores;
 	w->servers = n;
 	w->speed = quota > 0 && quota < n ? quota / n : 1.0;
-	w->stretch = freq_mhz > 0 ? (double)s->o.freq_max_mhz / (double)freq_mhz : 1.0;
 	return start_services(s, i);
 }
 

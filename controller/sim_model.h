@@ -22,8 +22,9 @@
  *
  * Nothing here allocates per event: the event queue is a binary heap, the
  * requests of a workload are a ring that doubles when it fills (rare), and
- * the windows preallocate. Allocation changes apply to services that start
- * afterwards (a request in service finishes where it started).
+ * the windows preallocate. With threads = 0 an allocation change applies to
+ * services that start afterwards (a request in service finishes where it
+ * started); with processor sharing it applies at once to the remaining work.
  */
 #ifndef PARTIES_SIM_MODEL_H
 #define PARTIES_SIM_MODEL_H
@@ -50,7 +51,7 @@ struct sim_wl_model {
 	double fixed_us;
 	double cv;	   /* coefficient of variation of X (lognormal) */
 	double freq_frac;  /* fraction of the service time that scales with 1/f */
-	int threads;	   /* server threads; 0 = as many as cores */
+	int threads;	   /* 0: one server per core (FCFS); N: processor sharing, N at once */
 	double req_bytes;  /* uplink size of a request */
 	double resp_bytes; /* downlink size of a response */
 };

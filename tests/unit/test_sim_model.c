@@ -88,6 +88,41 @@ static void test_md1_pollaczek_khinchine(void **state)
 	assert_true(fabs(got - want) / want < 0.03);
 }
 
+static void test_processor_sharing(void **state)
+{
+	/* threads > cores: requests share the cores. M/D/1-PS: W = D / (1 - rho),
+	 * whatever the distribution (unlike FCFS's P-K) */
+	struct sim_opts o = base(700, SIM_DIST_DET, 1000);
+	struct sim *s;
+	struct sim_wl_stats st;
+	double want = 1000 / 0.3, got;
+
+	o.wl[0].threads = 1000;
+	got = mean_sojourn(&o, 1, 1200);
+	printf("M/D/1-PS rho 0.7: simulated %.1f us, D / (1 - rho) %.1f us (%.2f%%)\n", got, want,
+	       100 * (got - want) / want);
+	assert_true(fabs(got - want) / want < 0.03);
+	/* every request in service at once: service time == sojourn; CPU use is
+	 * the offered load */
+	s = sim_new(&o);
+	assert_non_null(s);
+	assert_int_equal(sim_set_alloc(s, 0, 1, 0, 0), 0);
+	sim_run_until(s, 200 * S_NS);
+	assert_int_equal(sim_stats(s, 0, &st), 0);
+	sim_free(s);
+	assert_true(st.p99_service_us == st.p99_sojourn_us);
+	assert_true(fabs((double)st.cpu_ns / 200e9 - 0.7) < 0.03);
+
+	/* threads <= cores: plain FCFS with `threads` servers (M/M/4, Erlang C) */
+	o = base(3200, SIM_DIST_EXP, 1000);
+	o.wl[0].threads = 4;
+	want = erlang_c_w(4, 3200, 1000) * 1e6;
+	got = mean_sojourn(&o, 8, 600);
+	printf("4 threads on 8 cores, rho 0.8: simulated %.1f us, Erlang C %.1f us (%.2f%%)\n", got,
+	       want, 100 * (got - want) / want);
+	assert_true(fabs(got - want) / want < 0.03);
+}
+
 static void run(const struct sim_opts *o, int cores, uint64_t secs, struct sim_wl_stats *st)
 {
 	struct sim *s = sim_new(o);
@@ -237,6 +272,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mmc_erlang_c),
 		cmocka_unit_test(test_md1_pollaczek_khinchine),
+		cmocka_unit_test(test_processor_sharing),
 		cmocka_unit_test(test_network_delay_and_queue),
 		cmocka_unit_test(test_more_cores_lower_p99),
 		cmocka_unit_test(test_freq_and_quota_slow_service),
