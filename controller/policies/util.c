@@ -19,7 +19,8 @@
  * down_intervals consecutive intervals that agree, then goes straight to the
  * size wanted. With frequency available, each workload then runs at the
  * lowest frequency that keeps its utilisation at or below freq_util (0 =
- * leave frequency at the maximum); over target, frequency goes to maximum.
+ * leave frequency at the maximum), lowering it one step per interval and only
+ * above guard_slack; over target, frequency goes to maximum.
  * Cores in short supply go to the workloads with the least slack first.
  */
 #include <errno.h>
@@ -252,6 +253,15 @@ static int util_decide(void *state, const struct pol_observation *obs, struct po
 				long st = fr->step > 0 ? fr->step : 100;
 
 				f = (long)ceil(need / (double)st) * st;
+				/* lower only with slack to spare, one step at a time:
+				 * a slower core stretches every request, the tail most */
+				if (f < w->alloc[POL_RES_FREQ]) {
+					bool guard = w->state == POL_LAT_FRESH &&
+						     w->slack < s->c.guard_slack;
+
+					f = guard ? w->alloc[POL_RES_FREQ]
+						  : w->alloc[POL_RES_FREQ] - st;
+				}
 			}
 			f = clampl(f, w->min[POL_RES_FREQ], w->max[POL_RES_FREQ]);
 			dec->wl[i].alloc[POL_RES_FREQ] = f;

@@ -88,18 +88,19 @@ def schedule(template, scale):
     return wl
 
 
-def decrease_start(sched):
-    """Start of the first load decrease of the workload whose load varies most."""
+def decrease(sched):
+    """(workload, start, end) of the first load decrease of the workload whose load
+    varies most."""
     best = None
     for name, w in sched.items():
         pts = w["rps"]
         for k in range(len(pts) - 1):
             if pts[k + 1][1] < pts[k][1]:
                 span = max(r for _, r in pts) - min(r for _, r in pts)
-                if best is None or span > best[2]:
-                    best = (name, pts[k][0], span)
+                if best is None or span > best[3]:
+                    best = (name, pts[k][0], pts[k + 1][0], span)
                 break
-    return (best[0], best[1]) if best else (None, None)
+    return best[:3] if best else (None, None, None)
 
 
 # --- running ----------------------------------------------------------------------------
@@ -165,13 +166,14 @@ def load_log(path):
     return recs, summ
 
 
-def metrics(recs, summ, interval_s, dec_wl, dec_t):
+def metrics(recs, summ, interval_s, dec_wl, dec_t, dec_end):
     names = [w["name"] for w in recs[0]["wl"]]
     met = 0
     core_s = ghz_core_s = 0.0
     first_down = None
     prev = None
     changed = 0
+    down_core_s = 0.0
     for r in recs:
         ok = True
         for w in r["wl"]:
@@ -181,6 +183,8 @@ def metrics(recs, summ, interval_s, dec_wl, dec_t):
             core_s += w["cores"] * interval_s
             ghz_core_s += w["cores"] * (w["freq_mhz"] or 0) / 1000.0 * interval_s
         met += ok
+        if dec_t <= r["t"] < dec_end:
+            down_core_s += [w for w in r["wl"] if w["name"] == dec_wl][0]["cores"] * interval_s
         cur = {w["name"]: (w["cores"], w["freq_mhz"]) for w in r["wl"]}
         if prev and cur != prev:
             changed += 1
@@ -190,7 +194,7 @@ def metrics(recs, summ, interval_s, dec_wl, dec_t):
                 first_down = r["t"] - dec_t
         prev = cur
     return {"qos_frac": met / len(recs), "core_s": core_s, "ghz_core_s": ghz_core_s,
-            "down_after_s": first_down, "actions": summ["actions"] if summ else changed}
+            "down_after_s": first_down, "down_core_s": down_core_s, "actions": summ["actions"] if summ else changed}
 
 
 def agg(vals):
@@ -213,24 +217,25 @@ def summary(argv):
     out = argv[0]
     meta = json.load(open(os.path.join(out, "runs.json")))
     sched = schedule(meta["config"], meta["scale"])
-    dec_wl, dec_t = decrease_start(sched)
+    dec_wl, dec_t, dec_end = decrease(sched)
     res = {}
     for run_ in meta["runs"]:
         recs, summ = load_log(os.path.join(out, run_["log"]))
         interval = recs[1]["t"] - recs[0]["t"]
-        m = metrics(recs, summ, interval, dec_wl, dec_t)
+        m = metrics(recs, summ, interval, dec_wl, dec_t, dec_end)
         res.setdefault((run_["policy"], run_["feed"]), []).append(m)
     lines = ["simulated Figure 11 (%s, scale %g, seeds %s); QoS = client p99 of every workload "
-             "within its target in the interval; decrease = %s's load starts falling at %g s; first decrease = of its cores or frequency"
+             "within its target in the interval; decrease = %s's load falls from %g s to %g s; first decrease = of its cores or "
+             "frequency; ramp-down core-s = its cores over the decrease"
              % (os.path.basename(meta["config"]), meta["scale"],
-                ",".join(map(str, meta["seeds"])), dec_wl, dec_t),
+                ",".join(map(str, meta["seeds"])), dec_wl, dec_t, dec_end),
              "values: mean [min, max] over seeds", ""]
     js = {}
     for feed in meta["feeds"]:
         lines.append("feed = %s" % feed)
-        lines.append("  %-8s %-22s %-26s %-28s %-30s %s" % (
-            "policy", "QoS met (% intervals)", "core-seconds", "GHz x core-seconds",
-            "first decrease after (s)", "actions"))
+        lines.append("  %-8s %-20s %-21s %-21s %-24s %-21s %s" % (
+            "policy", "QoS met (%)", "core-seconds", "GHz x core-s",
+            "first decrease after s", "ramp-down core-s", "actions"))
         for pol in meta["policies"]:
             key = (pol, feed) if pol != "static" else (pol, meta["feeds"][0])
             if key not in res:
@@ -238,10 +243,11 @@ def summary(argv):
             ms = res[key]
             row = {k: agg([m[k] for m in ms]) for k in ms[0]}
             js["%s/%s" % (pol, feed)] = row
-            lines.append("  %-8s %-22s %-26s %-28s %-30s %s" % (
+            lines.append("  %-8s %-20s %-21s %-21s %-24s %-21s %s" % (
                 pol + ("*" if pol == "static" else ""), fmt(row["qos_frac"], "%.1f", 100),
                 fmt(row["core_s"], "%.0f"), fmt(row["ghz_core_s"], "%.0f"),
-                fmt(row["down_after_s"], "%.1f"), fmt(row["actions"], "%.0f")))
+                fmt(row["down_after_s"], "%.1f"), fmt(row["down_core_s"], "%.0f"),
+                fmt(row["actions"], "%.0f")))
         lines.append("")
     if "static" in meta["policies"]:
         lines.append("* static never moves: one run per seed, the same for every feed")

@@ -170,7 +170,8 @@ static void test_scarce_cores_to_least_slack(void **state)
 
 static void test_frequency_from_utilisation(void **state)
 {
-	void *st = init(NULL, 0);
+	struct pol_param p[] = { { "down_intervals", "100" } }; /* cores stay */
+	void *st = init(p, 1);
 	struct pol_observation o;
 	struct pol_decision d;
 
@@ -181,12 +182,26 @@ static void test_frequency_from_utilisation(void **state)
 	o.wl[0].cpu_used = 1.4;
 	decide(st, &o, &d);
 	assert_int_equal(d.wl[0].alloc[POL_RES_CORES], 4);
-	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1200);
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 2200); /* one step down */
 	assert_string_equal(d.wl[0].action, "down freq");
-	/* demand 2.8 on 4 cores: 2.8 / 3.2 x 2300 = 2012.5 -> 2100 */
-	o.wl[0].cpu_used = 2.8;
+	o.wl[0].alloc[POL_RES_FREQ] = 1300;
+	o.wl[0].cpu_used = 1.4 * 2300 / 1300;
 	decide(st, &o, &d);
-	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 2100);
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1200);
+	/* not below guard_slack */
+	o.wl[0].slack = 0.05;
+	decide(st, &o, &d);
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1300);
+	o.wl[0].slack = 0.5;
+	o.wl[0].alloc[POL_RES_FREQ] = 2300;
+	/* demand 2.5 on 4 cores (ceil(2.5 / 0.7) = 4: they stay) needs
+	 * 2.5 / 3.2 x 2300 = 1797 MHz: from 1500 up to 1800 at once */
+	o.wl[0].alloc[POL_RES_FREQ] = 1500;
+	o.wl[0].cpu_used = 2.5 * 2300 / 1500;
+	decide(st, &o, &d);
+	assert_int_equal(d.wl[0].alloc[POL_RES_CORES], 4);
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1800);
+	assert_string_equal(d.wl[0].action, "up freq");
 	ops()->exit(st);
 }
 
