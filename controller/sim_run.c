@@ -24,7 +24,7 @@
 struct simmach {
 	struct sim *sim;
 	int ncpus;
-	long fmin, fmax;
+	long fmin, fmax, fstep;
 	struct {
 		int cores;
 		long quota_mc, freq;
@@ -34,8 +34,14 @@ struct simmach {
 
 static int sm_apply(struct simmach *m, int i)
 {
-	int e = sim_set_alloc(m->sim, i, m->wl[i].cores, (double)m->wl[i].quota_mc / 1000.0,
-			      m->wl[i].freq);
+	long f = m->wl[i].freq;
+	int e;
+
+	/* a frequency limit is a cap, as scaling_max_freq: the cores run at the
+	 * highest step of the modelled machine at or below it */
+	if (f > 0 && m->fstep > 0)
+		f = f < m->fmin ? m->fmin : m->fmin + (f - m->fmin) / m->fstep * m->fstep;
+	e = sim_set_alloc(m->sim, i, m->wl[i].cores, (double)m->wl[i].quota_mc / 1000.0, f);
 
 	if (e)
 		snprintf(m->err, sizeof(m->err), "model: %s", strerror(-e));
@@ -266,6 +272,7 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	m.ncpus = c->sim.cores;
 	m.fmin = c->sim.freq_min_mhz;
 	m.fmax = c->sim.freq_max_mhz;
+	m.fstep = c->sim.freq_step_mhz;
 
 	for (int i = 0; i < c->nwl; i++) {
 		enum feed server =

@@ -191,6 +191,40 @@ static void test_policy_names_cpus(void **state)
 	test_pol = NULL;
 }
 
+/* Quota instead of cores: the model's capacity follows the quota. */
+static void test_quota_in_simulation(void **state)
+{
+	static struct cfg c;
+	char err[512] = "", *buf = NULL;
+	size_t len = 0;
+	struct sim_run_opts o = { .sz = sizeof(o), .cfg = &c };
+	struct sim_run_result r;
+	FILE *f;
+
+	assert_int_equal(cfg_load_string(&c, "q.ini",
+					 "[controller]\npolicy = parties\n"
+					 "[resources]\ncores = false\nquota = true\nfreq = false\n"
+					 "[simulation]\ncores = 4\n"
+					 "[workload a]\ntarget_ms = 5\nsource = client\n"
+					 "sim_load = 0:1500, 20:1500\nsim_service_us = 1000\n"
+					 "sim_threads = 64\n"
+					 "[workload b]\ntarget_ms = 5\nsource = client\n"
+					 "sim_load = 0:100, 20:100\nsim_service_us = 1000\n",
+					 err, sizeof(err)),
+			 0);
+	o.pol = pol_find(c.policy);
+	f = open_memstream(&buf, &len);
+	o.log = f;
+	assert_int_equal(sim_run(&o, &r, err, sizeof(err)), 0);
+	fclose(f);
+	/* a needs 1.5 cores of its 2: PARTIES moves quota from b to a */
+	assert_true(r.actions > 0);
+	assert_int_equal(r.refused, 0);
+	assert_non_null(strstr(buf, "\"quota\":"));
+	assert_null(strstr(buf, "\"quota\":null"));
+	free(buf);
+}
+
 static void expect_error(const char *ini, const char *want)
 {
 	static struct cfg c;
@@ -263,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_log_has_three_latencies),
 		cmocka_unit_test(test_policy_moves_cores_in_simulation),
 		cmocka_unit_test(test_policy_names_cpus),
+		cmocka_unit_test(test_quota_in_simulation),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_defaults),
 	};
