@@ -261,8 +261,10 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 			if (so.wl[i].rps[k] > peak)
 				peak = so.wl[i].rps[k];
 	}
-	/* room for every request of the window at the peak rate, with margin */
-	so.window_cap = (size_t)(peak * win_ms / 1000.0 * 1.5) + 4096;
+	/* room for every request of the window at the peak offered rate, with
+	 * margin for a backlog draining faster than it arrived (a full window
+	 * evicts by count, and its p99 would then cover less than win_ms) */
+	so.window_cap = (size_t)(peak * win_ms / 1000.0 * 3) + 4096;
 	m.sim = sim_new(&so);
 	if (!m.sim) {
 		ret = -errno;
