@@ -37,17 +37,30 @@ static struct sim_opts base(double rps, enum sim_dist d, double mean_us)
 	return o;
 }
 
+/* One run of secs virtual seconds at a fixed allocation. */
+static void run_alloc(const struct sim_opts *o, int cores, double quota, long mhz, uint64_t secs,
+		      struct sim_wl_stats *st)
+{
+	struct sim *s = sim_new(o);
+
+	assert_non_null(s);
+	assert_int_equal(sim_set_alloc(s, 0, cores, quota, mhz), 0);
+	sim_run_until(s, secs * S_NS);
+	assert_int_equal(sim_stats(s, 0, st), 0);
+	sim_free(s);
+}
+
+static void run(const struct sim_opts *o, int cores, uint64_t secs, struct sim_wl_stats *st)
+{
+	run_alloc(o, cores, 0, 0, secs, st);
+}
+
 /* Mean time in system over every completed request. */
 static double mean_sojourn(const struct sim_opts *o, int cores, uint64_t secs)
 {
-	struct sim *s = sim_new(o);
 	struct sim_wl_stats st;
 
-	assert_non_null(s);
-	assert_int_equal(sim_set_alloc(s, 0, cores, 0, 0), 0);
-	sim_run_until(s, secs * S_NS);
-	assert_int_equal(sim_stats(s, 0, &st), 0);
-	sim_free(s);
+	run(o, cores, secs, &st);
 	assert_true(st.completed > 0);
 	return st.sum_sojourn_us / (double)st.completed;
 }
@@ -93,7 +106,6 @@ static void test_processor_sharing(void **state)
 	/* threads > cores: requests share the cores. M/D/1-PS: W = D / (1 - rho),
 	 * whatever the distribution (unlike FCFS's P-K) */
 	struct sim_opts o = base(700, SIM_DIST_DET, 1000);
-	struct sim *s;
 	struct sim_wl_stats st;
 	double want = 1000 / 0.3, got;
 
@@ -104,12 +116,7 @@ static void test_processor_sharing(void **state)
 	assert_true(fabs(got - want) / want < 0.03);
 	/* every request in service at once: service time == sojourn; CPU use is
 	 * the offered load */
-	s = sim_new(&o);
-	assert_non_null(s);
-	assert_int_equal(sim_set_alloc(s, 0, 1, 0, 0), 0);
-	sim_run_until(s, 200 * S_NS);
-	assert_int_equal(sim_stats(s, 0, &st), 0);
-	sim_free(s);
+	run(&o, 1, 200, &st);
 	assert_true(st.p99_service_us == st.p99_sojourn_us);
 	assert_true(fabs((double)st.cpu_ns / 200e9 - 0.7) < 0.03);
 
@@ -121,17 +128,6 @@ static void test_processor_sharing(void **state)
 	printf("4 threads on 8 cores, rho 0.8: simulated %.1f us, Erlang C %.1f us (%.2f%%)\n", got,
 	       want, 100 * (got - want) / want);
 	assert_true(fabs(got - want) / want < 0.03);
-}
-
-static void run(const struct sim_opts *o, int cores, uint64_t secs, struct sim_wl_stats *st)
-{
-	struct sim *s = sim_new(o);
-
-	assert_non_null(s);
-	assert_int_equal(sim_set_alloc(s, 0, cores, 0, 0), 0);
-	sim_run_until(s, secs * S_NS);
-	assert_int_equal(sim_stats(s, 0, st), 0);
-	sim_free(s);
 }
 
 static void test_network_delay_and_queue(void **state)
@@ -181,19 +177,13 @@ static void test_more_cores_lower_p99(void **state)
 static void test_freq_and_quota_slow_service(void **state)
 {
 	struct sim_opts o = base(50, SIM_DIST_DET, 1000);
-	struct sim *s;
 	struct sim_wl_stats st;
 
 	o.wl[0].fixed_us = 0;
 	o.wl[0].freq_frac = 0.5;
-	s = sim_new(&o);
-	assert_non_null(s);
 	/* half the work scales: at 1000 of 2000 MHz, 0.5 + 0.5 x 2 = 1.5 ms;
 	 * a quota of half a core on one server doubles it again */
-	assert_int_equal(sim_set_alloc(s, 0, 1, 0.5, 1000), 0);
-	sim_run_until(s, 20 * S_NS);
-	assert_int_equal(sim_stats(s, 0, &st), 0);
-	sim_free(s);
+	run_alloc(&o, 1, 0.5, 1000, 20, &st);
 	assert_true(fabs(st.p99_service_us - 3000) < 1);
 	/* CPU use: the service at half speed uses half its wall time */
 	assert_true(fabs((double)st.cpu_ns / (double)st.arrived - 1.5e6) < 1.5e6 * 0.01);
