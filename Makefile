@@ -167,7 +167,7 @@ BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
 
 # ---------------------------------------------------------------- targets
 .DEFAULT_GOAL := all
-.PHONY: all test unit integration bench demo run deps clean help format
+.PHONY: all test unit integration bench demo run deps clean help format figure11-sim
 
 all: $(PROGRAMS) $(FIXTURES)
 
@@ -186,6 +186,10 @@ integration: tests-build
 bench: tests-build
 	$(Q)tests/bench/run.sh
 
+# The simulated Figure 11 study (no root): experiments/figure11/sim.sh
+figure11-sim: all
+	$(Q)experiments/figure11/sim.sh
+
 demo: all
 	$(Q)experiments/demo/run.sh
 
@@ -193,7 +197,8 @@ demo: all
 # present) and mounts tracefs. Root only.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
-	    libmemcached-tools python3 procps iproute2 util-linux python3-matplotlib
+	    libmemcached-tools python3 procps iproute2 util-linux \
+	    python3-matplotlib
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
@@ -219,6 +224,7 @@ help:
 	@echo '  integration  integration tests only (root, real BPF, servers, cgroups)'
 	@echo '  bench        benchmarks: print figures as ratios measured side by side'
 	@echo '  demo         the main job: trace a demo server under load and print the summary'
+	@echo '  figure11-sim the Figure 11 study simulated at the paper scale (no root; ~10 min)'
 	@echo '  deps         install missing Debian packages, mount tracefs and bpffs (root)'
 	@echo '  vmlinux      regenerate build/vmlinux.h from /sys/kernel/btf/vmlinux'
 	@echo '  format       clang-format every C file'

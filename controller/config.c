@@ -61,6 +61,7 @@ void cfg_defaults(struct cfg *c)
 	c->freq = CFG_AUTO;
 	c->freq_step_mhz = 100;
 	c->quota_step = 0.1;
+	sim_cfg_defaults(&c->sim);
 }
 
 static int fail(struct cfg_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -470,9 +471,9 @@ static int feed_exists(struct cfg_ctx *x, const struct cfg_workload *w, const ch
 }
 
 static const char *const workload_keys[] = {
-	"pid",	  "pidfile", "command",	  "target_ms", "min_cores", "max_cores",
-	"cores",  "cpus",    "quota",	  "min_quota", "max_quota", "freq_mhz",
-	"source", "feed",    "ebee_mode", NULL,
+	"pid",	  "pidfile", "command",	  "target_ms",	  "min_cores", "max_cores",
+	"cores",  "cpus",    "quota",	  "min_quota",	  "max_quota", "freq_mhz",
+	"source", "feed",    "ebee_mode", "ebee_latency", NULL,
 };
 
 static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
@@ -562,6 +563,9 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 		w->source_line = x->line;
 		if (!strcmp(val, "ebee")) {
 			w->source = CFG_SRC_EBEE;
+		} else if (!strcmp(val, "client")) {
+			/* a simulation's modelled clients; a real run needs client:PATH */
+			w->source = CFG_SRC_CLIENT;
 		} else if (!strncmp(val, "client:", 7)) {
 			w->source = CFG_SRC_CLIENT;
 			if (!feed_exists(x, w, val + 7))
@@ -579,8 +583,22 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 	} else if (!strcmp(key, "ebee_mode")) {
 		if (ebee_mode_parse(val, &w->ebee_mode))
 			return fail(x, "ebee_mode: '%s' must be auto, conn, io or grpc", val);
+	} else if (!strcmp(key, "ebee_latency")) {
+		if (!strcmp(val, "service"))
+			w->ebee_latency = CFG_LAT_SERVICE;
+		else if (!strcmp(val, "sojourn"))
+			w->ebee_latency = CFG_LAT_SOJOURN;
+		else
+			return fail(x, "ebee_latency: '%s' must be service or sojourn", val);
+		w->ebee_latency_line = x->line;
 	} else {
-		return fail(x, "unknown key '%s' in [workload %s]", key, w->name);
+		char err[200];
+		int r = sim_cfg_wl_key(&x->c->sim.wl[x->wl], key, val, x->line, err, sizeof(err));
+
+		if (r < 0)
+			return fail(x, "%s", err);
+		if (!r)
+			return fail(x, "unknown key '%s' in [workload %s]", key, w->name);
 	}
 	return 1;
 }
@@ -628,8 +646,12 @@ static int start_section(struct cfg_ctx *x, const char *section)
 			return fail_section(x, "unknown policy", name, 0);
 		snprintf(x->pol_section, sizeof(x->pol_section), "%s", name);
 	}
+	if (!strcmp(section, "simulation")) {
+		c->sim.enabled = true;
+		c->sim.line = x->section_line;
+	}
 	if (x->wl < 0 && !x->pol_section[0] && strcmp(section, "controller") &&
-	    strcmp(section, "resources"))
+	    strcmp(section, "resources") && strcmp(section, "simulation"))
 		return fail(
 		    x, "unknown section [%s] (controller, resources, workload NAME, policy NAME)",
 		    section);
@@ -658,6 +680,13 @@ static int handler(void *user, const char *section, const char *key, const char 
 		return controller_key(x, key, val);
 	if (!strcmp(section, "resources"))
 		return resources_key(x, key, val);
+	if (!strcmp(section, "simulation")) {
+		char err[200];
+
+		if (sim_cfg_key(&x->c->sim, key, val, x->line, err, sizeof(err)))
+			return fail(x, "%s", err);
+		return 1;
+	}
 	if (x->wl >= 0)
 		return workload_key(x, key, val);
 	if (x->pol_section[0]) {
@@ -707,6 +736,9 @@ static int validate(struct cfg_ctx *x)
 		fail(x, "no [workload NAME] section: nothing to manage");
 		return -EINVAL;
 	}
+	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */
+		for (int i = 0; i < c->sim.cores && i < ACT_CPUMASK_MAX; i++)
+			act_cpumask_set(&c->cpus, i);
 	if (act_cpumask_empty(&c->cpus) && online_cpus(&c->cpus)) {
 		fail(x, "cannot read /sys/devices/system/cpu/online; set [resources] cpus");
 		return -EINVAL;
@@ -726,7 +758,25 @@ static int validate(struct cfg_ctx *x)
 		int maxc = w->max_cores ? w->max_cores : ncpus;
 
 		x->line = w->line;
-		if (w->find == CFG_FIND_NONE) {
+		if (c->sim.enabled) {
+			char err[200];
+			int line;
+
+			if (sim_cfg_validate_wl(&c->sim, i, w->name, w->line, err, sizeof(err),
+						&line)) {
+				x->line = line;
+				fail(x, "%s", err);
+				return -EINVAL;
+			}
+		} else if (w->source == CFG_SRC_CLIENT && !w->feed[0]) {
+			x->line = w->source_line;
+			fail(x,
+			     "workload %s: source = client needs a feed (client:PATH) outside "
+			     "a simulation",
+			     w->name);
+			return -EINVAL;
+		}
+		if (w->find == CFG_FIND_NONE && !c->sim.enabled) {
 			fail(x, "workload %s: say how to find it (pid, pidfile or command)",
 			     w->name);
 			return -EINVAL;

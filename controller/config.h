@@ -21,6 +21,7 @@
 #include "cpulist.h"
 #include "ebee.h"
 #include "policy.h"
+#include "sim_config.h"
 
 #define CFG_MAX_WL     POL_MAX_WORKLOADS
 #define CFG_MAX_PARAMS 32
@@ -31,6 +32,8 @@
 enum cfg_tristate { CFG_AUTO = 0, CFG_ON, CFG_OFF };
 enum cfg_find { CFG_FIND_NONE = 0, CFG_FIND_PID, CFG_FIND_PIDFILE, CFG_FIND_COMMAND };
 enum cfg_src { CFG_SRC_EBEE = 0, CFG_SRC_CLIENT };
+/* Which server-side latency feeds the policy when source = ebee. */
+enum cfg_lat { CFG_LAT_SERVICE = 0, CFG_LAT_SOJOURN };
 
 struct cfg_param {
 	char key[CFG_NAME_LEN];
@@ -63,6 +66,8 @@ struct cfg_workload {
 	char feed[CFG_PATH_LEN]; /* client feed ("t_ms p99_us rps" lines), or "" */
 	int source_line, feed_line;
 	enum ebee_mode ebee_mode;
+	enum cfg_lat ebee_latency;
+	int ebee_latency_line;
 };
 
 struct cfg {
@@ -97,6 +102,9 @@ struct cfg {
 
 	int nwl;
 	struct cfg_workload wl[CFG_MAX_WL];
+
+	/* [simulation] and the workloads' sim_* keys (sim_config.h) */
+	struct cfg_sim sim;
 };
 
 /* Defaults only (what an empty file gives, minus the required workloads). */

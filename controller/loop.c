@@ -392,6 +392,40 @@ static void workload_gone(struct loop *l, int i, char *event, size_t len)
 		 n ? "; " : "", w->name, (int)w->pid);
 }
 
+/* The latencies of every kind the sources gave, the request rate and the
+ * CPU used since the last interval. */
+static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_obs *ow)
+{
+	struct loop_wl *w = &l->wl[i];
+	const struct src_sample *smp[2] = { &w->last, &w->last_aux };
+	const struct src *src[2] = { w->src, w->aux };
+	uint64_t ns;
+
+	for (int k = 0; k < 2; k++) {
+		if (!src[k] || smp[k]->state != POL_LAT_FRESH)
+			continue;
+		if (src[k]->ops->kind == SRC_CLIENT)
+			ow->p99_client_us = smp[k]->p99_us;
+		if (!isnan(smp[k]->p99_service_us))
+			ow->p99_service_us = smp[k]->p99_service_us;
+		if (!isnan(smp[k]->p99_sojourn_us))
+			ow->p99_sojourn_us = smp[k]->p99_sojourn_us;
+	}
+	ow->rps = w->last.rps;
+	if (isnan(ow->rps) && w->aux)
+		ow->rps = w->last_aux.rps;
+	w->cpu_used = NAN;
+	if (l->mops->cpu_ns && !l->mops->cpu_ns(l->mctx, i, &ns)) {
+		if (w->cpu_have && now_ms > w->cpu_prev_t_ms && ns >= w->cpu_prev_ns)
+			w->cpu_used = (double)(ns - w->cpu_prev_ns) /
+				      ((double)(now_ms - w->cpu_prev_t_ms) * 1e6);
+		w->cpu_prev_ns = ns;
+		w->cpu_prev_t_ms = now_ms;
+		w->cpu_have = true;
+	}
+	ow->cpu_used = w->cpu_used;
+}
+
 static void observe(struct loop *l, uint64_t now_ms)
 {
 	struct pol_observation *o = &l->obs;
@@ -420,6 +454,9 @@ static void observe(struct loop *l, uint64_t now_ms)
 		memcpy(ow->max, w->max, sizeof(ow->max));
 		ow->state = POL_LAT_STALE;
 		ow->p99_us = ow->p99_avg_us = ow->slack = ow->slack_avg = NAN;
+		ow->rps = ow->cpu_used = NAN;
+		ow->p99_client_us = ow->p99_service_us = ow->p99_sojourn_us = NAN;
+		ow->cpus = w->cpus;
 		if (!w->alive)
 			continue;
 		memset(&w->last, 0, sizeof(w->last));
@@ -435,6 +472,7 @@ static void observe(struct loop *l, uint64_t now_ms)
 						       .why = "no source" };
 		if (w->aux)
 			src_read(w->aux, now_ms, &w->last_aux);
+		observe_more(l, i, now_ms, ow);
 		/* the averaging window ("long slack") over fresh samples only */
 		for (k = 0, j = 0; k < w->navg; k++) {
 			if (now_ms - w->avg_t[k] < win) {
@@ -475,12 +513,50 @@ static void observe(struct loop *l, uint64_t now_ms)
 	}
 }
 
+/* Explicit cpus: on a managed resource, the right count, managed cpus only,
+ * no cpu asked for twice. */
+static int validate_cpus(const struct loop *l, const struct pol_decision *dec, char *why,
+			 size_t len)
+{
+	struct act_cpumask seen;
+
+	act_cpumask_zero(&seen);
+	for (int i = 0; i < l->nwl; i++) {
+		const struct pol_wl_decision *d = &dec->wl[i];
+
+		if (!d->set_cpus)
+			continue;
+		if (!l->wl[i].alive || !l->res[POL_RES_CORES].avail) {
+			sat(why, len, "cpus for %s: %s", l->wl[i].name,
+			    l->wl[i].alive ? "cores are not a resource here" : "it is gone");
+			return -EINVAL;
+		}
+		if (act_cpumask_count(&d->cpus) != d->alloc[POL_RES_CORES]) {
+			sat(why, len, "cpus for %s: %d cpus for %ld cores", l->wl[i].name,
+			    act_cpumask_count(&d->cpus), d->alloc[POL_RES_CORES]);
+			return -EINVAL;
+		}
+		if (!act_cpumask_subset(&d->cpus, &l->cfg->cpus)) {
+			sat(why, len, "cpus for %s: not all managed", l->wl[i].name);
+			return -EINVAL;
+		}
+		if (act_cpumask_intersects(&d->cpus, &seen)) {
+			sat(why, len, "cpus for %s: given to another workload too", l->wl[i].name);
+			return -EINVAL;
+		}
+		act_cpumask_or(&seen, &seen, &d->cpus);
+	}
+	return 0;
+}
+
 int loop_validate(const struct loop *l, const struct pol_decision *dec, char *why, size_t len)
 {
 	if (dec->nwl != l->nwl) {
 		sat(why, len, "decision for %d workloads, there are %d", dec->nwl, l->nwl);
 		return -EINVAL;
 	}
+	if (validate_cpus(l, dec, why, len))
+		return -EINVAL;
 	for (int r = 0; r < POL_RES_COUNT; r++) {
 		const char *rn = pol_res_str((enum pol_res)r);
 		long sum = 0;
@@ -531,12 +607,22 @@ static void apply(struct loop *l, const struct pol_decision *dec, struct pol_out
 
 	*changed = false;
 	out->applied = true;
-	/* cores: shrink from the top, grow from the lowest free cpu */
+	/* cores: the cpus a policy named; for the others, shrink from the
+	 * top (after giving up any cpu someone else was given), grow from the
+	 * lowest free cpu */
 	if (l->res[POL_RES_CORES].avail) {
+		struct act_cpumask named;
+
+		act_cpumask_zero(&named);
+		for (int i = 0; i < l->nwl; i++)
+			if (dec->wl[i].set_cpus)
+				act_cpumask_or(&named, &named, &dec->wl[i].cpus);
 		free = l->cfg->cpus;
 		for (int i = 0; i < l->nwl; i++) {
-			nc[i] = l->wl[i].cpus;
-			act_cpumask_andnot(&free, &free, &l->wl[i].cpus);
+			nc[i] = dec->wl[i].set_cpus ? dec->wl[i].cpus : l->wl[i].cpus;
+			if (!dec->wl[i].set_cpus)
+				act_cpumask_andnot(&nc[i], &nc[i], &named);
+			act_cpumask_andnot(&free, &free, &nc[i]);
 		}
 		for (int i = 0; i < l->nwl; i++) {
 			while (act_cpumask_count(&nc[i]) > dec->wl[i].alloc[POL_RES_CORES]) {
@@ -669,10 +755,16 @@ static void log_record(struct loop *l, const char *event)
 		log_json_num(&j, "target_us", w->target_us, 0);
 		log_json_num(&j, "p99_ebee_us", se && se->state == POL_LAT_FRESH ? se->p99_us : NAN,
 			     1);
-		if (l->cfg->wl[i].feed[0])
+		if (l->cfg->wl[i].feed[0] || sc)
 			log_json_num(&j, "p99_client_us",
 				     sc && sc->state == POL_LAT_FRESH ? sc->p99_us : NAN, 1);
+		if (!isnan(o->p99_service_us) || !isnan(o->p99_sojourn_us)) {
+			log_json_num(&j, "p99_service_us", o->p99_service_us, 1);
+			log_json_num(&j, "p99_sojourn_us", o->p99_sojourn_us, 1);
+		}
 		log_json_num(&j, "rps", w->alive ? w->last.rps : NAN, 1);
+		if (l->mops->cpu_ns)
+			log_json_num(&j, "cpu_used", o->cpu_used, 3);
 		log_json_num(&j, "slack", o->slack, 4);
 		log_json_num(&j, "slack_avg", o->slack_avg, 4);
 		log_json_int(&j, "cores", w->alloc[POL_RES_CORES]);

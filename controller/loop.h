@@ -42,6 +42,9 @@ struct loop_mach_ops {
 	int (*set_freq)(void *m, int wl, long freq_mhz);
 	/* The workload is gone: put back what was changed for it. */
 	int (*remove)(void *m, int wl);
+	/* Optional: CPU time the workload has used so far, in ns (cgroup or
+	 * /proc; the model in a simulation). 0 or a negative errno. */
+	int (*cpu_ns)(void *m, int wl, uint64_t *ns);
 	/* One line about the last failure. */
 	const char *(*last_error)(void *m);
 };
@@ -64,6 +67,9 @@ struct loop_wl {
 	unsigned int nhist;
 	double hist[POL_HIST];
 	struct src_sample last, last_aux;
+	uint64_t cpu_prev_ns, cpu_prev_t_ms; /* for cpu_used */
+	bool cpu_have;
+	double cpu_used;
 };
 
 /* Tells whether a workload's process still exists; the default reaps our

@@ -5,11 +5,15 @@
 #include <string.h>
 
 #include "actuator.h"
+#include "cpu_usage.h"
 #include "machine.h"
 
 struct mach {
 	struct act *act;
 	struct act_workload *wl[CFG_MAX_WL];
+	char parent[CFG_NAME_LEN];
+	char name[CFG_MAX_WL][CFG_NAME_LEN]; /* for cpu_ns */
+	pid_t pid[CFG_MAX_WL];
 	bool verbose;
 	char err[256];
 };
@@ -40,6 +44,7 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 	if (!m)
 		return NULL;
 	m->verbose = verbose || dry_run;
+	snprintf(m->parent, sizeof(m->parent), "%s", c->cgroup_parent);
 	o.log_ctx = m;
 	if (dry_run)
 		o.log_level = ACT_LOG_INFO;
@@ -114,6 +119,8 @@ static int m_add(void *p, int wl, const char *name, pid_t pid, const struct act_
 	};
 
 	m->wl[wl] = act_workload_add(m->act, name, pid, &o);
+	snprintf(m->name[wl], sizeof(m->name[wl]), "%s", name);
+	m->pid[wl] = pid;
 	return m->wl[wl] ? 0 : -errno;
 }
 
@@ -155,6 +162,13 @@ static int m_remove(void *p, int wl)
 	return err;
 }
 
+static int m_cpu_ns(void *p, int wl, uint64_t *ns)
+{
+	struct mach *m = p;
+
+	return cpu_usage_ns(m->parent, m->name[wl], m->pid[wl], ns);
+}
+
 static const char *m_last_error(void *p)
 {
 	struct mach *m = p;
@@ -170,5 +184,6 @@ const struct loop_mach_ops mach_ops = {
 	.set_quota = m_quota,
 	.set_freq = m_freq,
 	.remove = m_remove,
+	.cpu_ns = m_cpu_ns,
 	.last_error = m_last_error,
 };

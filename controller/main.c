@@ -22,6 +22,7 @@
 #include "log.h"
 #include "loop.h"
 #include "machine.h"
+#include "sim_run.h"
 #include "source.h"
 
 static volatile sig_atomic_t stop_sig;
@@ -36,6 +37,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: parties -c FILE.ini [--dry-run] [--duration S] [--log FILE.jsonl] [-v]\n"
 		"       parties -c FILE.ini --cleanup\n"
+		"       parties -c FILE.ini --simulate [--seed N] [--log FILE.jsonl]\n"
 		"\n"
 		"Closed-loop resource manager for co-located latency-critical services. Every\n"
 		"interval it reads each workload's p99 (from ebee, in-process eBPF tracing, or a\n"
@@ -51,6 +53,11 @@ static void usage(FILE *f)
 		"      --cleanup        only repair what a killed daemon with this config's\n"
 		"                       cgroup_parent left behind, then exit\n"
 		"  -v, --verbose        log every actuator write to stderr\n"
+		"      --simulate       run the loop and the policy against the request-level\n"
+		"                       model of the config's [simulation] section, in virtual\n"
+		"                       time (no root, nothing on the machine changes); --log\n"
+		"                       is then truncated, --duration is virtual seconds\n"
+		"      --seed N         override [controller] seed (policy and model)\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"On exit (end of --duration, SIGINT, SIGTERM, or a fatal error) every cgroup and\n"
@@ -121,6 +128,58 @@ static double cpu_ms(clockid_t clk)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* --simulate: the loop against the model (sim_run.c); nothing real is touched. */
+static int simulate_main(const struct cfg *c, const struct pol_ops *pol, bool simulate,
+			 const char *log_path, double duration)
+{
+	struct sim_run_opts o = { .sz = sizeof(o), .cfg = c, .pol = pol, .duration_s = duration };
+	struct sim_run_result r;
+	char err[512] = "";
+	int ret;
+
+	if (!simulate) {
+		fprintf(stderr,
+			"parties: %s has a [simulation] section: run it with --simulate (its "
+			"workloads are models, not processes)\n",
+			c->file);
+		return 2;
+	}
+	if (!c->sim.enabled) {
+		fprintf(stderr, "parties: %s: no [simulation] section: nothing to simulate\n",
+			c->file);
+		return 2;
+	}
+	if (!log_path && c->log[0])
+		log_path = c->log;
+	if (log_path) {
+		o.log = fopen(log_path, "w");
+		if (!o.log) {
+			fprintf(stderr, "parties: cannot open log %s: %s\n", log_path,
+				strerror(errno));
+			return 2;
+		}
+	}
+	ret = sim_run(&o, &r, err, sizeof(err));
+	if (o.log && fclose(o.log) && !ret) {
+		fprintf(stderr, "parties: writing %s: %s\n", log_path, strerror(errno));
+		return 1;
+	}
+	if (ret) {
+		fprintf(stderr, "parties: %s\n", err);
+		return ret == -EINVAL ? 2 : 1;
+	}
+	fprintf(stderr,
+		"parties: simulated %.1f s (seed %llu, policy %s) in %.2f s wall, %.2f s CPU: "
+		"%llu requests, %llu events (%.2f M events/s), %llu intervals, %llu actions, "
+		"%llu refused\n",
+		r.virtual_s, (unsigned long long)c->seed, pol->name, r.wall_s, r.cpu_s,
+		(unsigned long long)r.requests, (unsigned long long)r.events,
+		r.cpu_s > 0 ? (double)r.events / r.cpu_s / 1e6 : 0.0,
+		(unsigned long long)r.intervals, (unsigned long long)r.actions,
+		(unsigned long long)r.refused);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -130,11 +189,14 @@ int main(int argc, char **argv)
 		{ "log", required_argument, NULL, 'l' },
 		{ "cleanup", no_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "simulate", no_argument, NULL, 'S' },
+		{ "seed", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *cfg_path = NULL, *log_path = NULL;
-	bool dry_run = false, cleanup = false, verbose = false;
+	bool dry_run = false, cleanup = false, verbose = false, simulate = false;
+	const char *seed_arg = NULL;
 	double duration = 0, loop_cpu = 0, wall0_ms, proc_cpu0;
 	static struct cfg cfg;
 	static struct loop loop;
@@ -180,6 +242,12 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case 'S':
+			simulate = true;
+			break;
+		case 's':
+			seed_arg = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -200,11 +268,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "parties: %s\n", err);
 		return 2;
 	}
+	if (seed_arg) {
+		char *e;
+
+		errno = 0;
+		cfg.seed = strtoull(seed_arg, &e, 0);
+		if (errno || *e || e == seed_arg || *seed_arg == '-') {
+			fprintf(stderr, "parties: --seed: '%s' is not a whole number >= 0\n",
+				seed_arg);
+			return 2;
+		}
+	}
 	la.pol = pol_find(cfg.policy);
 	if (loop_check_policy(&cfg, la.pol, err, sizeof(err))) {
 		fprintf(stderr, "parties: %s\n", err);
 		return 2;
 	}
+	if (simulate || cfg.sim.enabled)
+		return simulate_main(&cfg, la.pol, simulate, log_path, duration);
 	if (cleanup) {
 		struct act_opts o = { .sz = sizeof(o),
 				      .parent = cfg.cgroup_parent,

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpulist.h"
+
 enum pol_res {
 	POL_RES_CORES = 0, /* logical CPUs in the workload's cpuset; unit: 1 CPU */
 	POL_RES_FREQ,	   /* max frequency of the workload's CPUs; unit: MHz */
@@ -73,6 +75,14 @@ struct pol_wl_obs {
 	long max[POL_RES_COUNT];
 	unsigned int nhist;	     /* valid entries in hist_slack */
 	double hist_slack[POL_HIST]; /* recent fresh slacks, oldest first */
+	/* What else is known this interval; NAN when the run cannot tell. */
+	double rps;		 /* request rate (the driving source's) */
+	double cpu_used;	 /* CPU used since the last interval, in cores (1.0 = one
+				  * core busy the whole interval) */
+	double p99_client_us;	 /* client-side p99 (a client feed) */
+	double p99_service_us;	 /* server-side: start of service -> end */
+	double p99_sojourn_us;	 /* server-side: arrival at the server -> end */
+	struct act_cpumask cpus; /* the cpus it has now (when cores are managed) */
 };
 
 struct pol_observation {
@@ -87,6 +97,11 @@ struct pol_observation {
 /* Per workload: the allocation the policy wants, starting as the current one. */
 struct pol_wl_decision {
 	long alloc[POL_RES_COUNT];
+	/* Optional: exactly which cpus (set_cpus true; as many as
+	 * alloc[POL_RES_CORES], disjoint from every other set_cpus). Otherwise
+	 * the loop picks: shrink from the highest cpu, grow from the lowest free. */
+	bool set_cpus;
+	struct act_cpumask cpus;
 	char action[POL_ACTION_LEN]; /* short verb for the log: "up cores", "hold" */
 	char reason[POL_REASON_LEN]; /* why, with the numbers */
 };

@@ -12,6 +12,7 @@ int src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	out->state = POL_LAT_STALE;
 	out->p99_us = NAN;
 	out->rps = NAN;
+	out->p99_service_us = out->p99_sojourn_us = NAN;
 	out->why[0] = '\0';
 	err = s->ops->read(s, now_ms, out);
 	if (err && !out->why[0])

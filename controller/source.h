@@ -31,7 +31,10 @@ struct src_sample {
 	enum pol_lat_state state;
 	double p99_us; /* valid when FRESH */
 	double rps;    /* requests per second if known, else NAN */
-	char why[96];  /* when not FRESH: why */
+	/* both server-side p99s when the source knows them, else NAN (p99_us is
+	 * the one that drives) */
+	double p99_service_us, p99_sojourn_us;
+	char why[96]; /* when not FRESH: why */
 };
 
 struct src;

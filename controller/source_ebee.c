@@ -50,6 +50,9 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		out->rps = rps;
 	out->state = POL_LAT_FRESH;
 	out->p99_us = p99 / 1000.0;
+	/* ebee times the request from its first read (or accept) to its
+	 * response: the service time; it does not see the queue before that */
+	out->p99_service_us = out->p99_us;
 	return 0;
 }
 

@@ -11,10 +11,12 @@
 
 extern const struct pol_ops pol_parties_ops;
 extern const struct pol_ops pol_static_ops;
+extern const struct pol_ops pol_util_ops;
 
 const struct pol_ops *const pol_registry[] = {
 	&pol_parties_ops,
 	&pol_static_ops,
+	&pol_util_ops,
 	NULL,
 };
 

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * util: size each workload from what it uses, not from a latency search.
+ *
+ * PARTIES moves one unit of one resource per interval and learns from the
+ * latency what the move did. util instead measures the CPU a workload used
+ * over the last interval and its request rate, estimates the CPU it needs
+ * per second of load (cpu_used scaled back to the maximum frequency), and
+ * sets its cores in one step to what keeps utilisation at target_util:
+ *
+ *   demand  = cpu_used x freq / freq_max        (cores at full speed)
+ *   cores   = ceil(demand / target_util)
+ *
+ * When a workload is saturated (cpu_used near its allocation) its use
+ * understates its demand, so demand is taken from the request rate and the
+ * CPU per request measured when it was not. Latency is a guard, not the
+ * signal: a workload below guard_slack is never shrunk, and one whose p99 is
+ * over target gets at least one more core. Shrinking waits for
+ * down_intervals consecutive intervals that agree, then goes straight to the
+ * size wanted. With frequency available, each workload then runs at the
+ * lowest frequency that keeps its utilisation at or below freq_util (0 =
+ * leave frequency at the maximum), lowering it one step per interval and only
+ * above guard_slack; over target, frequency goes to maximum.
+ * Cores in short supply go to the workloads with the least slack first.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+
+struct util_cfg {
+	double target_util;
+	double freq_util;
+	double guard_slack;
+	int down_intervals;
+};
+
+struct util_state {
+	struct util_cfg c;
+	int nwl;
+	int down[POL_MAX_WORKLOADS];	       /* consecutive intervals wanting fewer */
+	double cpu_per_req[POL_MAX_WORKLOADS]; /* full-speed core-seconds per request */
+};
+
+static int util_param(struct util_cfg *c, const char *key, const char *val, char *err, size_t len)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(val, &end);
+	if (errno || end == val || *end || !isfinite(v)) {
+		snprintf(err, len, "%s: '%s' is not a number", key, val);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "target_util")) {
+		if (!(v > 0.05 && v <= 1)) {
+			snprintf(err, len, "target_util: %s is not in (0.05, 1]", val);
+			return -EINVAL;
+		}
+		if (c)
+			c->target_util = v;
+	} else if (!strcmp(key, "freq_util")) {
+		if (!(v == 0 || (v > 0.05 && v <= 1))) {
+			snprintf(err, len, "freq_util: %s is not 0 or in (0.05, 1]", val);
+			return -EINVAL;
+		}
+		if (c)
+			c->freq_util = v;
+	} else if (!strcmp(key, "guard_slack")) {
+		if (!(v >= -1 && v < 1)) {
+			snprintf(err, len, "guard_slack: %s is not in [-1, 1)", val);
+			return -EINVAL;
+		}
+		if (c)
+			c->guard_slack = v;
+	} else if (!strcmp(key, "down_intervals")) {
+		if (!(v >= 1 && v <= 1000 && v == floor(v))) {
+			snprintf(err, len, "down_intervals: %s is not a whole number in 1..1000",
+				 val);
+			return -EINVAL;
+		}
+		if (c)
+			c->down_intervals = (int)v;
+	} else {
+		snprintf(err, len,
+			 "unknown setting '%s' (target_util, freq_util, guard_slack, "
+			 "down_intervals)",
+			 key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int util_check_param(const char *key, const char *val, char *err, size_t len)
+{
+	return util_param(NULL, key, val, err, len);
+}
+
+static int util_init(void **state, const struct pol_init_args *a)
+{
+	struct util_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->c = (struct util_cfg){
+		.target_util = 0.7, .freq_util = 0.8, .guard_slack = 0.1, .down_intervals = 2
+	};
+	for (int i = 0; i < a->nparams; i++) {
+		if (util_param(&s->c, a->params[i].key, a->params[i].val, a->err, a->err_len)) {
+			((struct pol_init_args *)a)->err_param = i; /* the one output field */
+			free(s);
+			return -EINVAL;
+		}
+	}
+	s->nwl = a->nwl;
+	*state = s;
+	return 0;
+}
+
+static void util_exit(void *state)
+{
+	free(state);
+}
+
+/* The pooled resource util sizes: cores, or quota where cores do not move. */
+static int sized_res(const struct pol_observation *obs)
+{
+	if (obs->res[POL_RES_CORES].avail)
+		return POL_RES_CORES;
+	if (obs->res[POL_RES_QUOTA].avail)
+		return POL_RES_QUOTA;
+	return -1;
+}
+
+/* Capacity of an allocation of r in cores. */
+static double cores_of(int r, long v)
+{
+	return r == POL_RES_QUOTA ? (double)v / 1000.0 : (double)v;
+}
+
+static long clampl(long v, long lo, long hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static int util_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+{
+	struct util_state *s = state;
+	const struct pol_res_info *fr = &obs->res[POL_RES_FREQ];
+	int r = sized_res(obs), order[POL_MAX_WORKLOADS], n = 0;
+	long want[POL_MAX_WORKLOADS] = { 0 }, pool;
+	double demand[POL_MAX_WORKLOADS];
+
+	if (r < 0)
+		return 0;
+	for (int i = 0; i < obs->nwl; i++) {
+		const struct pol_wl_obs *w = &obs->wl[i];
+		long step = obs->res[r].step, cur = w->alloc[r];
+		double fscale = fr->avail && w->max[POL_RES_FREQ] > 0
+				    ? (double)w->alloc[POL_RES_FREQ] / (double)w->max[POL_RES_FREQ]
+				    : 1.0;
+		double cap = cores_of(r, cur), d;
+		bool over = w->state == POL_LAT_FRESH && w->slack < 0;
+		bool guard = w->state == POL_LAT_FRESH && w->slack < s->c.guard_slack;
+
+		want[i] = cur;
+		demand[i] = NAN;
+		if (!w->alive || isnan(w->cpu_used)) {
+			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason), "no cpu use yet");
+			continue;
+		}
+		d = w->cpu_used * fscale;
+		/* cpu per request, learnt while not saturated */
+		if (w->rps > 0 && w->cpu_used < 0.9 * cap)
+			s->cpu_per_req[i] = d / w->rps;
+		else if (w->rps > 0 && s->cpu_per_req[i] > 0 && s->cpu_per_req[i] * w->rps > d)
+			d = s->cpu_per_req[i] * w->rps; /* saturated: use understates demand */
+		demand[i] = d;
+		/* (less a hair, so 4.2 / 0.7 is 6, not 7) */
+		want[i] = (long)ceil(d / s->c.target_util / cores_of(r, step) - 1e-9) * step;
+		if (over && want[i] <= cur)
+			want[i] = cur + step;
+		want[i] = clampl(want[i], w->min[r], w->max[r]);
+		if (want[i] < cur) {
+			if (guard || ++s->down[i] < s->c.down_intervals) {
+				snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
+					 "demand %.2f cores wants %ld, %s", d, want[i],
+					 guard ? "slack below guard" : "waiting to shrink");
+				want[i] = cur;
+			}
+		} else {
+			s->down[i] = 0;
+		}
+		if (!dec->wl[i].reason[0])
+			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
+				 "demand %.2f cores at %.2f util -> %ld%s", d, s->c.target_util,
+				 want[i], over ? " (over target)" : "");
+	}
+	/* shrinks first, then grants by least slack while the pool lasts */
+	pool = obs->res[r].total;
+	for (int i = 0; i < obs->nwl; i++) {
+		if (!obs->wl[i].alive)
+			continue;
+		dec->wl[i].alloc[r] = want[i] < obs->wl[i].alloc[r] ? want[i] : obs->wl[i].alloc[r];
+		pool -= dec->wl[i].alloc[r];
+		if (want[i] > obs->wl[i].alloc[r])
+			order[n++] = i;
+	}
+	for (int a = 1; a < n; a++) /* insertion sort by slack, unknown last */
+		for (int b = a; b > 0; b--) {
+			double sa = obs->wl[order[b]].state == POL_LAT_FRESH
+					? obs->wl[order[b]].slack
+					: INFINITY;
+			double sb = obs->wl[order[b - 1]].state == POL_LAT_FRESH
+					? obs->wl[order[b - 1]].slack
+					: INFINITY;
+			int t;
+
+			if (sa >= sb)
+				break;
+			t = order[b];
+			order[b] = order[b - 1];
+			order[b - 1] = t;
+		}
+	for (int k = 0; k < n; k++) {
+		int i = order[k];
+		long g = want[i] - dec->wl[i].alloc[r];
+
+		g = g < pool ? g : pool;
+		dec->wl[i].alloc[r] += g;
+		pool -= g;
+	}
+	for (int i = 0; i < obs->nwl; i++) {
+		const struct pol_wl_obs *w = &obs->wl[i];
+		long f = w->alloc[POL_RES_FREQ];
+
+		if (!w->alive)
+			continue;
+		/* frequency: the lowest that keeps utilisation <= freq_util */
+		if (fr->avail && !isnan(demand[i])) {
+			bool over = w->state == POL_LAT_FRESH && w->slack < 0;
+			double cap = cores_of(r, dec->wl[i].alloc[r]);
+
+			if (over || s->c.freq_util == 0) {
+				f = w->max[POL_RES_FREQ];
+			} else if (cap > 0) {
+				double need = demand[i] / (cap * s->c.freq_util) *
+					      (double)w->max[POL_RES_FREQ];
+				long st = fr->step > 0 ? fr->step : 100;
+
+				f = (long)ceil(need / (double)st) * st;
+				/* lower only with slack to spare, one step at a time:
+				 * a slower core stretches every request, the tail most */
+				if (f < w->alloc[POL_RES_FREQ]) {
+					bool guard = w->state == POL_LAT_FRESH &&
+						     w->slack < s->c.guard_slack;
+
+					f = guard ? w->alloc[POL_RES_FREQ]
+						  : w->alloc[POL_RES_FREQ] - st;
+				}
+			}
+			f = clampl(f, w->min[POL_RES_FREQ], w->max[POL_RES_FREQ]);
+			dec->wl[i].alloc[POL_RES_FREQ] = f;
+		}
+		if (dec->wl[i].alloc[r] > w->alloc[r])
+			snprintf(dec->wl[i].action, sizeof(dec->wl[i].action), "up %s",
+				 pol_res_str((enum pol_res)r));
+		else if (dec->wl[i].alloc[r] < w->alloc[r])
+			snprintf(dec->wl[i].action, sizeof(dec->wl[i].action), "down %s",
+				 pol_res_str((enum pol_res)r));
+		else if (f != w->alloc[POL_RES_FREQ])
+			snprintf(dec->wl[i].action, sizeof(dec->wl[i].action), "%s freq",
+				 f > w->alloc[POL_RES_FREQ] ? "up" : "down");
+	}
+	return 0;
+}
+
+const struct pol_ops pol_util_ops = {
+	.name = "util",
+	.desc = "size cores from measured CPU use and rate toward a target utilisation",
+	.check_param = util_check_param,
+	.init = util_init,
+	.decide = util_decide,
+	.exit = util_exit,
+};

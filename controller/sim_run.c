@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulated machine and feeds behind the real loop (sim_run.h). Virtual
+ * time is ms since the start of the schedule; the loop is stepped every
+ * interval_ms of it after the model has run up to that moment, so a decision
+ * acts on the requests that start after it, as on a real machine.
+ *
+ * The log is a function of the config and the seed only (no wall-clock
+ * figures in it), so equal seeds give byte-identical logs; timings go to
+ * stderr.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "loop.h"
+#include "sim_model.h"
+#include "sim_run.h"
+
+struct simmach {
+	struct sim *sim;
+	int ncpus;
+	long fmin, fmax, fstep;
+	struct {
+		int cores;
+		long quota_mc, freq;
+	} wl[CFG_MAX_WL];
+	char err[128];
+};
+
+static int sm_apply(struct simmach *m, int i)
+{
+	long f = m->wl[i].freq;
+	int e;
+
+	/* a frequency limit is a cap, as scaling_max_freq: the cores run at the
+	 * highest step of the modelled machine at or below it */
+	if (f > 0 && m->fstep > 0)
+		f = f < m->fmin ? m->fmin : m->fmin + (f - m->fmin) / m->fstep * m->fstep;
+	e = sim_set_alloc(m->sim, i, m->wl[i].cores, (double)m->wl[i].quota_mc / 1000.0, f);
+
+	if (e)
+		snprintf(m->err, sizeof(m->err), "model: %s", strerror(-e));
+	return e;
+}
+
+static int sm_caps(void *p, struct loop_caps *k)
+{
+	struct simmach *m = p;
+
+	memset(k, 0, sizeof(*k));
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		k->res[r] = true;
+	for (int c = 0; c < m->ncpus; c++)
+		act_cpumask_set(&k->cpus, c);
+	k->freq_min_mhz = m->fmin;
+	k->freq_max_mhz = m->fmax;
+	return 0;
+}
+
+static int sm_add(void *p, int i, const char *name, pid_t pid, const struct act_cpumask *cpus,
+		  long quota_mc, long freq_mhz)
+{
+	struct simmach *m = p;
+
+	(void)name;
+	(void)pid;
+	/* cores not managed: the workload runs on every cpu */
+	m->wl[i].cores = cpus ? act_cpumask_count(cpus) : m->ncpus;
+	m->wl[i].quota_mc = quota_mc;
+	m->wl[i].freq = freq_mhz;
+	return sm_apply(m, i);
+}
+
+static int sm_assign(void *p, const int *wls, const struct act_cpumask *cpus, int n)
+{
+	struct simmach *m = p;
+
+	for (int k = 0; k < n; k++) {
+		m->wl[wls[k]].cores = act_cpumask_count(&cpus[k]);
+		if (sm_apply(m, wls[k]))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int sm_quota(void *p, int i, long quota_mc)
+{
+	struct simmach *m = p;
+
+	m->wl[i].quota_mc = quota_mc;
+	return sm_apply(m, i);
+}
+
+static int sm_freq(void *p, int i, long mhz)
+{
+	struct simmach *m = p;
+
+	m->wl[i].freq = mhz;
+	return sm_apply(m, i);
+}
+
+static int sm_remove(void *p, int i)
+{
+	(void)p;
+	(void)i;
+	return 0;
+}
+
+static int sm_cpu_ns(void *p, int i, uint64_t *ns)
+{
+	struct simmach *m = p;
+
+	*ns = sim_cpu_ns(m->sim, i);
+	return 0;
+}
+
+static const char *sm_err(void *p)
+{
+	struct simmach *m = p;
+
+	return m->err[0] ? m->err : "unknown error";
+}
+
+static const struct loop_mach_ops sim_mach_ops = {
+	.caps = sm_caps,
+	.add = sm_add,
+	.assign_cpus = sm_assign,
+	.set_quota = sm_quota,
+	.set_freq = sm_freq,
+	.remove = sm_remove,
+	.cpu_ns = sm_cpu_ns,
+	.last_error = sm_err,
+};
+
+/* ------------------------------------------------------------ feeds */
+
+enum feed { FEED_CLIENT, FEED_SERVICE, FEED_SOJOURN };
+
+struct simsrc {
+	struct src s;
+	struct sim *sim;
+	int wl;
+	enum feed feed;
+};
+
+static int simsrc_read(struct src *s, uint64_t now_ms, struct src_sample *out)
+{
+	struct simsrc *f = s->priv;
+	struct sim_wl_stats st;
+	double p;
+
+	(void)now_ms; /* the model stands at now_ms already */
+	if (sim_stats(f->sim, f->wl, &st))
+		return -EINVAL;
+	out->rps = st.rps;
+	if (f->feed != FEED_CLIENT) {
+		out->p99_service_us = st.p99_service_us;
+		out->p99_sojourn_us = st.p99_sojourn_us;
+	}
+	p = f->feed == FEED_CLIENT    ? st.p99_client_us
+	    : f->feed == FEED_SERVICE ? st.p99_service_us
+				      : st.p99_sojourn_us;
+	if (isnan(p)) {
+		out->state = POL_LAT_IDLE;
+		snprintf(out->why, sizeof(out->why), "simulated %s: no request in the window",
+			 s->ops->name);
+		return 0;
+	}
+	out->state = POL_LAT_FRESH;
+	out->p99_us = p;
+	return 0;
+}
+
+static void simsrc_close(struct src *s)
+{
+	free(s->priv);
+}
+
+static const struct src_ops simsrc_client_ops = {
+	.name = "client",
+	.kind = SRC_CLIENT,
+	.read = simsrc_read,
+	.close = simsrc_close,
+};
+
+static const struct src_ops simsrc_ebee_ops = {
+	.name = "ebee",
+	.kind = SRC_EBEE,
+	.read = simsrc_read,
+	.close = simsrc_close,
+};
+
+static struct src *simsrc_open(struct sim *sim, int wl, enum feed feed)
+{
+	struct simsrc *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->sim = sim;
+	f->wl = wl;
+	f->feed = feed;
+	f->s.ops = feed == FEED_CLIENT ? &simsrc_client_ops : &simsrc_ebee_ops;
+	f->s.priv = f;
+	return &f->s;
+}
+
+static bool always_alive(void *ctx, int wl, pid_t pid)
+{
+	(void)ctx;
+	(void)wl;
+	(void)pid;
+	return true;
+}
+
+static double now_s(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err, size_t len)
+{
+	const struct cfg *c = o->cfg;
+	struct sim_opts so = { .sz = sizeof(so) };
+	struct loop_args la = { .sz = sizeof(la) };
+	static struct loop loop; /* large: not on the stack */
+	struct simmach m = { 0 };
+	unsigned int win_ms = c->ebee_window_ms ? c->ebee_window_ms : 2 * c->interval_ms;
+	double dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
+	double peak = 0, w0, c0;
+	uint64_t end_ms, t;
+	int ret = -ENOMEM;
+
+	memset(res, 0, sizeof(*res));
+	if (!c->sim.enabled) {
+		snprintf(err, len, "%s: no [simulation] section: nothing to simulate", c->file);
+		return -EINVAL;
+	}
+	if (!(dur > 0)) {
+		snprintf(err, len, "%s: the simulation lasts 0 s (set [simulation] duration_s)",
+			 c->file);
+		return -EINVAL;
+	}
+	so.seed = c->seed;
+	so.cores = c->sim.cores;
+	so.freq_max_mhz = c->sim.freq_max_mhz;
+	so.link_gbps = c->sim.link_gbps;
+	so.prop_us = c->sim.prop_us;
+	so.window_ns = (uint64_t)win_ms * 1000000ull;
+	so.nwl = c->nwl;
+	for (int i = 0; i < c->nwl; i++) {
+		sim_cfg_model(&c->sim, i, &so.wl[i]);
+		for (int k = 0; k < so.wl[i].npoints; k++)
+			if (so.wl[i].rps[k] > peak)
+				peak = so.wl[i].rps[k];
+	}
+	/* room for every request of the window at the peak offered rate, with
+	 * margin for a backlog draining faster than it arrived (a full window
+	 * evicts by count, and its p99 would then cover less than win_ms) */
+	so.window_cap = (size_t)(peak * win_ms / 1000.0 * 3) + 4096;
+	m.sim = sim_new(&so);
+	if (!m.sim) {
+		ret = -errno;
+		snprintf(err, len, "%s: cannot build the model: %s", c->file, strerror(errno));
+		return ret;
+	}
+	m.ncpus = c->sim.cores;
+	m.fmin = c->sim.freq_min_mhz;
+	m.fmax = c->sim.freq_max_mhz;
+	m.fstep = c->sim.freq_step_mhz;
+
+	for (int i = 0; i < c->nwl; i++) {
+		enum feed server =
+		    c->wl[i].ebee_latency == CFG_LAT_SOJOURN ? FEED_SOJOURN : FEED_SERVICE;
+		struct src *cl = simsrc_open(m.sim, i, FEED_CLIENT);
+		struct src *eb = simsrc_open(m.sim, i, server);
+
+		if (!cl || !eb) {
+			src_close(cl);
+			src_close(eb);
+			snprintf(err, len, "out of memory");
+			goto fail_src;
+		}
+		la.src[i] = c->wl[i].source == CFG_SRC_CLIENT ? cl : eb;
+		la.aux[i] = c->wl[i].source == CFG_SRC_CLIENT ? eb : cl;
+		la.pid[i] = 0;
+	}
+	la.cfg = c;
+	la.pol = o->pol;
+	la.mops = &sim_mach_ops;
+	la.mctx = &m;
+	la.log = o->log;
+	la.alive = always_alive;
+	ret = loop_init(&loop, &la, err, len);
+	if (ret)
+		goto fail_src;
+	loop.t0_ms = 0; /* the log's t is virtual seconds since the schedule's start */
+
+	w0 = now_s(CLOCK_MONOTONIC);
+	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+	end_ms = (uint64_t)llround(dur * 1000.0);
+	for (t = c->interval_ms; t <= end_ms; t += c->interval_ms) {
+		sim_run_until(m.sim, t * 1000000ull);
+		loop_step(&loop, t);
+	}
+	res->wall_s = now_s(CLOCK_MONOTONIC) - w0;
+	res->cpu_s = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	res->virtual_s = (double)(t - c->interval_ms) / 1000.0;
+	res->events = sim_events(m.sim);
+	for (int i = 0; i < c->nwl; i++) {
+		struct sim_wl_stats st;
+
+		sim_stats(m.sim, i, &st);
+		res->requests += st.arrived;
+	}
+	res->intervals = loop.stats.intervals;
+	res->actions = loop.stats.actions;
+	res->refused = loop.stats.rejected;
+	if (o->log) {
+		struct log_json j;
+
+		/* deterministic: no wall-clock figures */
+		log_json_begin(&j, o->log);
+		log_json_bool(&j, "summary", true);
+		log_json_bool(&j, "simulated", true);
+		log_json_int(&j, "seed", (long long)c->seed);
+		log_json_num(&j, "virtual_s", res->virtual_s, 3);
+		log_json_int(&j, "intervals", (long long)res->intervals);
+		log_json_int(&j, "actions", (long long)res->actions);
+		log_json_int(&j, "refused", (long long)res->refused);
+		log_json_int(&j, "events", (long long)res->events);
+		log_json_int(&j, "requests", (long long)res->requests);
+		log_json_end(&j);
+	}
+	loop_fini(&loop); /* closes the sources */
+	sim_free(m.sim);
+	return 0;
+fail_src:
+	for (int i = 0; i < c->nwl; i++) {
+		src_close(la.src[i]);
+		src_close(la.aux[i]);
+	}
+	sim_free(m.sim);
+	return ret ? ret : -ENOMEM;
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulator's queueing model against queueing theory: M/M/c against
+ * Erlang C, M/D/1 against Pollaczek-Khinchine, the network stage's delay and
+ * its queue past the link rate, more cores lowering p99, and seeds.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim_model.h"
+
+#define S_NS 1000000000ull
+
+static struct sim_opts base(double rps, enum sim_dist d, double mean_us)
+{
+	struct sim_opts o = {
+		.sz = sizeof(o),
+		.seed = 7,
+		.cores = 16,
+		.freq_max_mhz = 2000,
+		.window_ns = S_NS,
+		.nwl = 1,
+	};
+
+	o.wl[0].npoints = 1;
+	o.wl[0].rps[0] = rps;
+	o.wl[0].dist = d;
+	o.wl[0].mean_us = mean_us;
+	o.wl[0].freq_frac = 1;
+	return o;
+}
+
+/* One run of secs virtual seconds at a fixed allocation. */
+static void run_alloc(const struct sim_opts *o, int cores, double quota, long mhz, uint64_t secs,
+		      struct sim_wl_stats *st)
+{
+	struct sim *s = sim_new(o);
+
+	assert_non_null(s);
+	assert_int_equal(sim_set_alloc(s, 0, cores, quota, mhz), 0);
+	sim_run_until(s, secs * S_NS);
+	assert_int_equal(sim_stats(s, 0, st), 0);
+	sim_free(s);
+}
+
+static void run(const struct sim_opts *o, int cores, uint64_t secs, struct sim_wl_stats *st)
+{
+	run_alloc(o, cores, 0, 0, secs, st);
+}
+
+/* Mean time in system over every completed request. */
+static double mean_sojourn(const struct sim_opts *o, int cores, uint64_t secs)
+{
+	struct sim_wl_stats st;
+
+	run(o, cores, secs, &st);
+	assert_true(st.completed > 0);
+	return st.sum_sojourn_us / (double)st.completed;
+}
+
+/* Erlang C: W = C(c, a) / (c mu - lambda) + 1 / mu. */
+static double erlang_c_w(int c, double lambda, double mu)
+{
+	double a = lambda / mu, rho = a / c, term = 1, sum = 1, pc;
+
+	for (int k = 1; k < c; k++) {
+		term *= a / k;
+		sum += term;
+	}
+	term *= a / c; /* a^c / c! */
+	pc = term / (1 - rho) / (sum + term / (1 - rho));
+	return pc / (c * mu - lambda) + 1 / mu;
+}
+
+static void test_mmc_erlang_c(void **state)
+{
+	/* 4 servers, 1 ms mean, rho 0.8 */
+	struct sim_opts o = base(3200, SIM_DIST_EXP, 1000);
+	double want = erlang_c_w(4, 3200, 1000) * 1e6, got = mean_sojourn(&o, 4, 600);
+
+	printf("M/M/4 rho 0.8: simulated %.1f us, Erlang C %.1f us (%.2f%%)\n", got, want,
+	       100 * (got - want) / want);
+	assert_true(fabs(got - want) / want < 0.03);
+}
+
+static void test_md1_pollaczek_khinchine(void **state)
+{
+	/* one server, deterministic 1 ms, rho 0.7: W = D + rho D / (2 (1 - rho)) */
+	struct sim_opts o = base(700, SIM_DIST_DET, 1000);
+	double want = 1000 + 0.7 * 1000 / (2 * 0.3), got = mean_sojourn(&o, 1, 1200);
+
+	printf("M/D/1 rho 0.7: simulated %.1f us, P-K %.1f us (%.2f%%)\n", got, want,
+	       100 * (got - want) / want);
+	assert_true(fabs(got - want) / want < 0.03);
+}
+
+static void test_processor_sharing(void **state)
+{
+	/* threads > cores: requests share the cores. M/D/1-PS: W = D / (1 - rho),
+	 * whatever the distribution (unlike FCFS's P-K) */
+	struct sim_opts o = base(700, SIM_DIST_DET, 1000);
+	struct sim_wl_stats st;
+	double want = 1000 / 0.3, got;
+
+	o.wl[0].threads = 1000;
+	got = mean_sojourn(&o, 1, 1200);
+	printf("M/D/1-PS rho 0.7: simulated %.1f us, D / (1 - rho) %.1f us (%.2f%%)\n", got, want,
+	       100 * (got - want) / want);
+	assert_true(fabs(got - want) / want < 0.03);
+	/* every request in service at once: service time == sojourn; CPU use is
+	 * the offered load */
+	run(&o, 1, 200, &st);
+	assert_true(st.p99_service_us == st.p99_sojourn_us);
+	assert_true(fabs((double)st.cpu_ns / 200e9 - 0.7) < 0.03);
+
+	/* threads <= cores: plain FCFS with `threads` servers (M/M/4, Erlang C) */
+	o = base(3200, SIM_DIST_EXP, 1000);
+	o.wl[0].threads = 4;
+	want = erlang_c_w(4, 3200, 1000) * 1e6;
+	got = mean_sojourn(&o, 8, 600);
+	printf("4 threads on 8 cores, rho 0.8: simulated %.1f us, Erlang C %.1f us (%.2f%%)\n", got,
+	       want, 100 * (got - want) / want);
+	assert_true(fabs(got - want) / want < 0.03);
+}
+
+static void test_network_delay_and_queue(void **state)
+{
+	struct sim_opts o = base(100, SIM_DIST_DET, 500);
+	struct sim_wl_stats st;
+	double extra;
+
+	/* 1 Gbit/s, 50 us each way, 1000-byte requests and responses: every
+	 * request pays 2 x (8 us + 50 us) on top of its sojourn */
+	o.link_gbps = 1;
+	o.prop_us = 50;
+	o.wl[0].req_bytes = 1000;
+	o.wl[0].resp_bytes = 1000;
+	run(&o, 1, 30, &st);
+	extra = (st.sum_client_us - st.sum_sojourn_us) / (double)st.completed;
+	printf("network: client - sojourn = %.2f us (expected 116)\n", extra);
+	assert_true(fabs(extra - 116) < 0.5);
+	/* a p99 includes it too */
+	assert_true(st.p99_client_us >= st.p99_sojourn_us + 116 - 0.5);
+
+	/* past the link's rate (125 kB responses = 1 ms each at 1 Gbit/s,
+	 * 1200 rps) the downlink queues: far more than the fixed 116 us */
+	o.wl[0].rps[0] = 1200;
+	o.wl[0].mean_us = 100;
+	o.wl[0].resp_bytes = 125000;
+	run(&o, 4, 10, &st);
+	extra = (st.sum_client_us - st.sum_sojourn_us) / (double)st.completed;
+	printf("network past its rate: client - sojourn = %.0f us\n", extra);
+	assert_true(extra > 100000);
+	assert_true(st.p99_client_us > 10 * st.p99_sojourn_us);
+}
+
+static void test_more_cores_lower_p99(void **state)
+{
+	struct sim_opts o = base(1800, SIM_DIST_EXP, 1000);
+	struct sim_wl_stats two, four;
+
+	run(&o, 2, 60, &two);
+	run(&o, 4, 60, &four);
+	printf("p99 sojourn: 2 cores %.0f us, 4 cores %.0f us\n", two.p99_sojourn_us,
+	       four.p99_sojourn_us);
+	assert_true(four.p99_sojourn_us < two.p99_sojourn_us);
+	assert_true(four.p99_client_us < two.p99_client_us);
+}
+
+static void test_freq_and_quota_slow_service(void **state)
+{
+	struct sim_opts o = base(50, SIM_DIST_DET, 1000);
+	struct sim_wl_stats st;
+
+	o.wl[0].fixed_us = 0;
+	o.wl[0].freq_frac = 0.5;
+	/* half the work scales: at 1000 of 2000 MHz, 0.5 + 0.5 x 2 = 1.5 ms;
+	 * a quota of half a core on one server doubles it again */
+	run_alloc(&o, 1, 0.5, 1000, 20, &st);
+	assert_true(fabs(st.p99_service_us - 3000) < 1);
+	/* CPU use: the service at half speed uses half its wall time */
+	assert_true(fabs((double)st.cpu_ns / (double)st.arrived - 1.5e6) < 1.5e6 * 0.01);
+}
+
+static void test_schedule_rate(void **state)
+{
+	struct sim_opts o = base(0, SIM_DIST_DET, 10);
+	struct sim *s;
+	struct sim_wl_stats st;
+
+	/* 0 -> 2000 rps over 10 s, then 2000 for 10 s: 10000 + 20000 arrivals */
+	o.wl[0].npoints = 3;
+	o.wl[0].t_s[1] = 10;
+	o.wl[0].rps[1] = 2000;
+	o.wl[0].t_s[2] = 20;
+	o.wl[0].rps[2] = 2000;
+	assert_true(fabs(sim_model_rate(&o.wl[0], 5) - 1000) < 1e-9);
+	s = sim_new(&o);
+	assert_non_null(s);
+	assert_int_equal(sim_set_alloc(s, 0, 4, 0, 0), 0);
+	sim_run_until(s, 20 * S_NS);
+	assert_int_equal(sim_stats(s, 0, &st), 0);
+	printf("arrivals over the ramp: %llu (expected 30000)\n", (unsigned long long)st.arrived);
+	assert_true(fabs((double)st.arrived - 30000) < 4 * sqrt(30000));
+	assert_true(fabs(st.rps - 1500) < 30); /* first read: mean over 20 s */
+	sim_run_until(s, 21 * S_NS);
+	assert_int_equal(sim_stats(s, 0, &st), 0);
+	assert_true(fabs(st.rps - 2000) < 200); /* the last second */
+	sim_free(s);
+}
+
+static void digest(uint64_t seed, double out[4])
+{
+	struct sim_opts o = base(2000, SIM_DIST_LOGNORMAL, 1000);
+	struct sim *s;
+	struct sim_wl_stats st;
+
+	o.seed = seed;
+	o.wl[0].cv = 2;
+	s = sim_new(&o);
+	assert_non_null(s);
+	sim_set_alloc(s, 0, 3, 0, 0);
+	sim_run_until(s, 5 * S_NS);
+	sim_stats(s, 0, &st);
+	sim_free(s);
+	out[0] = st.p99_client_us;
+	out[1] = st.sum_sojourn_us;
+	out[2] = (double)st.arrived;
+	out[3] = (double)st.cpu_ns;
+}
+
+static void test_seeds(void **state)
+{
+	double a[4], b[4], c[4];
+
+	digest(1, a);
+	digest(1, b);
+	digest(2, c);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_memory_not_equal(a, c, sizeof(a));
+}
+
+static void test_bad_model(void **state)
+{
+	struct sim_opts o = base(100, SIM_DIST_EXP, 1000);
+
+	o.wl[0].fixed_us = 2000; /* above the mean */
+	assert_null(sim_new(&o));
+	o = base(100, SIM_DIST_EXP, 0);
+	assert_null(sim_new(&o));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mmc_erlang_c),
+		cmocka_unit_test(test_md1_pollaczek_khinchine),
+		cmocka_unit_test(test_processor_sharing),
+		cmocka_unit_test(test_network_delay_and_queue),
+		cmocka_unit_test(test_more_cores_lower_p99),
+		cmocka_unit_test(test_freq_and_quota_slow_service),
+		cmocka_unit_test(test_schedule_rate),
+		cmocka_unit_test(test_seeds),
+		cmocka_unit_test(test_bad_model),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
