@@ -34,7 +34,8 @@ CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
 CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Ibpf -I$(BUILD)
 DEPFLAGS  = -MMD -MP
-LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lpthread -lm
+# -lstdc++: libebee demangles libgrpc's C++ symbols with __cxa_demangle (metrics/src/grpc_elf.c).
+LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lpthread -lm -lstdc++
 TESTLIBS := -lcmocka
 
 # ---------------------------------------------------------------- BPF
@@ -196,7 +197,7 @@ EBEE_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/te
 $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LIBEBEE)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -lpthread -lm $(TESTLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -lpthread -lm -lstdc++ $(TESTLIBS) -o $@
 
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))

@@ -143,6 +143,7 @@ struct ebee_global_stats {
 	unsigned int probes;	/* probe groups attached in the kernel now */
 	unsigned int workloads; /* workloads traced */
 	uint64_t conn_entries;	/* in-flight connection map entries (slow: walks the map) */
+	uint64_t grpc_streams;	/* in-flight gRPC server streams (slow: walks the map) */
 };
 int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st);
 
