@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ebee grpc pattern against a real gRPC C++ server on Debian's libgrpc++
+ * (root): exact request counts against what the client issued, latencies
+ * against the server's injected delay, streams multiplexed on one connection
+ * and a connection per call, reset streams, a process that is a gRPC client
+ * and server at once, refusal for a process without libgrpc, and a server
+ * that dies mid-run.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "ebee.h"
+#include "../lib/testutil.h"
+#include "../lib/grpcutil.h"
+#include "../../metrics/src/proc.h"
+
+static struct ebee *eb;
+static char last_warn[1024];
+
+static void log_cb(enum ebee_log_level lvl, const char *msg, void *ctx)
+{
+	if (lvl == EBEE_LOG_WARN)
+		snprintf(last_warn, sizeof(last_warn), "%s", msg);
+	if (getenv("EBEE_TEST_VERBOSE") || lvl == EBEE_LOG_WARN)
+		fprintf(stderr, "  [ebee] %s\n", msg);
+}
+
+static int group_setup(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o), .log = log_cb, .log_level = EBEE_LOG_DEBUG };
+	char msg[512];
+
+	tu_init();
+	if (geteuid() != 0)
+		return 0;
+	if (access("build/fixtures/grpc_server", X_OK) ||
+	    access("build/fixtures/grpc_client", X_OK))
+		return 0; /* each test says SKIP */
+	eb = ebee_open(&o, msg, sizeof(msg));
+	if (!eb) {
+		fprintf(stderr, "ebee_open: %s\n", msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	ebee_close(eb);
+	tu_cleanup();
+	return 0;
+}
+
+#define NEED_ROOT_AND_GRPC()                                                               \
+	do {                                                                               \
+		if (tu_need_root())                                                        \
+			skip();                                                            \
+		if (!eb) {                                                                 \
+			printf("SKIP: build/fixtures/grpc_server not built (make all)\n"); \
+			skip();                                                            \
+		}                                                                          \
+	} while (0)
+
+static struct ebee_trace_opts topts(enum ebee_mode m)
+{
+	return (struct ebee_trace_opts){ .sz = sizeof(struct ebee_trace_opts), .mode = m };
+}
+
+static struct ebee_stats stats_of(pid_t pid)
+{
+	struct ebee_stats st = { .sz = sizeof(st) };
+
+	assert_int_equal(ebee_get_stats(eb, pid, &st), 0);
+	return st;
+}
+
+/* Records of requests that completed before the call are queued: drain them,
+ * and give the consumer's housekeeping (mode choice, 100 ms) a turn. */
+static struct ebee_stats settle(pid_t pid)
+{
+	assert_int_equal(ebee_flush(eb), 0);
+	tu_sleep_ms(250);
+	assert_int_equal(ebee_flush(eb), 0);
+	return stats_of(pid);
+}
+
+static uint64_t grpc_streams(void)
+{
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+
+	assert_int_equal(ebee_get_global_stats(eb, &g), 0);
+	return g.grpc_streams;
+}
+
+static void check_pct(pid_t pid, double p, double lo_ms, double hi_ms)
+{
+	double v;
+
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, p, &v), 0);
+	printf("  pid %d p%g %.3f ms (want [%.1f, %.1f])\n", pid, p, v / 1e6, lo_ms, hi_ms);
+	assert_true(v >= lo_ms * 1e6);
+	assert_true(v <= hi_ms * 1e6);
+}
+
+static void check_p50(pid_t pid, double lo_ms, double hi_ms)
+{
+	check_pct(pid, 50, lo_ms, hi_ms);
+}
+
+static void report(const char *what, pid_t pid, const struct ebee_stats *st, long long want)
+{
+	char pr[64];
+
+	printf("  %s: requests %llu (client issued %lld), mode %s, probes [%s]\n", what,
+	       (unsigned long long)st->requests, want, ebee_mode_str(st->mode),
+	       ebee_probes_str(st->probes, pr, sizeof(pr)));
+}
+
+/* The issue's case: one channel (one HTTP/2 connection), 16 calls in flight,
+ * 3 ms each, auto mode. Syscalls see interleaved frames, not requests: the
+ * process must end up in grpc mode with its syscall probes pruned. */
+static void test_one_connection_16_in_flight(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	const int n = 400;
+	struct ebee_stats st;
+	long long ok;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_start_grpc_server(&port, 3000, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, 16, NULL, &ok, NULL), 0);
+	assert_int_equal(ok, n);
+	st = settle(pid);
+	report("one channel", pid, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.probes, EBEE_PROBE_GRPC | EBEE_PROBE_FORK);
+	check_p50(pid, 3, 5);
+	assert_int_equal(grpc_streams(), 0);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* The vSwarm pattern: a new channel, hence a new TCP connection, per call.
+ * Connections carrying one request each look like `conn` to the syscalls;
+ * the streams still decide. */
+static void test_connection_per_call(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	const char *extra[] = { "--new-channel", NULL };
+	const int n = 150;
+	struct ebee_stats st;
+	long long ok;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_start_grpc_server(&port, 2000, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, 4, extra, &ok, NULL), 0);
+	assert_int_equal(ok, n);
+	st = settle(pid);
+	report("channel per call", pid, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	check_p50(pid, 2, 4);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/*
+ * Why the completion point is "both directions closed" and not a call count:
+ * every 4th call is reset by its client (a 5 ms deadline against a 20 ms
+ * delay: RST_STREAM, no trailers), and replies are 256 KiB (several DATA
+ * frames and flow-control updates per stream). Each stream must be one
+ * request, reset or not, and nothing may stay in flight. (The deadline leaves
+ * the call's headers time to reach the server: with 1 ms, a call can expire
+ * in the client before the server ever sees it, and then it is no request.)
+ */
+static void test_resets_and_large_replies_count_once(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_GRPC);
+	const char *extra[] = {
+		"--reply-bytes", "262144", "--deadline-every", "4", "--deadline-ms", "5", NULL
+	};
+	const int n = 160;
+	struct ebee_stats st;
+	long long ok, dl;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_start_grpc_server(&port, 20000, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, 8, extra, &ok, &dl), 0);
+	printf("  client: ok %lld, deadline exceeded %lld\n", ok, dl);
+	assert_int_equal(ok + dl, n);
+	assert_int_equal(dl, n / 4);
+	st = settle(pid);
+	report("resets + 256 KiB replies", pid, &st, n);
+	assert_int_equal(st.requests, n);
+	/* A reset stream ends at the reset, not when its handler returns: the
+	 * quarter that was reset is the fast quarter. */
+	check_pct(pid, 10, 4, 10);
+	check_pct(pid, 50, 20, 26);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	assert_int_equal(grpc_streams(), 0);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* A front end that calls a backend for every call it serves: as many
+ * client-side streams as server-side ones in one process. Only the served
+ * ones are requests, and their latency includes the backend's. */
+static void test_client_streams_are_not_requests(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	char up[32];
+	const char *extra[] = { "--upstream", up, NULL };
+	const int n = 200;
+	struct ebee_stats st;
+	int port, bport;
+	pid_t back, front;
+	long long ok;
+
+	NEED_ROOT_AND_GRPC();
+	back = tu_start_grpc_server(&bport, 1000, NULL);
+	assert_true(back > 0);
+	snprintf(up, sizeof(up), "127.0.0.1:%d", bport);
+	front = tu_start_grpc_server(&port, 2000, extra);
+	assert_true(front > 0);
+	assert_int_equal(ebee_start_tracing(eb, front, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, 8, NULL, &ok, NULL), 0);
+	assert_int_equal(ok, n);
+	st = settle(front);
+	report("front end", front, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	check_p50(front, 3, 5);
+	assert_int_equal(ebee_stop_tracing(eb, front), 0);
+	tu_stop(front);
+	tu_stop(back);
+}
+
+/* A server started later by a traced shell (a descendant that maps libgrpc
+ * only once it runs) is found by the periodic scan and traced. */
+static void test_descendant_started_later(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	char pf[PATH_MAX], cmd[PATH_MAX + 128];
+	const int n = 100;
+	struct ebee_stats st;
+	pid_t sh, *kids = NULL;
+	size_t nkids = 0;
+	long long ok;
+	int port;
+
+	NEED_ROOT_AND_GRPC();
+	snprintf(pf, sizeof(pf), "%s/late.port", tu_tmpdir());
+	/* "; true" keeps sh from exec'ing: the server is its child. */
+	snprintf(cmd, sizeof(cmd),
+		 "sleep 0.3; build/fixtures/grpc_server --port-file %s --delay-us 2000; true", pf);
+	sh = tu_spawn((char *const[]){ "sh", "-c", cmd, NULL }, NULL);
+	assert_true(sh > 0);
+	assert_int_equal(ebee_start_tracing(eb, sh, &to), 0);
+	assert_int_equal(tu_wait_file(pf, 10), 0);
+	port = (int)tu_read_num(pf);
+	/* The scan runs every second: wait for the uprobes to be live. */
+	for (int i = 0; i < 40 && !(stats_of(sh).probes & EBEE_PROBE_GRPC); i++)
+		tu_sleep_ms(100);
+	assert_true(stats_of(sh).probes & EBEE_PROBE_GRPC);
+	assert_int_equal(tu_grpc_client(port, n, 8, NULL, &ok, NULL), 0);
+	assert_int_equal(ok, n);
+	st = settle(sh);
+	report("late descendant", sh, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	assert_true(st.nprocs >= 2);
+	assert_int_equal(ebee_stop_tracing(eb, sh), 0);
+	if (!ebee_proc_descendants(sh, &kids, &nkids)) {
+		for (size_t i = 0; i < nkids; i++)
+			kill(kids[i], SIGKILL);
+		free(kids);
+	}
+	tu_stop(sh);
+}
+
+/* --mode grpc on a process that maps no libgrpc: refused, and the log says
+ * why; nothing is left traced. */
+static void test_not_grpc_is_refused(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_GRPC);
+	struct ebee_stats st = { .sz = sizeof(st) };
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_spawn((char *const[]){ "sleep", "30", NULL }, NULL);
+	assert_true(pid > 0);
+	tu_sleep_ms(50); /* exec'd */
+	last_warn[0] = 0;
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), -EOPNOTSUPP);
+	printf("  refused: %s\n", last_warn);
+	assert_non_null(strstr(last_warn, "maps no libgrpc"));
+	assert_int_equal(ebee_get_stats(eb, pid, &st), -ENOENT);
+	/* Auto mode on it is fine: it just never becomes grpc. */
+	to.mode = EBEE_MODE_AUTO;
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_false(stats_of(pid).probes & EBEE_PROBE_GRPC);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* The server is killed while 16 calls are in flight: the workload is
+ * reported exited within a housekeeping round or two, its in-flight streams
+ * are freed, and once nothing needs them the uprobes are detached. */
+static void test_server_dies_mid_run(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_GRPC);
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+	char p[16], log[PATH_MAX];
+	struct ebee_stats st;
+	pid_t pid, cl;
+	int port, i;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_start_grpc_server(&port, 5000, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(log, sizeof(log), "%s/dies-client.log", tu_tmpdir());
+	cl = tu_spawn((char *const[]){ "build/fixtures/grpc_client", "--port", p, "-n", "100000",
+				       "-c", "16", NULL },
+		      log);
+	assert_true(cl > 0);
+	tu_sleep_ms(400);
+	assert_true(grpc_streams() > 0); /* calls in flight at the kill */
+	kill(pid, SIGKILL);
+	tu_stop(pid);
+	for (i = 0; i < 30 && !stats_of(pid).exited; i++)
+		tu_sleep_ms(100);
+	st = stats_of(pid);
+	report("killed server", pid, &st, -1);
+	assert_true(st.exited);
+	assert_true(st.requests > 0);
+	assert_int_equal(st.probes, 0);
+	assert_int_equal(grpc_streams(), 0);
+	/* Queries still answer from the window after the exit. */
+	check_p50(pid, 5, 7);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(cl);
+	assert_int_equal(ebee_flush(eb), 0);
+	tu_sleep_ms(250); /* housekeeping prunes */
+	assert_int_equal(ebee_get_global_stats(eb, &g), 0);
+	assert_false(g.probes & EBEE_PROBE_GRPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_connection_16_in_flight),
+		cmocka_unit_test(test_connection_per_call),
+		cmocka_unit_test(test_resets_and_large_replies_count_once),
+		cmocka_unit_test(test_client_streams_are_not_requests),
+		cmocka_unit_test(test_descendant_started_later),
+		cmocka_unit_test(test_not_grpc_is_refused),
+		cmocka_unit_test(test_server_dies_mid_run),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
