@@ -231,7 +231,7 @@ demo: all
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
 	    libmemcached-tools python3 procps iproute2 util-linux \
-	    g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+	    g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler time
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
