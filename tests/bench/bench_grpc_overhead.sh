@@ -54,8 +54,8 @@ run_client() {
 }
 
 echo "grpc_server (no delay) saturated by grpc_client -c 32 on one channel, $calls calls per run, $pairs interleaved pairs"
-printf "%-5s %9s %9s %8s %15s %15s %15s %15s %10s\n" pair off_s on_s thr_ratio srv_us/rpc_off srv_us/rpc_on cli_us/rpc_off cli_us/rpc_on ebee_reqs
-: >"$tmp/r_thr"; : >"$tmp/r_cpu"; : >"$tmp/off"; : >"$tmp/on"; : >"$tmp/coff"; : >"$tmp/con"
+printf "%-5s %8s %8s %9s %14s %13s %13s %14s %13s %10s\n" pair off_s on_s thr_ratio srv_us/rpc_off srv_us/rpc_on ebee_us/rpc cli_us/rpc_off cli_us/rpc_on ebee_reqs
+: >"$tmp/r_thr"; : >"$tmp/r_cpu"; : >"$tmp/off"; : >"$tmp/on"; : >"$tmp/coff"; : >"$tmp/con"; : >"$tmp/tr"
 exact=1
 for i in $(seq "$pairs"); do
 	c0=$(cpu_ticks "$srv")
@@ -77,17 +77,18 @@ for i in $(seq "$pairs"); do
 	[ "$reqs" -eq "$calls" ] || exact=0
 	off=$(awk -v t=$((c1 - c0)) -v n="$calls" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
 	on=$(awk -v t=$((c3 - c2 + e1 - e0)) -v n="$calls" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
+	tr=$(awk -v t=$((e1 - e0)) -v n="$calls" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
 	coff=$(awk -v t="$cl_off" -v n="$calls" 'BEGIN { printf "%.2f", t * 1e6 / n }')
 	con=$(awk -v t="$cl_on" -v n="$calls" 'BEGIN { printf "%.2f", t * 1e6 / n }')
 	thr=$(awk -v a="$t_off" -v b="$t_on" 'BEGIN { printf "%.3f", a / b }')
 	echo "$thr" >>"$tmp/r_thr"
 	awk -v a="$on" -v b="$off" 'BEGIN { print a / b }' >>"$tmp/r_cpu"
-	echo "$off" >>"$tmp/off"; echo "$on" >>"$tmp/on"; echo "$coff" >>"$tmp/coff"; echo "$con" >>"$tmp/con"
-	printf "%-5s %9s %9s %8s %15s %15s %15s %15s %10s\n" "$i" "$t_off" "$t_on" "$thr" "$off" "$on" "$coff" "$con" "$reqs"
+	echo "$off" >>"$tmp/off"; echo "$on" >>"$tmp/on"; echo "$coff" >>"$tmp/coff"; echo "$con" >>"$tmp/con"; echo "$tr" >>"$tmp/tr"
+	printf "%-5s %8s %8s %9s %14s %13s %13s %14s %13s %10s\n" "$i" "$t_off" "$t_on" "$thr" "$off" "$on" "$tr" "$coff" "$con" "$reqs"
 done
 mo=$(median <"$tmp/off"); mn=$(median <"$tmp/on")
 echo "median throughput traced/untraced: $(median <"$tmp/r_thr")"
-echo "median CPU per RPC (server, + tracer when traced): untraced $mo us, traced $mn us; median of pair ratios $(median <"$tmp/r_cpu")"
+echo "median CPU per RPC (server, + tracer when traced): untraced $mo us, traced $mn us (of which the ebee process $(median <"$tmp/tr") us); median of pair ratios $(median <"$tmp/r_cpu")"
 echo "median CPU per RPC of the (untraced) client on the same libgrpc: untraced $(median <"$tmp/coff") us, while the server is traced $(median <"$tmp/con") us"
 [ $exact -eq 1 ] && echo "counts: ebee requests == calls made in every traced run" ||
 	echo "counts: MISMATCH in some run (see table)"

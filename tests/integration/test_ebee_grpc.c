@@ -303,6 +303,53 @@ static void test_descendant_started_later(void **state)
 	tu_stop(sh);
 }
 
+/* A server in its own mount namespace, where libgrpc is another file (a
+ * copy bind-mounted over the library's path, as a container image has its
+ * own): only the path through /proc/PID/root reaches the file it maps; the
+ * host's path is a different inode whose uprobes it would never hit. */
+static void test_library_seen_through_proc_root(void **state)
+{
+	const char *lib = "/usr/lib/x86_64-linux-gnu/libgrpc.so.29";
+	struct ebee_trace_opts to = topts(EBEE_MODE_GRPC);
+	char copy[PATH_MAX], pf[PATH_MAX], cmd[3 * PATH_MAX];
+	struct stat a, b;
+	const int n = 100;
+	struct ebee_stats st;
+	long long ok;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	if (access(lib, R_OK) || access("/usr/bin/unshare", X_OK)) {
+		printf("SKIP: needs %s and unshare\n", lib);
+		skip();
+	}
+	snprintf(copy, sizeof(copy), "%s/libgrpc-copy.so", tu_tmpdir());
+	snprintf(pf, sizeof(pf), "%s/ns.port", tu_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp %s %s", lib, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(stat(lib, &a), 0);
+	assert_int_equal(stat(copy, &b), 0);
+	assert_true(a.st_ino != b.st_ino);
+	snprintf(cmd, sizeof(cmd),
+		 "mount --bind %s %s && exec build/fixtures/grpc_server --port-file %s "
+		 "--delay-us 2000",
+		 copy, lib, pf);
+	pid = tu_spawn((char *const[]){ "unshare", "-m", "sh", "-c", cmd, NULL }, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(tu_wait_file(pf, 10), 0);
+	port = (int)tu_read_num(pf);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, 8, NULL, &ok, NULL), 0);
+	assert_int_equal(ok, n);
+	st = settle(pid);
+	report("own mount namespace", pid, &st, n);
+	assert_int_equal(st.requests, n);
+	check_p50(pid, 2, 4);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
 /* --mode grpc on a process that maps no libgrpc: refused, and the log says
  * why; nothing is left traced. */
 static void test_not_grpc_is_refused(void **state)
@@ -380,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_resets_and_large_replies_count_once),
 		cmocka_unit_test(test_client_streams_are_not_requests),
 		cmocka_unit_test(test_descendant_started_later),
+		cmocka_unit_test(test_library_seen_through_proc_root),
 		cmocka_unit_test(test_not_grpc_is_refused),
 		cmocka_unit_test(test_server_dies_mid_run),
 	};
