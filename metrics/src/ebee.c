@@ -280,6 +280,12 @@ static void set_mode(struct ebee *eb, struct wl *w, enum ebee_mode m, const char
 		/* First choice: everything of that kind since the start counts. */
 		w->req_base = 0;
 		w->kind_snap = 0;
+	} else if (m == EBEE_MODE_GRPC) {
+		/* gRPC (issue 9): streams were watched from the start, and what
+		 * io or conn counted on a gRPC server's connections was wrong. */
+		w->req_base = 0;
+		w->kind_snap = 0;
+		w->switches++;
 	} else {
 		w->req_base = wl_requests(w);
 		w->kind_snap = w->total[k];

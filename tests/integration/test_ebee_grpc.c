@@ -227,6 +227,48 @@ static void test_resets_and_large_replies_count_once(void **state)
 	tu_stop(pid);
 }
 
+/* Auto mode on a library handle that judges io after a handful of requests:
+ * the connection set-up frames of 16 new connections look like io requests
+ * well before the first 500 ms call completes, so it chooses io first; the
+ * first completed stream must switch it to grpc and every call must still be
+ * counted once (the io "requests" before the switch are not requests). */
+static void test_auto_io_then_grpc_counts_exactly(void **state)
+{
+	struct ebee_opts o = {
+		.sz = sizeof(o), .auto_min_requests = 2, .auto_min_conns = 1000, .log = log_cb
+	};
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	const char *extra[] = { "--new-channel", NULL };
+	struct ebee_stats st = { .sz = sizeof(st) };
+	const int n = 32;
+	struct ebee *eb2;
+	char msg[256];
+	long long ok;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	eb2 = ebee_open(&o, msg, sizeof(msg));
+	assert_non_null(eb2);
+	pid = tu_start_grpc_server(&port, 500000, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb2, pid, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, 16, extra, &ok, NULL), 0);
+	assert_int_equal(ok, n);
+	assert_int_equal(ebee_flush(eb2), 0);
+	tu_sleep_ms(250);
+	assert_int_equal(ebee_flush(eb2), 0);
+	assert_int_equal(ebee_get_stats(eb2, pid, &st), 0);
+	printf("  requests %llu (client issued %d), mode %s, switches %llu\n",
+	       (unsigned long long)st.requests, n, ebee_mode_str(st.mode),
+	       (unsigned long long)st.mode_switches);
+	ebee_close(eb2);
+	tu_stop(pid);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	assert_true(st.mode_switches >= 1); /* it was io first */
+	assert_int_equal(st.requests, n);
+}
+
 /* A front end that calls a backend for every call it serves: as many
  * client-side streams as server-side ones in one process. Only the served
  * ones are requests, and their latency includes the backend's. */
@@ -425,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_one_connection_16_in_flight),
 		cmocka_unit_test(test_connection_per_call),
 		cmocka_unit_test(test_resets_and_large_replies_count_once),
+		cmocka_unit_test(test_auto_io_then_grpc_counts_exactly),
 		cmocka_unit_test(test_client_streams_are_not_requests),
 		cmocka_unit_test(test_descendant_started_later),
 		cmocka_unit_test(test_library_seen_through_proc_root),
