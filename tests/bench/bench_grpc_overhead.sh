@@ -64,7 +64,7 @@ for i in $(seq "$pairs"); do
 
 	build/ebee trace --pid "$srv" --mode grpc --duration 600 --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 	epid=$!
-	for _ in $(seq 100); do grep -q "probes live" "$tmp/ebee.err" && break; sleep 0.02; done
+	for _ in $(seq 500); do grep -q "probes live" "$tmp/ebee.err" && break; sleep 0.02; done
 	e0=$(cpu_ticks "$epid")
 	c2=$(cpu_ticks "$srv")
 	read -r t_on cl_on < <(run_client)
@@ -98,7 +98,7 @@ echo "BPF run time per uprobe hit (kernel.bpf_stats_enabled=1), one traced run o
 sysctl -qw kernel.bpf_stats_enabled=1
 build/ebee trace --pid "$srv" --mode grpc --duration 600 --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 epid=$!
-for _ in $(seq 100); do grep -q "probes live" "$tmp/ebee.err" && break; sleep 0.02; done
+for _ in $(seq 500); do grep -q "probes live" "$tmp/ebee.err" && break; sleep 0.02; done
 run_client >/dev/null
 bpftool prog show --json >"$tmp/progs.json"
 kill -INT "$epid"
