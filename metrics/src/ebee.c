@@ -411,6 +411,11 @@ static int wl_grpc_scan(struct ebee *eb, struct wl *w, bool starting)
 	}
 	if (err)
 		logf_(eb, starting ? EBEE_LOG_WARN : EBEE_LOG_DEBUG, "%s", msg);
+	if (found && !w->win[K_GRPC]) {
+		w->win[K_GRPC] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
+		if (!w->win[K_GRPC])
+			return -ENOMEM;
+	}
 	if (found && !w->grpc)
 		logf_(eb, EBEE_LOG_INFO, "ebee: pid %d maps libgrpc: watching its streams", w->pid);
 	w->grpc |= found;
@@ -581,6 +586,22 @@ fail:
 	return NULL;
 }
 
+/* The windows of the patterns a mode may use. Auto's grpc window comes with a
+ * libgrpc (wl_grpc_scan()): most processes never need one. */
+static bool wants_window(enum ebee_mode mode, int k)
+{
+	switch (mode) {
+	case EBEE_MODE_AUTO:
+		return k != K_GRPC;
+	case EBEE_MODE_CONN:
+		return k == K_CONN;
+	case EBEE_MODE_IO:
+		return k == K_IO;
+	default:
+		return k == K_GRPC;
+	}
+}
+
 static void free_wl(struct wl *w)
 {
 	for (int k = 0; k < K_NKINDS; k++)
@@ -654,10 +675,7 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	w->no_children = no_children;
 	w->epoch_ns = now_ns();
 	for (int k = 0; k < K_NKINDS; k++) {
-		/* The windows of the patterns this mode may use. */
-		if (mode != EBEE_MODE_AUTO && k != (mode == EBEE_MODE_CONN ? K_CONN
-						    : mode == EBEE_MODE_IO ? K_IO
-									   : K_GRPC))
+		if (!wants_window(mode, k))
 			continue;
 		w->win[k] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
 		if (!w->win[k]) {
