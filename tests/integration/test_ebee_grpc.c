@@ -127,28 +127,42 @@ static void report(const char *what, pid_t pid, const struct ebee_stats *st, lon
 	       ebee_probes_str(st->probes, pr, sizeof(pr)));
 }
 
+/* Trace pid (serving on port) in mode m, make n calls with k in flight
+ * (client args extra), and check that ebee counted each call once, in grpc
+ * mode. Returns the settled stats; the calls that hit their deadline in
+ * *deadline. */
+static struct ebee_stats calls_counted(const char *what, pid_t pid, int port, enum ebee_mode m,
+				       int n, int k, const char *const extra[], long long *deadline)
+{
+	struct ebee_trace_opts to = topts(m);
+	long long ok, dl;
+	struct ebee_stats st;
+
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, k, extra, &ok, &dl), 0);
+	assert_int_equal(ok + dl, n);
+	st = settle(pid);
+	report(what, pid, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	if (deadline)
+		*deadline = dl;
+	return st;
+}
+
 /* The issue's case: one channel (one HTTP/2 connection), 16 calls in flight,
  * 3 ms each, auto mode. Syscalls see interleaved frames, not requests: the
  * process must end up in grpc mode with its syscall probes pruned. */
 static void test_one_connection_16_in_flight(void **state)
 {
-	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
-	const int n = 400;
 	struct ebee_stats st;
-	long long ok;
 	int port;
 	pid_t pid;
 
 	NEED_ROOT_AND_GRPC();
 	pid = tu_start_grpc_server(&port, 3000, NULL);
 	assert_true(pid > 0);
-	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_grpc_client(port, n, 16, NULL, &ok, NULL), 0);
-	assert_int_equal(ok, n);
-	st = settle(pid);
-	report("one channel", pid, &st, n);
-	assert_int_equal(st.requests, n);
-	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	st = calls_counted("one channel", pid, port, EBEE_MODE_AUTO, 400, 16, NULL, NULL);
 	assert_int_equal(st.dropped, 0);
 	assert_int_equal(st.probes, EBEE_PROBE_GRPC | EBEE_PROBE_FORK);
 	check_p50(pid, 3, 5);
@@ -162,24 +176,14 @@ static void test_one_connection_16_in_flight(void **state)
  * the streams still decide. */
 static void test_connection_per_call(void **state)
 {
-	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
 	const char *extra[] = { "--new-channel", NULL };
-	const int n = 150;
-	struct ebee_stats st;
-	long long ok;
 	int port;
 	pid_t pid;
 
 	NEED_ROOT_AND_GRPC();
 	pid = tu_start_grpc_server(&port, 2000, NULL);
 	assert_true(pid > 0);
-	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_grpc_client(port, n, 4, extra, &ok, NULL), 0);
-	assert_int_equal(ok, n);
-	st = settle(pid);
-	report("channel per call", pid, &st, n);
-	assert_int_equal(st.requests, n);
-	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	calls_counted("channel per call", pid, port, EBEE_MODE_AUTO, 150, 4, extra, NULL);
 	check_p50(pid, 2, 4);
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	tu_stop(pid);
@@ -196,32 +200,24 @@ static void test_connection_per_call(void **state)
  */
 static void test_resets_and_large_replies_count_once(void **state)
 {
-	struct ebee_trace_opts to = topts(EBEE_MODE_GRPC);
 	const char *extra[] = {
 		"--reply-bytes", "262144", "--deadline-every", "4", "--deadline-ms", "5", NULL
 	};
 	const int n = 160;
-	struct ebee_stats st;
-	long long ok, dl;
+	long long dl;
 	int port;
 	pid_t pid;
 
 	NEED_ROOT_AND_GRPC();
 	pid = tu_start_grpc_server(&port, 20000, NULL);
 	assert_true(pid > 0);
-	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_grpc_client(port, n, 8, extra, &ok, &dl), 0);
-	printf("  client: ok %lld, deadline exceeded %lld\n", ok, dl);
-	assert_int_equal(ok + dl, n);
+	calls_counted("resets + 256 KiB replies", pid, port, EBEE_MODE_GRPC, n, 8, extra, &dl);
+	printf("  client: deadline exceeded %lld\n", dl);
 	assert_int_equal(dl, n / 4);
-	st = settle(pid);
-	report("resets + 256 KiB replies", pid, &st, n);
-	assert_int_equal(st.requests, n);
 	/* A reset stream ends at the reset, not when its handler returns: the
 	 * quarter that was reset is the fast quarter. */
 	check_pct(pid, 10, 4, 10);
 	check_pct(pid, 50, 20, 26);
-	assert_int_equal(st.mode, EBEE_MODE_GRPC);
 	assert_int_equal(grpc_streams(), 0);
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	tu_stop(pid);
@@ -274,14 +270,10 @@ static void test_auto_io_then_grpc_counts_exactly(void **state)
  * ones are requests, and their latency includes the backend's. */
 static void test_client_streams_are_not_requests(void **state)
 {
-	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
 	char up[32];
 	const char *extra[] = { "--upstream", up, NULL };
-	const int n = 200;
-	struct ebee_stats st;
 	int port, bport;
 	pid_t back, front;
-	long long ok;
 
 	NEED_ROOT_AND_GRPC();
 	back = tu_start_grpc_server(&bport, 1000, NULL);
@@ -289,13 +281,7 @@ static void test_client_streams_are_not_requests(void **state)
 	snprintf(up, sizeof(up), "127.0.0.1:%d", bport);
 	front = tu_start_grpc_server(&port, 2000, extra);
 	assert_true(front > 0);
-	assert_int_equal(ebee_start_tracing(eb, front, &to), 0);
-	assert_int_equal(tu_grpc_client(port, n, 8, NULL, &ok, NULL), 0);
-	assert_int_equal(ok, n);
-	st = settle(front);
-	report("front end", front, &st, n);
-	assert_int_equal(st.requests, n);
-	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	calls_counted("front end", front, port, EBEE_MODE_AUTO, 200, 8, NULL, NULL);
 	check_p50(front, 3, 5);
 	assert_int_equal(ebee_stop_tracing(eb, front), 0);
 	tu_stop(front);
@@ -352,12 +338,8 @@ static void test_descendant_started_later(void **state)
 static void test_library_seen_through_proc_root(void **state)
 {
 	const char *lib = "/usr/lib/x86_64-linux-gnu/libgrpc.so.29";
-	struct ebee_trace_opts to = topts(EBEE_MODE_GRPC);
 	char copy[PATH_MAX], pf[PATH_MAX], cmd[3 * PATH_MAX];
 	struct stat a, b;
-	const int n = 100;
-	struct ebee_stats st;
-	long long ok;
 	int port;
 	pid_t pid;
 
@@ -381,12 +363,7 @@ static void test_library_seen_through_proc_root(void **state)
 	assert_true(pid > 0);
 	assert_int_equal(tu_wait_file(pf, 10), 0);
 	port = (int)tu_read_num(pf);
-	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_grpc_client(port, n, 8, NULL, &ok, NULL), 0);
-	assert_int_equal(ok, n);
-	st = settle(pid);
-	report("own mount namespace", pid, &st, n);
-	assert_int_equal(st.requests, n);
+	calls_counted("own mount namespace", pid, port, EBEE_MODE_GRPC, 100, 8, NULL, NULL);
 	check_p50(pid, 2, 4);
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	tu_stop(pid);
