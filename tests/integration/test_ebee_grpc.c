@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "ebee.h"
@@ -127,6 +128,30 @@ static void report(const char *what, pid_t pid, const struct ebee_stats *st, lon
 	       ebee_probes_str(st->probes, pr, sizeof(pr)));
 }
 
+/* Established TCP connections whose local port is port (the server's side),
+ * from /proc/net/tcp and tcp6 (gRPC uses dual-stack IPv6 sockets). */
+static int server_conns(int port)
+{
+	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	unsigned int lport, st;
+	char line[512];
+	int n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "re");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", &lport,
+				   &st) == 2 &&
+			    (int)lport == port && st == 1 /* TCP_ESTABLISHED */)
+				n++;
+		fclose(f);
+	}
+	return n;
+}
+
 /* Trace pid (serving on port) in mode m, make n calls with k in flight
  * (client args extra), and check that ebee counted each call once, in grpc
  * mode. Returns the settled stats; the calls that hit their deadline in
@@ -155,14 +180,50 @@ static struct ebee_stats calls_counted(const char *what, pid_t pid, int port, en
  * process must end up in grpc mode with its syscall probes pruned. */
 static void test_one_connection_16_in_flight(void **state)
 {
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	char p[16], log[PATH_MAX];
+	int port, conns = 0, c;
+	const int n = 400;
 	struct ebee_stats st;
-	int port;
-	pid_t pid;
+	siginfo_t si = {};
+	pid_t pid, cl;
 
 	NEED_ROOT_AND_GRPC();
 	pid = tu_start_grpc_server(&port, 3000, NULL);
 	assert_true(pid > 0);
-	st = calls_counted("one channel", pid, port, EBEE_MODE_AUTO, 400, 16, NULL, NULL);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(log, sizeof(log), "%s/one-conn-client.log", tu_tmpdir());
+	cl = tu_spawn((char *const[]){ "build/fixtures/grpc_client", "--port", p, "-n", "400", "-c",
+				       "16", NULL },
+		      log);
+	assert_true(cl > 0);
+	/* The server's established connections while the calls run: one. */
+	for (int i = 0; i < 6000; i++) {
+		si.si_pid = 0;
+		if (waitid(P_PID, cl, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid == cl)
+			break;
+		c = server_conns(port);
+		conns = c > conns ? c : conns;
+		tu_sleep_ms(10);
+	}
+	assert_int_equal(tu_stop(cl), 0);
+	assert_int_equal(si.si_status, 0);
+	printf("  server connections while the calls ran: %d at most\n", conns);
+	assert_int_equal(conns, 1);
+	{
+		char out[512] = "";
+		FILE *f = fopen(log, "re");
+
+		assert_non_null(f);
+		out[fread(out, 1, sizeof(out) - 1, f)] = 0;
+		fclose(f);
+		assert_int_equal(tu_field(out, "ok"), n);
+	}
+	st = settle(pid);
+	report("one channel", pid, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
 	assert_int_equal(st.dropped, 0);
 	assert_int_equal(st.probes, EBEE_PROBE_GRPC | EBEE_PROBE_FORK);
 	check_p50(pid, 3, 5);
