@@ -34,7 +34,8 @@ CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
 CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Ibpf -I$(BUILD)
 DEPFLAGS  = -MMD -MP
-LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lpthread -lm
+# -lstdc++: libebee demangles libgrpc's C++ symbols with __cxa_demangle (metrics/src/grpc_elf.c).
+LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lpthread -lm -lstdc++
 TESTLIBS := -lcmocka
 
 # ---------------------------------------------------------------- BPF
@@ -121,6 +122,42 @@ $(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/%.o
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
 
+# gRPC fixtures (C++ on Debian's grpc++): tests/fixtures/grpc/*.proto -> build/gen/ (protoc and
+# grpc_cpp_plugin; generated code is never committed), tests/fixtures/grpc/NAME.cc -> build/fixtures/NAME
+# linked with every generated file.
+CXX         ?= g++
+CXXFLAGS    ?= -O2 -g
+GRPC_PROTOS := $(wildcard tests/fixtures/grpc/*.proto)
+GRPC_GEN    := $(foreach p,$(GRPC_PROTOS:tests/fixtures/grpc/%.proto=%),$(BUILD)/gen/$(p).pb.cc \
+	       $(BUILD)/gen/$(p).grpc.pb.cc)
+GRPC_GEN_OBJS := $(patsubst $(BUILD)/gen/%.cc,$(BUILD)/obj/gen/%.o,$(GRPC_GEN))
+GRPC_FIXTURES := $(patsubst tests/fixtures/grpc/%.cc,$(BUILD)/fixtures/%,$(wildcard tests/fixtures/grpc/*.cc))
+GRPC_CXXFLAGS  = $(shell pkg-config --cflags grpc++ protobuf 2>/dev/null) -I$(BUILD)/gen
+GRPC_LIBS      = $(shell pkg-config --libs grpc++ protobuf 2>/dev/null) -lpthread
+
+$(BUILD)/gen/%.pb.cc $(BUILD)/gen/%.pb.h $(BUILD)/gen/%.grpc.pb.cc $(BUILD)/gen/%.grpc.pb.h: \
+		tests/fixtures/grpc/%.proto
+	$(call msg,PROTOC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)protoc -Itests/fixtures/grpc --cpp_out=$(@D) --grpc_out=$(@D) \
+		--plugin=protoc-gen-grpc=$$(command -v grpc_cpp_plugin) $<
+
+# Generated code is not ours to warn about.
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.cc
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(GRPC_CXXFLAGS) $(CXXFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tests/fixtures/grpc/%.o: tests/fixtures/grpc/%.cc | $(GRPC_GEN)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(GRPC_CXXFLAGS) $(CXXFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/grpc/%.o $(GRPC_GEN_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(CXXFLAGS) $^ $(GRPC_LIBS) -o $@
+
 LOADGEN_SRCS := $(wildcard experiments/loadgen/*.c)
 ifneq ($(LOADGEN_SRCS),)
 PROGRAMS += $(BUILD)/loadgen
@@ -160,7 +197,7 @@ EBEE_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/te
 $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LIBEBEE)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -lpthread -lm $(TESTLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -lpthread -lm -lstdc++ $(TESTLIBS) -o $@
 
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
@@ -169,7 +206,7 @@ BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
 .DEFAULT_GOAL := all
 .PHONY: all test unit integration bench demo run deps clean help format figure11-sim
 
-all: $(PROGRAMS) $(FIXTURES)
+all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES)
 
 tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 
@@ -198,7 +235,7 @@ demo: all
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
 	    libmemcached-tools python3 procps iproute2 util-linux \
-	    python3-matplotlib
+	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler time
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

@@ -15,11 +15,14 @@
 #define EBEE_F_CONN    0x1u /* report accept..close of each accepted socket */
 #define EBEE_F_IO      0x2u /* report read..last-write requests on accepted sockets */
 #define EBEE_F_NOCHILD 0x4u /* do not add processes it forks */
+/* gRPC (issue 9): report server-side chttp2 streams (bpf/ebee_grpc.bpf.c).
+ * A high bit, clear of the low ones the syscall/socket programs use. */
+#define EBEE_F_GRPC 0x100u
 
 /* Record kinds (struct ebee_rec.kind). */
 #define EBEE_REC_CONN	      1 /* lat = close - accept; nreq = io requests it carried */
 #define EBEE_REC_IO	      2 /* lat = last write - first read of one request */
-#define EBEE_REC_GRPC	      3
+#define EBEE_REC_GRPC	      3 /* lat = stream closed - server stream constructed */
 #define EBEE_REC_CONN_ADOPTED 4 /* close of an adopted connection: evidence only */
 
 /* struct ebee_conn.flags */
@@ -76,6 +79,34 @@ struct ebee_rec {
 	__u32 wid;
 	__u16 kind;
 	__u16 nreq; /* EBEE_REC_CONN: io requests seen on it (saturating) */
+};
+
+/* gRPC (issue 9): an in-flight server-side chttp2 stream, keyed by
+ * (tgid, stream pointer); bpf/ebee_grpc.bpf.c. */
+struct ebee_grpc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 stream; /* grpc_chttp2_stream * in the traced process */
+};
+
+struct ebee_grpc_stream {
+	__u64 start_ns;
+	__u64 transport; /* grpc_chttp2_transport *: must match at close */
+	__u32 wid;
+	__u32 closed; /* EBEE_GS_* seen so far */
+};
+
+#define EBEE_GS_READS  0x1 /* the client half-closed (END_STREAM received) */
+#define EBEE_GS_WRITES 0x2 /* the server's trailers went out, or the stream was reset */
+
+/* Per-CPU counters of the grpc object (its own array). */
+enum ebee_grpc_counter {
+	EBEE_GCNT_SERVER,    /* server-side streams constructed (traced processes) */
+	EBEE_GCNT_CLIENT,    /* client-side streams constructed (ignored) */
+	EBEE_GCNT_DONE,	     /* server-side streams completed: records emitted or dropped */
+	EBEE_GCNT_DESTROYED, /* streams destroyed before both directions closed */
+	EBEE_GCNT_DROPPED,   /* ring buffer full */
+	EBEE_GCNT_MAX,
 };
 
 /* Per-CPU counters (array indexed by these). */

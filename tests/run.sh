@@ -71,7 +71,7 @@ if [ "$(id -u)" -eq 0 ] && [ "$what" != unit ]; then
 	fi
 	# ebee's programs (by name) still loaded, or test servers still running
 	sleep 0.5
-	progs=$(bpftool prog show 2>/dev/null | grep -cE ' name (exit_accept4|enter_close|on_proc_fork) ')
+	progs=$(bpftool prog show 2>/dev/null | grep -cE ' name (exit_accept4|enter_close|on_proc_fork|grpc_stream_new) ')
 	if [ "$progs" -gt 0 ]; then
 		echo "FAIL: $progs ebee BPF programs left loaded"
 		fail=$((fail + 1))

@@ -45,7 +45,8 @@ static void usage(FILE *f)
 	    "       ebee top   --pid PID [--pid PID ...] [options]\n"
 	    "\n"
 	    "Observe the server-side request latency and throughput of running processes\n"
-	    "from eBPF events alone (syscall tracepoints). Needs root, kernel BTF and tracefs.\n"
+	    "from eBPF events alone (syscall tracepoints; uprobes on libgrpc for gRPC).\n"
+	    "Needs root, kernel BTF and tracefs.\n"
 	    "Each PID is traced with every process it has forked or forks later.\n"
 	    "\n"
 	    "  trace   trace until --duration ends, SIGINT, or every traced process exits,\n"
@@ -56,7 +57,10 @@ static void usage(FILE *f)
 	    "  -p, --pid PID          process to trace (repeatable, up to %d)\n"
 	    "  -d, --duration S       stop after S seconds (decimals allowed; default: SIGINT)\n"
 	    "  -i, --interval MS      print every MS milliseconds\n"
-	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write)\n"
+	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write),\n"
+	    "                         grpc (gRPC C-core server streams, multiplexed on one\n"
+	    "                         connection; the process must map libgrpc). auto picks\n"
+	    "                         grpc for a process whose libgrpc serves streams\n"
 	    "  -j, --json             one JSON object per pid per line, latencies in ns:\n"
 	    "                         pid, mode, requests, rps, latest_ns, avg_ns, p50_ns,\n"
 	    "                         p90_ns, p99_ns, p999_ns, dropped, probes, window, exited\n"
@@ -142,7 +146,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			break;
 		case 'm':
 			if (ebee_mode_parse(optarg, &c->mode))
-				return die("bad mode '%s' (auto, conn or io)", optarg);
+				return die("bad mode '%s' (auto, conn, io or grpc)", optarg);
 			break;
 		case 'j':
 			c->json = 1;
@@ -179,8 +183,6 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		return die("unexpected argument '%s'", argv[optind]);
 	if (!c->npids)
 		return die("%sno --pid given", "");
-	if (c->mode == EBEE_MODE_GRPC)
-		return die("%smode grpc is not available yet", "");
 	return 0;
 }
 
@@ -369,7 +371,7 @@ int main(int argc, char **argv)
 					"ebee: pid %d is already traced (listed twice, or a "
 					"descendant of another --pid)\n",
 					c.pids[i]);
-			else
+			else if (err != -EOPNOTSUPP) /* that one was logged with its reason */
 				fprintf(stderr, "ebee: cannot trace pid %d: %s\n", c.pids[i],
 					strerror(-err));
 			ebee_close(eb);

@@ -96,7 +96,9 @@ void ebee_close(struct ebee *eb);
 /*
  * Start tracing pid (a tgid) and, unless opts->no_children, every process it
  * has forked or forks later. Their requests are reported under pid.
- * -ESRCH: no such process; -EEXIST: already traced; -ENOSPC: too many.
+ * -ESRCH: no such process; -EEXIST: already traced; -ENOSPC: too many;
+ * -EOPNOTSUPP: mode grpc on a process (and descendants) that maps no usable
+ * libgrpc (the reason goes to the log callback at EBEE_LOG_WARN).
  */
 int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts);
 /* Stop tracing pid; its requests are no longer counted. Its window is freed. */
@@ -143,6 +145,7 @@ struct ebee_global_stats {
 	unsigned int probes;	/* probe groups attached in the kernel now */
 	unsigned int workloads; /* workloads traced */
 	uint64_t conn_entries;	/* in-flight connection map entries (slow: walks the map) */
+	uint64_t grpc_streams;	/* in-flight gRPC server streams (slow: walks the map) */
 };
 int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st);
 

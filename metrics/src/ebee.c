@@ -26,14 +26,17 @@
 
 #include "ebee.h"
 #include "feature_check.h"
+#include "grpc.h"
 #include "kern.h"
 #include "mode.h"
 #include "proc.h"
 #include "window.h"
 
 #define HOUSEKEEPING_NS (100ull * 1000 * 1000)
+/* gRPC (issue 9): how often traced processes are searched for libgrpc. */
+#define GRPC_SCAN_NS (1000ull * 1000 * 1000)
 
-enum { K_CONN, K_IO, K_NKINDS };
+enum { K_CONN, K_IO, K_GRPC, K_NKINDS };
 
 struct wl {
 	pid_t pid;
@@ -43,6 +46,7 @@ struct wl {
 	bool kflags_resync;	 /* re-copy the flags into process entries */
 	bool no_children;
 	bool exited;
+	bool grpc; /* gRPC (issue 9): some process of it maps a usable libgrpc */
 	struct ebee_window *win[K_NKINDS];
 	uint64_t total[K_NKINDS]; /* records of each kind since start */
 	uint64_t req_base, kind_snap;
@@ -69,6 +73,11 @@ struct ebee {
 	uint64_t records;
 	uint64_t last_house_ns;
 	int epfd;
+	/* gRPC (issue 9): the uprobe object; NULL (with the reason) if it
+	 * could not be loaded. */
+	struct ebee_grpc *grpc;
+	char grpc_err[256];
+	uint64_t last_grpc_scan_ns;
 };
 
 static uint64_t now_ns(void)
@@ -152,7 +161,12 @@ static int primary_kind(const struct wl *w)
 		return K_CONN;
 	case EBEE_MODE_IO:
 		return K_IO;
+	case EBEE_MODE_GRPC:
+		return K_GRPC;
 	default:
+		/* gRPC streams decide at the next housekeeping. */
+		if (w->win[K_GRPC] && w->total[K_GRPC])
+			return K_GRPC;
 		/* Undecided: whichever pattern has seen more. */
 		if (!w->win[K_IO])
 			return K_CONN;
@@ -175,19 +189,24 @@ static uint64_t wl_requests(const struct wl *w)
 static uint32_t wl_flags(const struct wl *w, uint64_t now)
 {
 	uint32_t f = w->no_children ? EBEE_F_NOCHILD : 0;
+	uint32_t g = w->grpc ? EBEE_F_GRPC : 0; /* gRPC (issue 9): watch streams */
 
 	switch (w->req_mode) {
 	case EBEE_MODE_CONN:
 		return f | EBEE_F_CONN;
 	case EBEE_MODE_IO:
 		return f | EBEE_F_IO;
+	case EBEE_MODE_GRPC:
+		return f | EBEE_F_GRPC;
 	default:
 		break;
 	}
+	if (w->mode == EBEE_MODE_GRPC)
+		return f | EBEE_F_GRPC; /* the syscall probes are pruned */
 	if (w->mode == EBEE_MODE_CONN && now >= w->recheck_until_ns)
-		return f | EBEE_F_CONN;
+		return f | EBEE_F_CONN | g;
 	/* Undecided, io (closes feed the revisit), or a conn-mode recheck. */
-	return f | EBEE_F_CONN | EBEE_F_IO;
+	return f | EBEE_F_CONN | EBEE_F_IO | g;
 }
 
 static unsigned int flags_probes(uint32_t flags)
@@ -198,6 +217,8 @@ static unsigned int flags_probes(uint32_t flags)
 		p |= EBEE_PROBE_ACCEPT | EBEE_PROBE_CLOSE | EBEE_PROBE_FORK;
 	if (flags & EBEE_F_IO)
 		p |= EBEE_PROBE_READ | EBEE_PROBE_WRITE;
+	if (flags & EBEE_F_GRPC)
+		p |= EBEE_PROBE_GRPC | EBEE_PROBE_FORK;
 	return p;
 }
 
@@ -226,6 +247,18 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 			w->kflags = f;
 		}
 	}
+	/* gRPC (issue 9): the uprobes are the grpc object's. */
+	if (eb->grpc && !!(need & EBEE_PROBE_GRPC) != ebee_grpc_probes(eb->grpc)) {
+		err = ebee_grpc_set_probes(eb->grpc, need & EBEE_PROBE_GRPC, msg ? msg : m,
+					   msg ? msg_len : sizeof(m));
+		if (err) {
+			logf_(eb, EBEE_LOG_WARN, "%s", msg ? msg : m);
+			return err;
+		}
+		logf_(eb, EBEE_LOG_DEBUG, "ebee: grpc uprobes %s",
+		      need & EBEE_PROBE_GRPC ? "attached" : "detached");
+	}
+	need &= ~EBEE_PROBE_GRPC;
 	if (need == ebee_kern_probes(eb->kern))
 		return 0;
 	ebee_probes_str(ebee_kern_probes(eb->kern), b1, sizeof(b1));
@@ -241,12 +274,18 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 
 static void set_mode(struct ebee *eb, struct wl *w, enum ebee_mode m, const char *why)
 {
-	int k = m == EBEE_MODE_IO ? K_IO : K_CONN;
+	int k = m == EBEE_MODE_IO ? K_IO : m == EBEE_MODE_GRPC ? K_GRPC : K_CONN;
 
 	if (w->mode == EBEE_MODE_AUTO) {
 		/* First choice: everything of that kind since the start counts. */
 		w->req_base = 0;
 		w->kind_snap = 0;
+	} else if (m == EBEE_MODE_GRPC) {
+		/* gRPC (issue 9): streams were watched from the start, and what
+		 * io or conn counted on a gRPC server's connections was wrong. */
+		w->req_base = 0;
+		w->kind_snap = 0;
+		w->switches++;
 	} else {
 		w->req_base = wl_requests(w);
 		w->kind_snap = w->total[k];
@@ -262,9 +301,11 @@ static void set_mode(struct ebee *eb, struct wl *w, enum ebee_mode m, const char
 
 static void describe(const struct ebee_evidence *ev, char *buf, size_t len)
 {
-	snprintf(buf, len, "%llu closed connections, %llu with several requests, %llu io requests",
+	snprintf(buf, len,
+		 "%llu closed connections, %llu with several requests, %llu io requests, "
+		 "%llu grpc streams",
 		 (unsigned long long)ev->conns_closed, (unsigned long long)ev->conns_multi,
-		 (unsigned long long)ev->io_reqs);
+		 (unsigned long long)ev->io_reqs, (unsigned long long)ev->grpc_reqs);
 }
 
 static void wl_auto(struct ebee *eb, struct wl *w, uint64_t now)
@@ -277,6 +318,14 @@ static void wl_auto(struct ebee *eb, struct wl *w, uint64_t now)
 		return;
 	d = ebee_mode_decide(&w->ev, &eb->mp);
 	describe(&w->ev, why, sizeof(why));
+	/* gRPC (issue 9): server streams decide at once, and for good. */
+	if (w->mode == EBEE_MODE_GRPC)
+		return;
+	if (d == EBEE_MODE_GRPC) {
+		set_mode(eb, w, d, why);
+		memset(&w->ev, 0, sizeof(w->ev));
+		return;
+	}
 	switch (w->mode) {
 	case EBEE_MODE_AUTO:
 		if (d != EBEE_MODE_AUTO) {
@@ -325,12 +374,60 @@ static void wl_mark_exited(struct ebee *eb, struct wl *w)
 	w->nprocs_final = 0;
 	w->exited = true;
 	ebee_kern_workload_del(eb->kern, w->pid);
+	ebee_grpc_workload_del(eb->grpc, w->pid); /* gRPC (issue 9) */
 	logf_(eb, EBEE_LOG_INFO, "ebee: pid %d exited; %llu requests traced", w->pid,
 	      (unsigned long long)wl_requests(w));
 }
 
+/* gRPC (issue 9): does the workload (now) map a usable libgrpc? At the start
+ * and then every GRPC_SCAN_NS, so a descendant that starts a gRPC server
+ * later is covered. In grpc mode, a process without one is an error. */
+static int wl_grpc_scan(struct ebee *eb, struct wl *w, bool starting)
+{
+	bool found = false;
+	char msg[600];
+	int err;
+
+	if (w->req_mode != EBEE_MODE_AUTO && w->req_mode != EBEE_MODE_GRPC)
+		return 0;
+	if (!eb->grpc) {
+		if (w->req_mode != EBEE_MODE_GRPC)
+			return 0;
+		logf_(eb, EBEE_LOG_WARN, "ebee: pid %d: mode grpc is unavailable: %s", w->pid,
+		      eb->grpc_err);
+		return -EOPNOTSUPP;
+	}
+	msg[0] = 0;
+	err = ebee_grpc_scan(eb->grpc, w->pid, !w->no_children, &found, msg, sizeof(msg));
+	if (starting && w->req_mode == EBEE_MODE_GRPC && !found) {
+		if (err)
+			logf_(eb, EBEE_LOG_WARN, "%s", msg);
+		else
+			logf_(eb, EBEE_LOG_WARN,
+			      "ebee: pid %d%s maps no libgrpc (not a gRPC C-core process): "
+			      "mode grpc needs one",
+			      w->pid, w->no_children ? "" : " (or a descendant)");
+		return -EOPNOTSUPP;
+	}
+	if (err)
+		logf_(eb, starting ? EBEE_LOG_WARN : EBEE_LOG_DEBUG, "%s", msg);
+	if (found && !w->win[K_GRPC]) {
+		w->win[K_GRPC] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
+		if (!w->win[K_GRPC])
+			return -ENOMEM;
+	}
+	if (found && !w->grpc)
+		logf_(eb, EBEE_LOG_INFO, "ebee: pid %d maps libgrpc: watching its streams", w->pid);
+	w->grpc |= found;
+	return 0;
+}
+
 static void housekeeping(struct ebee *eb, uint64_t now)
 {
+	bool grpc_scan = now - eb->last_grpc_scan_ns >= GRPC_SCAN_NS;
+
+	if (grpc_scan)
+		eb->last_grpc_scan_ns = now;
 	for (struct wl *w = eb->wls; w; w = w->next) {
 		if (w->exited)
 			continue;
@@ -338,6 +435,8 @@ static void housekeeping(struct ebee *eb, uint64_t now)
 			wl_mark_exited(eb, w);
 			continue;
 		}
+		if (grpc_scan)
+			wl_grpc_scan(eb, w, false);
 		wl_auto(eb, w, now);
 	}
 	sync_kernel(eb, NULL, 0);
@@ -362,6 +461,8 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 		k = K_CONN;
 	else if (r->kind == EBEE_REC_IO)
 		k = K_IO;
+	else if (r->kind == EBEE_REC_GRPC)
+		k = K_GRPC;
 	else
 		return 0;
 	w->total[k]++;
@@ -466,6 +567,10 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	err = ebee_kern_open(&ko, &eb->kern, msg, msg_len);
 	if (err)
 		goto fail;
+	/* gRPC (issue 9): optional; without it, mode grpc says why. */
+	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
+			   eb->grpc_err, sizeof(eb->grpc_err)))
+		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
 	eb->epfd = ebee_kern_epoll_fd(eb->kern);
 	err = -pthread_create(&eb->thread, NULL, consumer, eb);
 	if (err) {
@@ -479,6 +584,22 @@ fail:
 	ebee_close(eb);
 	errno = -err;
 	return NULL;
+}
+
+/* The windows of the patterns a mode may use. Auto's grpc window comes with a
+ * libgrpc (wl_grpc_scan()): most processes never need one. */
+static bool wants_window(enum ebee_mode mode, int k)
+{
+	switch (mode) {
+	case EBEE_MODE_AUTO:
+		return k != K_GRPC;
+	case EBEE_MODE_CONN:
+		return k == K_CONN;
+	case EBEE_MODE_IO:
+		return k == K_IO;
+	default:
+		return k == K_GRPC;
+	}
 }
 
 static void free_wl(struct wl *w)
@@ -504,6 +625,7 @@ void ebee_close(struct ebee *eb)
 		eb->wls = w->next;
 		free_wl(w);
 	}
+	ebee_grpc_close(eb->grpc);
 	ebee_kern_close(eb->kern);
 	pthread_mutex_destroy(&eb->lock);
 	free(eb);
@@ -538,8 +660,6 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 
 	if (!eb || pid <= 0 || mode < 0 || mode >= EBEE_MODE_COUNT)
 		return -EINVAL;
-	if (mode == EBEE_MODE_GRPC)
-		return -EOPNOTSUPP; /* gRPC uprobes: not built yet */
 	tgid = ebee_proc_tgid(pid);
 	if (tgid < 0 || !ebee_proc_alive(pid))
 		return -ESRCH;
@@ -554,14 +674,14 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	w->mode = mode;
 	w->no_children = no_children;
 	w->epoch_ns = now_ns();
-	if (mode != EBEE_MODE_IO)
-		w->win[K_CONN] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
-	if (mode != EBEE_MODE_CONN)
-		w->win[K_IO] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
-	if ((mode != EBEE_MODE_IO && !w->win[K_CONN]) ||
-	    (mode != EBEE_MODE_CONN && !w->win[K_IO])) {
-		free_wl(w);
-		return -ENOMEM;
+	for (int k = 0; k < K_NKINDS; k++) {
+		if (!wants_window(mode, k))
+			continue;
+		w->win[k] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
+		if (!w->win[k]) {
+			free_wl(w);
+			return -ENOMEM;
+		}
 	}
 
 	pthread_mutex_lock(&eb->lock);
@@ -582,6 +702,9 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 			}
 		}
 	}
+	err = wl_grpc_scan(eb, w, true); /* gRPC (issue 9) */
+	if (err)
+		goto unlock;
 	/* Workload entry first (gates the programs), then the root, then the
 	 * probes (the fork hook among them), and only then the descendants
 	 * that already exist: a fork racing with the scan is caught by one or
@@ -650,6 +773,7 @@ int ebee_stop_tracing(struct ebee *eb, pid_t pid)
 	eb->nwls--;
 	if (!w->exited)
 		ebee_kern_workload_del(eb->kern, pid);
+	ebee_grpc_workload_del(eb->grpc, pid); /* gRPC (issue 9) */
 	sync_kernel(eb, NULL, 0);
 	pthread_mutex_unlock(&eb->lock);
 	free_wl(w);
@@ -773,7 +897,9 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 	} else {
 		ebee_kern_workload_dropped(eb->kern, pid, &s.dropped);
 		s.nprocs = ebee_kern_proc_count(eb->kern, pid);
-		s.probes = flags_probes(w->kflags) & ebee_kern_probes(eb->kern);
+		s.probes = flags_probes(w->kflags) &
+			   (ebee_kern_probes(eb->kern) |
+			    (ebee_grpc_probes(eb->grpc) ? EBEE_PROBE_GRPC : 0)); /* issue 9 */
 	}
 	win = w->win[primary_kind(w)];
 	if (win) {
@@ -802,6 +928,10 @@ int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st)
 	s.probes = ebee_kern_probes(eb->kern);
 	s.workloads = eb->nwls;
 	s.conn_entries = ebee_kern_conn_count(eb->kern);
+	/* gRPC (issue 9) */
+	if (ebee_grpc_probes(eb->grpc))
+		s.probes |= EBEE_PROBE_GRPC;
+	s.grpc_streams = ebee_grpc_stream_count(eb->grpc);
 	pthread_mutex_unlock(&eb->lock);
 	memcpy(st, &s, sz);
 	return 0;

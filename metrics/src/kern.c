@@ -410,6 +410,20 @@ uint64_t ebee_kern_conn_count(struct ebee_kern *k)
 	return n;
 }
 
+/* ---- gRPC (issue 9): hooks for the grpc object (metrics/src/grpc.c) ---- */
+
+int ebee_kern_map_fd(struct ebee_kern *k, const char *name)
+{
+	int fd = bpf_object__find_map_fd_by_name(k->skel->obj, name);
+
+	return fd < 0 ? -ENOENT : fd;
+}
+
+int ebee_kern_ringbuf_add(struct ebee_kern *k, int map_fd)
+{
+	return ring_buffer__add(k->rb, map_fd, handle_rec, k);
+}
+
 int ebee_kern_epoll_fd(struct ebee_kern *k)
 {
 	return ring_buffer__epoll_fd(k->rb);

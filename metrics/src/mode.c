@@ -19,6 +19,8 @@ void ebee_evidence_add(struct ebee_evidence *ev, unsigned int rec_kind, unsigned
 			ev->conns_multi++;
 	} else if (rec_kind == EBEE_REC_IO) {
 		ev->io_reqs++;
+	} else if (rec_kind == EBEE_REC_GRPC) { /* gRPC (issue 9) */
+		ev->grpc_reqs++;
 	}
 }
 
@@ -26,6 +28,9 @@ enum ebee_mode ebee_mode_decide(const struct ebee_evidence *ev, const struct ebe
 {
 	uint64_t closed = ev->conns_closed;
 
+	/* gRPC (issue 9): a completed server stream is proof enough. */
+	if (ev->grpc_reqs)
+		return EBEE_MODE_GRPC;
 	if (closed >= p->min_conns && closed > 0)
 		return ev->conns_multi * 2 > closed ? EBEE_MODE_IO : EBEE_MODE_CONN;
 	/* Few closes: requests on connections that stay open. */

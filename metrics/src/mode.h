@@ -8,6 +8,9 @@
  * io request is counted. Connections carrying several requests, or io requests
  * piling up on connections that are not being closed (deferred, bulk closes),
  * mean `io`; connections carrying at most one request mean `conn`.
+ * Completed server-side gRPC streams (only seen in a process that maps
+ * libgrpc) mean `grpc`, whatever the syscalls say: its connections carry
+ * many interleaved requests that syscalls cannot separate.
  */
 #ifndef EBEE_MODE_H
 #define EBEE_MODE_H
@@ -19,6 +22,7 @@ struct ebee_evidence {
 	uint64_t conns_closed; /* connections closed */
 	uint64_t conns_multi;  /* ... that carried two or more io requests */
 	uint64_t io_reqs;      /* io requests completed (open or closed connections) */
+	uint64_t grpc_reqs;    /* gRPC (issue 9): server-side streams completed */
 };
 
 struct ebee_mode_params {

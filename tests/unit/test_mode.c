@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "ebee.h"
@@ -143,6 +144,26 @@ static void test_mode_names(void **state)
 	assert_int_equal(ebee_probes_str(0x3f, buf, 8)[7], 0);
 }
 
+/* gRPC (issue 9): one completed server stream decides grpc, whatever the
+ * syscalls of its multiplexed connection looked like. */
+static void test_grpc_streams_decide_grpc(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+
+	for (int i = 0; i < 100; i++)
+		ebee_evidence_add(&ev, EBEE_REC_IO, 0);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_IO);
+	ebee_evidence_add(&ev, EBEE_REC_GRPC, 0);
+	assert_int_equal(ev.grpc_reqs, 1);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_GRPC);
+
+	memset(&ev, 0, sizeof(ev));
+	for (int i = 0; i < 20; i++)
+		conn_with(&ev, 1);
+	ebee_evidence_add(&ev, EBEE_REC_GRPC, 0);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_GRPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -155,6 +176,7 @@ int main(void)
 		cmocka_unit_test(test_majority),
 		cmocka_unit_test(test_nreq_saturates_at_two),
 		cmocka_unit_test(test_mode_names),
+		cmocka_unit_test(test_grpc_streams_decide_grpc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ebee grpc pattern against a real gRPC C++ server on Debian's libgrpc++
+ * (root): exact request counts against what the client issued, latencies
+ * against the server's injected delay, streams multiplexed on one connection
+ * and a connection per call, reset streams, a process that is a gRPC client
+ * and server at once, refusal for a process without libgrpc, and a server
+ * that dies mid-run.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "ebee.h"
+#include "../lib/testutil.h"
+#include "../lib/grpcutil.h"
+#include "../../metrics/src/proc.h"
+
+static struct ebee *eb;
+static char last_warn[1024];
+
+static void log_cb(enum ebee_log_level lvl, const char *msg, void *ctx)
+{
+	if (lvl == EBEE_LOG_WARN)
+		snprintf(last_warn, sizeof(last_warn), "%s", msg);
+	if (getenv("EBEE_TEST_VERBOSE") || lvl == EBEE_LOG_WARN)
+		fprintf(stderr, "  [ebee] %s\n", msg);
+}
+
+static int group_setup(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o), .log = log_cb, .log_level = EBEE_LOG_DEBUG };
+	char msg[512];
+
+	tu_init();
+	if (geteuid() != 0)
+		return 0;
+	if (access("build/fixtures/grpc_server", X_OK) ||
+	    access("build/fixtures/grpc_client", X_OK))
+		return 0; /* each test says SKIP */
+	eb = ebee_open(&o, msg, sizeof(msg));
+	if (!eb) {
+		fprintf(stderr, "ebee_open: %s\n", msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	ebee_close(eb);
+	tu_cleanup();
+	return 0;
+}
+
+#define NEED_ROOT_AND_GRPC()                                                               \
+	do {                                                                               \
+		if (tu_need_root())                                                        \
+			skip();                                                            \
+		if (!eb) {                                                                 \
+			printf("SKIP: build/fixtures/grpc_server not built (make all)\n"); \
+			skip();                                                            \
+		}                                                                          \
+	} while (0)
+
+static struct ebee_trace_opts topts(enum ebee_mode m)
+{
+	return (struct ebee_trace_opts){ .sz = sizeof(struct ebee_trace_opts), .mode = m };
+}
+
+static struct ebee_stats stats_of(pid_t pid)
+{
+	struct ebee_stats st = { .sz = sizeof(st) };
+
+	assert_int_equal(ebee_get_stats(eb, pid, &st), 0);
+	return st;
+}
+
+/* Records of requests that completed before the call are queued: drain them,
+ * and give the consumer's housekeeping (mode choice, 100 ms) a turn. */
+static struct ebee_stats settle(pid_t pid)
+{
+	assert_int_equal(ebee_flush(eb), 0);
+	tu_sleep_ms(250);
+	assert_int_equal(ebee_flush(eb), 0);
+	return stats_of(pid);
+}
+
+static uint64_t grpc_streams(void)
+{
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+
+	assert_int_equal(ebee_get_global_stats(eb, &g), 0);
+	return g.grpc_streams;
+}
+
+static void check_pct(pid_t pid, double p, double lo_ms, double hi_ms)
+{
+	double v;
+
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, p, &v), 0);
+	printf("  pid %d p%g %.3f ms (want [%.1f, %.1f])\n", pid, p, v / 1e6, lo_ms, hi_ms);
+	assert_true(v >= lo_ms * 1e6);
+	assert_true(v <= hi_ms * 1e6);
+}
+
+static void check_p50(pid_t pid, double lo_ms, double hi_ms)
+{
+	check_pct(pid, 50, lo_ms, hi_ms);
+}
+
+static void report(const char *what, pid_t pid, const struct ebee_stats *st, long long want)
+{
+	char pr[64];
+
+	printf("  %s: requests %llu (client issued %lld), mode %s, probes [%s]\n", what,
+	       (unsigned long long)st->requests, want, ebee_mode_str(st->mode),
+	       ebee_probes_str(st->probes, pr, sizeof(pr)));
+}
+
+/* Established TCP connections whose local port is port (the server's side),
+ * from /proc/net/tcp and tcp6 (gRPC uses dual-stack IPv6 sockets). */
+static int server_conns(int port)
+{
+	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	unsigned int lport, st;
+	char line[512];
+	int n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "re");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", &lport,
+				   &st) == 2 &&
+			    (int)lport == port && st == 1 /* TCP_ESTABLISHED */)
+				n++;
+		fclose(f);
+	}
+	return n;
+}
+
+/* Trace pid (serving on port) in mode m, make n calls with k in flight
+ * (client args extra), and check that ebee counted each call once, in grpc
+ * mode. Returns the settled stats; the calls that hit their deadline in
+ * *deadline. */
+static struct ebee_stats calls_counted(const char *what, pid_t pid, int port, enum ebee_mode m,
+				       int n, int k, const char *const extra[], long long *deadline)
+{
+	struct ebee_trace_opts to = topts(m);
+	long long ok, dl;
+	struct ebee_stats st;
+
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, k, extra, &ok, &dl), 0);
+	assert_int_equal(ok + dl, n);
+	st = settle(pid);
+	report(what, pid, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	if (deadline)
+		*deadline = dl;
+	return st;
+}
+
+/* The issue's case: one channel (one HTTP/2 connection), 16 calls in flight,
+ * 3 ms each, auto mode. Syscalls see interleaved frames, not requests: the
+ * process must end up in grpc mode with its syscall probes pruned. */
+static void test_one_connection_16_in_flight(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	char p[16], log[PATH_MAX];
+	int port, conns = 0, c;
+	const int n = 400;
+	struct ebee_stats st;
+	siginfo_t si = {};
+	pid_t pid, cl;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_start_grpc_server(&port, 3000, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(log, sizeof(log), "%s/one-conn-client.log", tu_tmpdir());
+	cl = tu_spawn((char *const[]){ "build/fixtures/grpc_client", "--port", p, "-n", "400", "-c",
+				       "16", NULL },
+		      log);
+	assert_true(cl > 0);
+	/* The server's established connections while the calls run: one. */
+	for (int i = 0; i < 6000; i++) {
+		si.si_pid = 0;
+		if (waitid(P_PID, cl, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid == cl)
+			break;
+		c = server_conns(port);
+		conns = c > conns ? c : conns;
+		tu_sleep_ms(10);
+	}
+	assert_int_equal(tu_stop(cl), 0);
+	assert_int_equal(si.si_status, 0);
+	printf("  server connections while the calls ran: %d at most\n", conns);
+	assert_int_equal(conns, 1);
+	{
+		char out[512] = "";
+		FILE *f = fopen(log, "re");
+
+		assert_non_null(f);
+		out[fread(out, 1, sizeof(out) - 1, f)] = 0;
+		fclose(f);
+		assert_int_equal(tu_field(out, "ok"), n);
+	}
+	st = settle(pid);
+	report("one channel", pid, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.probes, EBEE_PROBE_GRPC | EBEE_PROBE_FORK);
+	check_p50(pid, 3, 5);
+	assert_int_equal(grpc_streams(), 0);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* The vSwarm pattern: a new channel, hence a new TCP connection, per call.
+ * Connections carrying one request each look like `conn` to the syscalls;
+ * the streams still decide. */
+static void test_connection_per_call(void **state)
+{
+	const char *extra[] = { "--new-channel", NULL };
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_start_grpc_server(&port, 2000, NULL);
+	assert_true(pid > 0);
+	calls_counted("channel per call", pid, port, EBEE_MODE_AUTO, 150, 4, extra, NULL);
+	check_p50(pid, 2, 4);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/*
+ * Why the completion point is "both directions closed" and not a call count:
+ * every 4th call is reset by its client (a 5 ms deadline against a 20 ms
+ * delay: RST_STREAM, no trailers), and replies are 256 KiB (several DATA
+ * frames and flow-control updates per stream). Each stream must be one
+ * request, reset or not, and nothing may stay in flight. (The deadline leaves
+ * the call's headers time to reach the server: with 1 ms, a call can expire
+ * in the client before the server ever sees it, and then it is no request.)
+ */
+static void test_resets_and_large_replies_count_once(void **state)
+{
+	const char *extra[] = {
+		"--reply-bytes", "262144", "--deadline-every", "4", "--deadline-ms", "5", NULL
+	};
+	const int n = 160;
+	long long dl;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_start_grpc_server(&port, 20000, NULL);
+	assert_true(pid > 0);
+	calls_counted("resets + 256 KiB replies", pid, port, EBEE_MODE_GRPC, n, 8, extra, &dl);
+	printf("  client: deadline exceeded %lld\n", dl);
+	assert_int_equal(dl, n / 4);
+	/* A reset stream ends at the reset, not when its handler returns: the
+	 * quarter that was reset is the fast quarter. */
+	check_pct(pid, 10, 4, 10);
+	check_pct(pid, 50, 20, 26);
+	assert_int_equal(grpc_streams(), 0);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* Auto mode on a library handle that judges io after a handful of requests:
+ * the connection set-up frames of 16 new connections look like io requests
+ * well before the first 500 ms call completes, so it chooses io first; the
+ * first completed stream must switch it to grpc and every call must still be
+ * counted once (the io "requests" before the switch are not requests). */
+static void test_auto_io_then_grpc_counts_exactly(void **state)
+{
+	struct ebee_opts o = {
+		.sz = sizeof(o), .auto_min_requests = 2, .auto_min_conns = 1000, .log = log_cb
+	};
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	const char *extra[] = { "--new-channel", NULL };
+	struct ebee_stats st = { .sz = sizeof(st) };
+	const int n = 32;
+	struct ebee *eb2;
+	char msg[256];
+	long long ok;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	eb2 = ebee_open(&o, msg, sizeof(msg));
+	assert_non_null(eb2);
+	pid = tu_start_grpc_server(&port, 500000, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb2, pid, &to), 0);
+	assert_int_equal(tu_grpc_client(port, n, 16, extra, &ok, NULL), 0);
+	assert_int_equal(ok, n);
+	assert_int_equal(ebee_flush(eb2), 0);
+	tu_sleep_ms(250);
+	assert_int_equal(ebee_flush(eb2), 0);
+	assert_int_equal(ebee_get_stats(eb2, pid, &st), 0);
+	printf("  requests %llu (client issued %d), mode %s, switches %llu\n",
+	       (unsigned long long)st.requests, n, ebee_mode_str(st.mode),
+	       (unsigned long long)st.mode_switches);
+	ebee_close(eb2);
+	tu_stop(pid);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	assert_true(st.mode_switches >= 1); /* it was io first */
+	assert_int_equal(st.requests, n);
+}
+
+/* A front end that calls a backend for every call it serves: as many
+ * client-side streams as server-side ones in one process. Only the served
+ * ones are requests, and their latency includes the backend's. */
+static void test_client_streams_are_not_requests(void **state)
+{
+	char up[32];
+	const char *extra[] = { "--upstream", up, NULL };
+	int port, bport;
+	pid_t back, front;
+
+	NEED_ROOT_AND_GRPC();
+	back = tu_start_grpc_server(&bport, 1000, NULL);
+	assert_true(back > 0);
+	snprintf(up, sizeof(up), "127.0.0.1:%d", bport);
+	front = tu_start_grpc_server(&port, 2000, extra);
+	assert_true(front > 0);
+	calls_counted("front end", front, port, EBEE_MODE_AUTO, 200, 8, NULL, NULL);
+	check_p50(front, 3, 5);
+	assert_int_equal(ebee_stop_tracing(eb, front), 0);
+	tu_stop(front);
+	tu_stop(back);
+}
+
+/* A server started later by a traced shell (a descendant that maps libgrpc
+ * only once it runs) is found by the periodic scan and traced. */
+static void test_descendant_started_later(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	char pf[PATH_MAX], cmd[PATH_MAX + 128];
+	const int n = 100;
+	struct ebee_stats st;
+	pid_t sh, *kids = NULL;
+	size_t nkids = 0;
+	long long ok;
+	int port;
+
+	NEED_ROOT_AND_GRPC();
+	snprintf(pf, sizeof(pf), "%s/late.port", tu_tmpdir());
+	/* "; true" keeps sh from exec'ing: the server is its child. */
+	snprintf(cmd, sizeof(cmd),
+		 "sleep 0.3; build/fixtures/grpc_server --port-file %s --delay-us 2000; true", pf);
+	sh = tu_spawn((char *const[]){ "sh", "-c", cmd, NULL }, NULL);
+	assert_true(sh > 0);
+	assert_int_equal(ebee_start_tracing(eb, sh, &to), 0);
+	assert_int_equal(tu_wait_file(pf, 10), 0);
+	port = (int)tu_read_num(pf);
+	/* The scan runs every second: wait for the uprobes to be live. */
+	for (int i = 0; i < 40 && !(stats_of(sh).probes & EBEE_PROBE_GRPC); i++)
+		tu_sleep_ms(100);
+	assert_true(stats_of(sh).probes & EBEE_PROBE_GRPC);
+	assert_int_equal(tu_grpc_client(port, n, 8, NULL, &ok, NULL), 0);
+	assert_int_equal(ok, n);
+	st = settle(sh);
+	report("late descendant", sh, &st, n);
+	assert_int_equal(st.requests, n);
+	assert_int_equal(st.mode, EBEE_MODE_GRPC);
+	assert_true(st.nprocs >= 2);
+	assert_int_equal(ebee_stop_tracing(eb, sh), 0);
+	if (!ebee_proc_descendants(sh, &kids, &nkids)) {
+		for (size_t i = 0; i < nkids; i++)
+			kill(kids[i], SIGKILL);
+		free(kids);
+	}
+	tu_stop(sh);
+}
+
+/* A server in its own mount namespace, where libgrpc is another file (a
+ * copy bind-mounted over the library's path, as a container image has its
+ * own): only the path through /proc/PID/root reaches the file it maps; the
+ * host's path is a different inode whose uprobes it would never hit. */
+static void test_library_seen_through_proc_root(void **state)
+{
+	const char *lib = "/usr/lib/x86_64-linux-gnu/libgrpc.so.29";
+	char copy[PATH_MAX], pf[PATH_MAX], cmd[3 * PATH_MAX];
+	struct stat a, b;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	if (access(lib, R_OK) || access("/usr/bin/unshare", X_OK)) {
+		printf("SKIP: needs %s and unshare\n", lib);
+		skip();
+	}
+	snprintf(copy, sizeof(copy), "%s/libgrpc-copy.so", tu_tmpdir());
+	snprintf(pf, sizeof(pf), "%s/ns.port", tu_tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp %s %s", lib, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(stat(lib, &a), 0);
+	assert_int_equal(stat(copy, &b), 0);
+	assert_true(a.st_ino != b.st_ino);
+	snprintf(cmd, sizeof(cmd),
+		 "mount --bind %s %s && exec build/fixtures/grpc_server --port-file %s "
+		 "--delay-us 2000",
+		 copy, lib, pf);
+	pid = tu_spawn((char *const[]){ "unshare", "-m", "sh", "-c", cmd, NULL }, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(tu_wait_file(pf, 10), 0);
+	port = (int)tu_read_num(pf);
+	calls_counted("own mount namespace", pid, port, EBEE_MODE_GRPC, 100, 8, NULL, NULL);
+	check_p50(pid, 2, 4);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* --mode grpc on a process that maps no libgrpc: refused, and the log says
+ * why; nothing is left traced. */
+static void test_not_grpc_is_refused(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_GRPC);
+	struct ebee_stats st = { .sz = sizeof(st) };
+	pid_t pid;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_spawn((char *const[]){ "sleep", "30", NULL }, NULL);
+	assert_true(pid > 0);
+	tu_sleep_ms(50); /* exec'd */
+	last_warn[0] = 0;
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), -EOPNOTSUPP);
+	printf("  refused: %s\n", last_warn);
+	assert_non_null(strstr(last_warn, "maps no libgrpc"));
+	assert_int_equal(ebee_get_stats(eb, pid, &st), -ENOENT);
+	/* Auto mode on it is fine: it just never becomes grpc. */
+	to.mode = EBEE_MODE_AUTO;
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_false(stats_of(pid).probes & EBEE_PROBE_GRPC);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* The server is killed while 16 calls are in flight: the workload is
+ * reported exited within a housekeeping round or two, its in-flight streams
+ * are freed, and once nothing needs them the uprobes are detached. */
+static void test_server_dies_mid_run(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_GRPC);
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+	char p[16], log[PATH_MAX];
+	struct ebee_stats st;
+	pid_t pid, cl;
+	int port, i;
+
+	NEED_ROOT_AND_GRPC();
+	pid = tu_start_grpc_server(&port, 5000, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(log, sizeof(log), "%s/dies-client.log", tu_tmpdir());
+	cl = tu_spawn((char *const[]){ "build/fixtures/grpc_client", "--port", p, "-n", "100000",
+				       "-c", "16", NULL },
+		      log);
+	assert_true(cl > 0);
+	tu_sleep_ms(400);
+	assert_true(grpc_streams() > 0); /* calls in flight at the kill */
+	kill(pid, SIGKILL);
+	tu_stop(pid);
+	for (i = 0; i < 30 && !stats_of(pid).exited; i++)
+		tu_sleep_ms(100);
+	st = stats_of(pid);
+	report("killed server", pid, &st, -1);
+	assert_true(st.exited);
+	assert_true(st.requests > 0);
+	assert_int_equal(st.probes, 0);
+	assert_int_equal(grpc_streams(), 0);
+	/* Queries still answer from the window after the exit. */
+	check_p50(pid, 5, 7);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(cl);
+	assert_int_equal(ebee_flush(eb), 0);
+	tu_sleep_ms(250); /* housekeeping prunes */
+	assert_int_equal(ebee_get_global_stats(eb, &g), 0);
+	assert_false(g.probes & EBEE_PROBE_GRPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_connection_16_in_flight),
+		cmocka_unit_test(test_connection_per_call),
+		cmocka_unit_test(test_resets_and_large_replies_count_once),
+		cmocka_unit_test(test_auto_io_then_grpc_counts_exactly),
+		cmocka_unit_test(test_client_streams_are_not_requests),
+		cmocka_unit_test(test_descendant_started_later),
+		cmocka_unit_test(test_library_seen_through_proc_root),
+		cmocka_unit_test(test_not_grpc_is_refused),
+		cmocka_unit_test(test_server_dies_mid_run),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

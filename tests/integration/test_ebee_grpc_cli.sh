@@ -1,0 +1,74 @@
+#!/bin/bash
+# `ebee trace --mode grpc` as a user runs it (root): exact count and mode in the
+# JSON summary for a gRPC server multiplexing 16 calls on one connection, auto
+# mode choosing grpc, a one-line refusal for a process without libgrpc, and a
+# --help that documents the mode.
+set -u
+cd "$(dirname "$0")/../.."
+EBEE=build/ebee
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+[ -x $EBEE ] && [ -x build/fixtures/grpc_server ] && [ -x build/fixtures/grpc_client ] ||
+	{ echo "FAIL: build first (make all)"; exit 1; }
+
+tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+build/fixtures/grpc_server --port-file "$tmp/port" --delay-us 2000 >"$tmp/srv.out" 2>&1 &
+srv=$!
+pids+=($srv)
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+port=$(cat "$tmp/port")
+
+# One JSON summary: requests == calls, mode as expected.
+check_json() { # file mode want
+	python3 - "$1" "$2" "$3" $srv <<'PY'
+import json, sys
+f, mode, want, pid = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+o = json.loads(open(f).read().strip().splitlines()[-1])
+assert o["pid"] == pid, o
+assert o["mode"] == mode, o
+assert o["requests"] == want, o
+assert 2e6 <= o["p50_ns"] <= 4e6, o
+assert "grpc" in o["probes"] and "read" not in o["probes"], o
+PY
+}
+
+for mode in grpc auto; do
+	$EBEE trace --pid $srv --mode $mode --duration 3 --json >"$tmp/$mode.json" 2>"$tmp/$mode.err" &
+	eb=$!
+	pids+=($eb)
+	for _ in $(seq 100); do grep -q "probes live" "$tmp/$mode.err" && break; sleep 0.02; done
+	build/fixtures/grpc_client --port "$port" -n 200 -c 16 >"$tmp/client" || bad "client failed"
+	wait $eb
+	rc=$?
+	[ $rc -eq 0 ] || bad "--mode $mode: exit $rc: $(cat "$tmp/$mode.err")"
+	check_json "$tmp/$mode.json" grpc 200 && ok "--mode $mode: $(cat "$tmp/$mode.json")" ||
+		bad "--mode $mode: wrong summary: $(cat "$tmp/$mode.json")"
+done
+
+# A process without libgrpc: one line naming the reason, exit 1.
+sleep 30 &
+slp=$!
+pids+=($slp)
+$EBEE trace --pid $slp --mode grpc --duration 1 >"$tmp/no.out" 2>"$tmp/no.err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/no.err")" -eq 1 ] && grep -q "maps no libgrpc" "$tmp/no.err"; then
+	ok "non-gRPC process refused: $(cat "$tmp/no.err")"
+else
+	bad "non-gRPC process: exit $rc, stderr: $(cat "$tmp/no.err")"
+fi
+
+$EBEE --help | grep -q "grpc (gRPC C-core server streams" && ok "--help documents grpc" ||
+	bad "--help does not mention grpc"
+
+[ $fails -eq 0 ] && echo "all ok" || echo "$fails failed"
+[ $fails -eq 0 ]

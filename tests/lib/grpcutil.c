@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/* gRPC fixtures for tests (issue 9). */
+#include <limits.h>
+#include <stdio.h>
+
+#include "grpcutil.h"
+#include "testutil.h"
+
+pid_t tu_start_grpc_server(int *port, long delay_us, const char *const extra[])
+{
+	char pf[PATH_MAX], log[PATH_MAX], d[24], *argv[40];
+	static int seq;
+	int n = 0;
+	pid_t pid;
+
+	snprintf(pf, sizeof(pf), "%s/grpc-%d.port", tu_tmpdir(), ++seq);
+	snprintf(log, sizeof(log), "%s/grpc-%d.log", tu_tmpdir(), seq);
+	snprintf(d, sizeof(d), "%ld", delay_us);
+	argv[n++] = "build/fixtures/grpc_server";
+	argv[n++] = "--port-file";
+	argv[n++] = pf;
+	argv[n++] = "--delay-us";
+	argv[n++] = d;
+	for (int i = 0; extra && extra[i] && n < 38; i++)
+		argv[n++] = (char *)extra[i];
+	argv[n] = NULL;
+	pid = tu_spawn(argv, log);
+	if (pid < 0 || tu_wait_file(pf, 10)) {
+		fprintf(stderr, "grpc_server did not become ready (log %s)\n", log);
+		tu_stop(pid);
+		return -1;
+	}
+	*port = (int)tu_read_num(pf);
+	return pid;
+}
+
+int tu_grpc_client(int port, int n, int k, const char *const extra[], long long *ok,
+		   long long *deadline)
+{
+	char p[16], ns[16], ks[16], out[512], *argv[40];
+	int i = 0, rc;
+
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(ns, sizeof(ns), "%d", n);
+	snprintf(ks, sizeof(ks), "%d", k);
+	argv[i++] = "build/fixtures/grpc_client";
+	argv[i++] = "--port";
+	argv[i++] = p;
+	argv[i++] = "-n";
+	argv[i++] = ns;
+	argv[i++] = "-c";
+	argv[i++] = ks;
+	for (int j = 0; extra && extra[j] && i < 38; j++)
+		argv[i++] = (char *)extra[j];
+	argv[i] = NULL;
+	out[0] = 0;
+	rc = tu_run(argv, out, sizeof(out), 120);
+	if (ok)
+		*ok = tu_field(out, "ok");
+	if (deadline)
+		*deadline = tu_field(out, "deadline");
+	if (rc != 0)
+		fprintf(stderr, "grpc_client exit %d: %s\n", rc, out);
+	return rc;
+}

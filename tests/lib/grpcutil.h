@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* gRPC fixtures for tests (issue 9): build/fixtures/grpc_server and grpc_client. */
+#ifndef GRPCUTIL_H
+#define GRPCUTIL_H
+
+#include <sys/types.h>
+
+/* grpc_server with --delay-us delay_us and extra args on a free port; waits
+ * until it serves; its pid, port in *port (registered with tu_spawn). */
+pid_t tu_start_grpc_server(int *port, long delay_us, const char *const extra[]);
+
+/* Run grpc_client against port: n calls, k in flight, extra args; the
+ * counts it printed ("ok", "deadline"; either may be NULL). Its exit status,
+ * or -1 if it could not run. */
+int tu_grpc_client(int port, int n, int k, const char *const extra[], long long *ok,
+		   long long *deadline);
+
+#endif
