@@ -470,9 +470,9 @@ static int feed_exists(struct cfg_ctx *x, const struct cfg_workload *w, const ch
 }
 
 static const char *const workload_keys[] = {
-	"pid",	  "pidfile", "command",	  "target_ms", "min_cores", "max_cores",
-	"cores",  "cpus",    "quota",	  "min_quota", "max_quota", "freq_mhz",
-	"source", "feed",    "ebee_mode", NULL,
+	"pid",	  "pidfile", "command",	  "target_ms",	  "min_cores", "max_cores",
+	"cores",  "cpus",    "quota",	  "min_quota",	  "max_quota", "freq_mhz",
+	"source", "feed",    "ebee_mode", "ebee_latency", NULL,
 };
 
 static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
@@ -579,6 +579,14 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 	} else if (!strcmp(key, "ebee_mode")) {
 		if (ebee_mode_parse(val, &w->ebee_mode))
 			return fail(x, "ebee_mode: '%s' must be auto, conn, io or grpc", val);
+	} else if (!strcmp(key, "ebee_latency")) {
+		if (!strcmp(val, "service"))
+			w->ebee_latency = CFG_LAT_SERVICE;
+		else if (!strcmp(val, "sojourn"))
+			w->ebee_latency = CFG_LAT_SOJOURN;
+		else
+			return fail(x, "ebee_latency: '%s' must be service or sojourn", val);
+		w->ebee_latency_line = x->line;
 	} else {
 		return fail(x, "unknown key '%s' in [workload %s]", key, w->name);
 	}
@@ -619,6 +627,7 @@ static int start_section(struct cfg_ctx *x, const char *section)
 		snprintf(c->wl[x->wl].name, sizeof(c->wl[x->wl].name), "%s", name);
 		c->wl[x->wl].line = x->section_line;
 		c->wl[x->wl].min_cores = 1;
+		c->wl[x->wl].ebee_latency = CFG_LAT_SOJOURN;
 	} else if (!strncmp(section, "policy", 6) && isspace((unsigned char)section[6])) {
 		const char *name = section + 7;
 

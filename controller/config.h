@@ -31,6 +31,8 @@
 enum cfg_tristate { CFG_AUTO = 0, CFG_ON, CFG_OFF };
 enum cfg_find { CFG_FIND_NONE = 0, CFG_FIND_PID, CFG_FIND_PIDFILE, CFG_FIND_COMMAND };
 enum cfg_src { CFG_SRC_EBEE = 0, CFG_SRC_CLIENT };
+/* Which server-side latency feeds the policy when source = ebee. */
+enum cfg_lat { CFG_LAT_SERVICE = 0, CFG_LAT_SOJOURN };
 
 struct cfg_param {
 	char key[CFG_NAME_LEN];
@@ -63,6 +65,8 @@ struct cfg_workload {
 	char feed[CFG_PATH_LEN]; /* client feed ("t_ms p99_us rps" lines), or "" */
 	int source_line, feed_line;
 	enum ebee_mode ebee_mode;
+	enum cfg_lat ebee_latency; /* default sojourn (README "Which latency") */
+	int ebee_latency_line;	   /* 0 = not set in the file */
 };
 
 struct cfg {
