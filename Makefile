@@ -119,7 +119,9 @@ FIXTURES     := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SRCS
 $(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/%.o
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm $(FIXTURE_LIBS) -o $@
+# loop_server's io_uring backend (ebee's socket-path tests)
+$(BUILD)/fixtures/loop_server: FIXTURE_LIBS := -luring
 
 LOADGEN_SRCS := $(wildcard experiments/loadgen/*.c)
 ifneq ($(LOADGEN_SRCS),)
@@ -193,7 +195,7 @@ demo: all
 # present) and mounts tracefs. Root only.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
-	    libmemcached-tools python3 procps iproute2 util-linux
+	    libmemcached-tools python3 procps iproute2 util-linux liburing-dev
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
