@@ -1,28 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ebee: per-request server-side latency from syscall tracepoints.
+ * ebee: per-request server-side latency, from socket-layer tracepoints or,
+ * where the kernel lacks them, from syscall tracepoints. User space loads the
+ * programs of one path only (metrics/src/kern.c) and says which.
  *
- * What it measures. For every socket a traced process accepts (accept4 or
- * accept returning an fd), two request patterns are tracked at once, each
- * enabled per workload by user space:
- *   conn: the request is the connection: accept returns fd .. close(fd).
+ * What it measures. For every accepted TCP connection of a traced workload,
+ * two request patterns are tracked at once, each enabled per workload by user
+ * space:
+ *   conn: the request is the connection.
  *   io:   on a persistent connection, a request starts at the first successful
  *         read after the previous response and ends at the last write before
- *         the next read attempt or close on that fd (the "direction flip").
- * The latency is computed here and one 24-byte record per completed request
+ *         the next read attempt or close (the "direction flip").
+ * Each record carries two latencies: service (from the server's first read,
+ * or for conn its accept / first I/O, to the end of the response) and, on the
+ * socket path, sojourn (from the request's arrival at the server: the first
+ * data after the previous response, or for conn the handshake, to the same
+ * end), which includes the time the request queued before the server read it.
+ * The latency is computed here and one 32-byte record per completed request
  * goes to the ring buffer, submitted without a wakeup unless the ring is
  * filling up: a wakeup per request costs a context switch per request, which
  * on a 2-core machine took a third of memcached's throughput (design.md 4.6).
  *
- * Assumptions. A request id is (tgid, fd); syscall arguments travel from enter
- * to exit in task-local storage, i.e. per thread, never per process, so
- * concurrent threads cannot mix them up, and the storage dies with the thread
- * (a hash keyed by pid_tgid cost 50 ns more per event here, and leaks entries
- * of threads killed inside a syscall). Task storage in tracepoint programs
- * needs Linux >= 5.12. Only fds returned by accept/accept4 while traced are
- * followed: pipes, eventfds, files and outgoing connections never make
- * requests. Connections accepted before tracing started are adopted by user
- * space (from /proc) into the connection map, flagged as such.
+ * The socket path (default when present: Linux after 6.1). Programs are
+ * tp_btf (BTF raw tracepoints: typed arguments, no tracefs, no perf buffer
+ * record per event):
+ *   sock_recv_length / sock_send_length fire after every sock_recvmsg /
+ *     sock_sendmsg in the caller's context (read, recv*, readv, write, send*,
+ *     writev, sendfile, io_uring socket I/O): gated by the traced-process map,
+ *     they drive the io state machine of the connection, keyed by its
+ *     struct sock address, so a request is the same whichever process of the
+ *     workload (a forked child, an io_uring worker) touches the socket.
+ *   inet_sock_set_state: SYN_RECV -> ESTABLISHED is a passive open whose
+ *     handshake completed (it entered the accept queue). That runs in softirq
+ *     with no process to gate on, so every passive open of the host goes into
+ *     an LRU map until a traced process reads or writes the socket (claims it)
+ *     or it closes. The server's close (-> FIN_WAIT1 or LAST_ACK) or a reset
+ *     (-> CLOSE) ends the connection.
+ *   sk_data_ready: data arrived; the first arrival after a response is the
+ *     next request's sojourn start. Only io needs it, so conn prunes it.
+ * Choices, and why. No syscall tracepoint is attached on this path, in either
+ * mode: an attached syscall tracepoint puts every task of the host on the
+ * syscall slow path (a 1-byte pipe reader/writer ran at 0.48-0.8 of its speed
+ * with the syscall path's io probes; 0.98-1.04 with these, see `make bench`).
+ * Which sockets are the workload's is learnt from the handshake hook instead
+ * of accept: learning listening ports from /proc would need polling and miss
+ * servers that listen later. conn's service start is the workload's first
+ * read or write on the socket (no accept hook); a connection the server
+ * closes without any I/O is not a request. Connections open before tracing
+ * began are adopted by user space from /proc by their ports and claimed by
+ * their first I/O. Costs per memcached request, measured on a shared, noisy
+ * 2-core machine: 6 events (3 of them the load generator's, rejected by the
+ * process gate) at ~150-300 ns each, against 8 syscall events.
+ *
+ * The syscall path (fallback). A request id is (tgid, fd) of a socket
+ * returned by accept/accept4 while traced; syscall arguments travel from
+ * enter to exit in task-local storage, i.e. per thread, never per process,
+ * so concurrent threads cannot mix them up, and the storage dies with the
+ * thread. Task storage in tracepoint programs needs Linux >= 5.12.
+ * Connections accepted before tracing started are adopted by user space
+ * (from /proc) into the connection map, flagged as such. It cannot see
+ * sockets served by another process than the one that accepted them,
+ * io_uring I/O, or any queueing before the server reads (no sojourn).
+ *
  * In-flight state lives in LRU maps, so connections that vanish without a
  * close (a crashed process, close_range, exit) are evicted, never leaked.
  *
@@ -32,7 +71,11 @@
  * record arrives late on idle connections (the latency is still right). A
  * server that reads more of a request after it started writing the response
  * splits it in two. Reads or writes of one socket from two threads at the same
- * time (rare in servers) can interleave state updates.
+ * time (rare in servers) can interleave state updates. On the socket path,
+ * data that arrives while a request is being read counts as more of it, so a
+ * pipelined next request's sojourn starts at its read; a socket address reused
+ * after a close that was not seen (the probes were detached) is cleared only
+ * by LRU eviction.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -109,8 +109,11 @@ struct ebee_trace_opts {
 struct ebee;
 
 /*
- * Check kernel features (root/CAP_BPF+CAP_PERFMON, BTF, tracefs, ring buffer),
- * load the BPF programs and start the consumer thread. On failure returns NULL
+ * Choose the path (opts->path; auto: socket if the kernel has the socket
+ * tracepoints), check what it needs (root/CAP_BPF+CAP_PERFMON, BTF, ring
+ * buffer; the syscall path also tracefs and task storage), load that path's
+ * BPF programs and start the consumer and housekeeping threads; the path in
+ * use is in ebee_global_stats.path and logged at INFO. On failure returns NULL
  * with errno set; if msg is non-NULL it receives a one-line reason with the
  * fix (at most msg_len bytes).
  */

@@ -119,6 +119,15 @@ static const char *const mode_names[EBEE_MODE_COUNT] = { "auto", "conn", "io", "
 static const char *const path_names[] = { "auto", "socket", "syscall" };
 static const char *const lat_names[NLAT] = { "service", "sojourn" };
 
+/* Index of s in names[0..n), or -EINVAL. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s && i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -EINVAL;
+}
+
 const char *ebee_path_str(enum ebee_path path)
 {
 	return path >= 0 && path <= EBEE_PATH_SYSCALL ? path_names[path] : NULL;
@@ -126,13 +135,11 @@ const char *ebee_path_str(enum ebee_path path)
 
 int ebee_path_parse(const char *s, enum ebee_path *path)
 {
-	for (int i = 0; i <= EBEE_PATH_SYSCALL; i++) {
-		if (s && !strcmp(s, path_names[i])) {
-			*path = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = name_index(path_names, EBEE_PATH_SYSCALL + 1, s);
+
+	if (i >= 0)
+		*path = i;
+	return i < 0 ? i : 0;
 }
 
 const char *ebee_latency_str(enum ebee_latency lat)
@@ -142,13 +149,11 @@ const char *ebee_latency_str(enum ebee_latency lat)
 
 int ebee_latency_parse(const char *s, enum ebee_latency *lat)
 {
-	for (int i = 0; i < NLAT; i++) {
-		if (s && !strcmp(s, lat_names[i])) {
-			*lat = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = name_index(lat_names, NLAT, s);
+
+	if (i >= 0)
+		*lat = i;
+	return i < 0 ? i : 0;
 }
 
 const char *ebee_mode_str(enum ebee_mode mode)

@@ -83,29 +83,7 @@ static struct ebee_stats settle(struct ebee *e, pid_t pid)
 
 static pid_t start_loop(int *port, const char *const extra[])
 {
-	char ready[256], log[256], *argv[24];
-	static int seq;
-	int n = 0;
-	pid_t pid;
-
-	snprintf(ready, sizeof(ready), "%s/loop-%d.ready", tu_tmpdir(), ++seq);
-	snprintf(log, sizeof(log), "%s/loop-%d.log", tu_tmpdir(), seq);
-	argv[n++] = "build/fixtures/loop_server";
-	argv[n++] = "--ready-file";
-	argv[n++] = ready;
-	argv[n++] = "--timeout";
-	argv[n++] = "300";
-	for (int i = 0; extra && extra[i] && n < 22; i++)
-		argv[n++] = (char *)extra[i];
-	argv[n] = NULL;
-	pid = tu_spawn(argv, log);
-	if (pid < 0 || tu_wait_file(ready, 10)) {
-		fprintf(stderr, "loop_server did not become ready (log %s)\n", log);
-		tu_stop(pid);
-		return -1;
-	}
-	*port = (int)tu_read_num(ready);
-	return pid;
+	return tu_start_server("loop_server", port, extra);
 }
 
 /* http_client with --latency: the clients' p50 in microseconds, or -1. */

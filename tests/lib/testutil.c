@@ -297,14 +297,20 @@ long long tu_field(const char *text, const char *key)
 
 pid_t tu_start_cpr(int *port, const char *const extra[])
 {
-	char ready[PATH_MAX], log[PATH_MAX], *argv[40];
+	return tu_start_server("cpr_server", port, extra);
+}
+
+pid_t tu_start_server(const char *name, int *port, const char *const extra[])
+{
+	char ready[PATH_MAX], log[PATH_MAX], prog[PATH_MAX], *argv[40];
 	static int seq;
 	int n = 0;
 	pid_t pid;
 
-	snprintf(ready, sizeof(ready), "%s/cpr-%d.ready", tu_tmpdir(), ++seq);
-	snprintf(log, sizeof(log), "%s/cpr-%d.log", tu_tmpdir(), seq);
-	argv[n++] = "build/fixtures/cpr_server";
+	snprintf(ready, sizeof(ready), "%s/%s-%d.ready", tu_tmpdir(), name, ++seq);
+	snprintf(log, sizeof(log), "%s/%s-%d.log", tu_tmpdir(), name, seq);
+	snprintf(prog, sizeof(prog), "build/fixtures/%s", name);
+	argv[n++] = prog;
 	argv[n++] = "--ready-file";
 	argv[n++] = ready;
 	argv[n++] = "--timeout";
@@ -314,7 +320,7 @@ pid_t tu_start_cpr(int *port, const char *const extra[])
 	argv[n] = NULL;
 	pid = tu_spawn(argv, log);
 	if (pid < 0 || tu_wait_file(ready, 10)) {
-		fprintf(stderr, "cpr_server did not become ready (log %s)\n", log);
+		fprintf(stderr, "%s did not become ready (log %s)\n", name, log);
 		tu_stop(pid);
 		return -1;
 	}

@@ -48,6 +48,9 @@ const char *tu_tmpdir(void);
 /* cpr_server from build/fixtures with extra args; waits until ready and
  * returns its pid, port in *port. */
 pid_t tu_start_cpr(int *port, const char *const extra[]);
+/* The same for any fixture server taking --ready-file and --timeout
+ * (build/fixtures/NAME). */
+pid_t tu_start_server(const char *name, int *port, const char *const extra[]);
 /* memcached -t 2 on a free port, waits until it accepts. */
 pid_t tu_start_memcached(int *port);
 /* One memcached 'stats' counter (its own connection: a request too). */
