@@ -25,28 +25,13 @@ static int group_setup(void **state)
 {
 	struct ebee_opts o = { .sz = sizeof(o) };
 
-	tu_init();
-	if (geteuid() != 0)
-		return 0;
-	eb = tp_open(&o);
-	return eb || tp_skip[0] ? 0 : -1;
+	return tp_setup(&eb, &o);
 }
 
 static int group_teardown(void **state)
 {
-	ebee_close(eb);
-	eb = NULL;
-	tu_cleanup();
-	return 0;
+	return tp_teardown(&eb);
 }
-
-#define NEED_ROOT()                   \
-	do {                          \
-		if (tu_need_root()) { \
-			skip();       \
-		}                     \
-		NEED_PATH();          \
-	} while (0)
 
 static struct ebee_trace_opts topts(enum ebee_mode m)
 {

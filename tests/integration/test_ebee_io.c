@@ -62,18 +62,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	ebee_close(eb);
-	eb = NULL;
-	tu_cleanup();
-	return 0;
+	return tp_teardown(&eb);
 }
-
-#define NEED_ROOT()                 \
-	do {                        \
-		if (tu_need_root()) \
-			skip();     \
-		NEED_PATH();        \
-	} while (0)
 
 static struct ebee_trace_opts topts(enum ebee_mode m)
 {

@@ -34,27 +34,13 @@ static int group_setup(void **state)
 {
 	struct ebee_opts o = { .sz = sizeof(o) };
 
-	tu_init();
-	if (geteuid() != 0)
-		return 0;
-	eb = tp_open(&o);
-	return eb || tp_skip[0] ? 0 : -1;
+	return tp_setup(&eb, &o);
 }
 
 static int group_teardown(void **state)
 {
-	ebee_close(eb);
-	eb = NULL;
-	tu_cleanup();
-	return 0;
+	return tp_teardown(&eb);
 }
-
-#define NEED_ROOT()                 \
-	do {                        \
-		if (tu_need_root()) \
-			skip();     \
-		NEED_PATH();        \
-	} while (0)
 
 /* The syscall path cannot do what the test checks: say why and skip. */
 #define NEED_SOCKET_PATH(why)                                    \
@@ -89,33 +75,11 @@ static pid_t start_loop(int *port, const char *const extra[])
 /* http_client with --latency: the clients' p50 in microseconds, or -1. */
 static long long client_p50_us(int port, int requests, int concurrency, int keepalive)
 {
-	char p[16], n[16], c[16], k[16], out[512];
-	char *argv[16] = { "build/fixtures/http_client",
-			   "--port",
-			   p,
-			   "--requests",
-			   n,
-			   "--concurrency",
-			   c,
-			   "--timeout",
-			   "120",
-			   "--latency" };
-	int i = 10, rc;
+	long long p50 = -1;
 
-	snprintf(p, sizeof(p), "%d", port);
-	snprintf(n, sizeof(n), "%d", requests);
-	snprintf(c, sizeof(c), "%d", concurrency);
-	if (keepalive) {
-		snprintf(k, sizeof(k), "%d", keepalive);
-		argv[i++] = "--keepalive";
-		argv[i++] = k;
-	}
-	argv[i] = NULL;
-	rc = tu_run(argv, out, sizeof(out), 150);
-	printf("  client: %s", out);
-	if (rc || tu_field(out, "ok") != requests)
+	if (tu_http_client_lat(port, requests, concurrency, keepalive, &p50) != requests)
 		return -1;
-	return tu_field(out, "p50_us");
+	return p50;
 }
 
 /* ---------------------------------------------------------------- coverage */

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ebee.h"
+#include "testutil.h"
 
 /* The path the running group tests; its probe groups for the io-only and
  * the always-needed hooks, for tests that check pruning. */
@@ -46,6 +48,25 @@ static inline struct ebee *tp_open(struct ebee_opts *o)
 	return e;
 }
 
+/* Group setup and teardown shared by the ebee test programs: as root, an
+ * ebee for the group's path in *e (a path the kernel lacks is a skip). */
+static inline int tp_setup(struct ebee **e, struct ebee_opts *o)
+{
+	tu_init();
+	if (geteuid() != 0)
+		return 0;
+	*e = tp_open(o);
+	return *e || tp_skip[0] ? 0 : -1;
+}
+
+static inline int tp_teardown(struct ebee **e)
+{
+	ebee_close(*e);
+	*e = NULL;
+	tu_cleanup();
+	return 0;
+}
+
 /* Whether the group for this path should run at all (EBEE_TEST_PATH). */
 static inline bool tp_wanted(enum ebee_path p)
 {
@@ -53,6 +74,13 @@ static inline bool tp_wanted(enum ebee_path p)
 
 	return !only || !*only || !strcmp(only, ebee_path_str(p));
 }
+
+#define NEED_ROOT()                 \
+	do {                        \
+		if (tu_need_root()) \
+			skip();     \
+		NEED_PATH();        \
+	} while (0)
 
 #define NEED_PATH()                                    \
 	do {                                           \

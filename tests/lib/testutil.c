@@ -422,6 +422,12 @@ pid_t tu_start_nginx(const char *name, int *port, bool keepalive, int workers, c
 
 long long tu_http_client(int port, int requests, int concurrency, int keepalive)
 {
+	return tu_http_client_lat(port, requests, concurrency, keepalive, NULL);
+}
+
+long long tu_http_client_lat(int port, int requests, int concurrency, int keepalive,
+			     long long *p50_us)
+{
 	char p[16], n[16], c[16], k[16], out[512];
 	char *argv[16] = { "build/fixtures/http_client",
 			   "--port",
@@ -431,7 +437,7 @@ long long tu_http_client(int port, int requests, int concurrency, int keepalive)
 			   "--concurrency",
 			   c,
 			   "--timeout",
-			   "60" };
+			   p50_us ? "120" : "60" };
 	int rc, i = 9;
 
 	snprintf(p, sizeof(p), "%d", port);
@@ -442,11 +448,17 @@ long long tu_http_client(int port, int requests, int concurrency, int keepalive)
 		argv[i++] = "--keepalive";
 		argv[i++] = k;
 	}
+	if (p50_us)
+		argv[i++] = "--latency";
 	argv[i] = NULL;
-	rc = tu_run(argv, out, sizeof(out), 90);
+	rc = tu_run(argv, out, sizeof(out), p50_us ? 150 : 90);
 	if (rc != 0 || tu_field(out, "errors") != 0) {
 		fprintf(stderr, "http_client exit %d: %s\n", rc, out);
 		return -1;
+	}
+	if (p50_us) {
+		printf("  client: %s", out);
+		*p50_us = tu_field(out, "p50_us");
 	}
 	return tu_field(out, "ok");
 }
