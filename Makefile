@@ -120,7 +120,9 @@ FIXTURES     := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SRCS
 $(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/%.o
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm $(FIXTURE_LIBS) -o $@
+# loop_server's io_uring backend (ebee's socket-path tests)
+$(BUILD)/fixtures/loop_server: FIXTURE_LIBS := -luring
 
 # gRPC fixtures (C++ on Debian's grpc++): tests/fixtures/grpc/*.proto -> build/gen/ (protoc and
 # grpc_cpp_plugin; generated code is never committed), tests/fixtures/grpc/NAME.cc -> build/fixtures/NAME
@@ -235,7 +237,7 @@ demo: all
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
 	    libmemcached-tools python3 procps iproute2 util-linux \
-	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler time
+	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler time liburing-dev
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

@@ -1,28 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ebee: per-request server-side latency from syscall tracepoints.
+ * ebee: per-request server-side latency, from socket-layer tracepoints or,
+ * where the kernel lacks them, from syscall tracepoints. User space loads the
+ * programs of one path only (metrics/src/kern.c) and says which.
  *
- * What it measures. For every socket a traced process accepts (accept4 or
- * accept returning an fd), two request patterns are tracked at once, each
- * enabled per workload by user space:
- *   conn: the request is the connection: accept returns fd .. close(fd).
+ * What it measures. For every accepted TCP connection of a traced workload,
+ * two request patterns are tracked at once, each enabled per workload by user
+ * space:
+ *   conn: the request is the connection.
  *   io:   on a persistent connection, a request starts at the first successful
  *         read after the previous response and ends at the last write before
- *         the next read attempt or close on that fd (the "direction flip").
- * The latency is computed here and one 24-byte record per completed request
+ *         the next read attempt or close (the "direction flip").
+ * Each record carries two latencies: service (from the server's first read,
+ * or for conn its accept / first I/O, to the end of the response) and, on the
+ * socket path, sojourn (from the request's arrival at the server: the first
+ * data after the previous response, or for conn the handshake, to the same
+ * end), which includes the time the request queued before the server read it.
+ * The latency is computed here and one 32-byte record per completed request
  * goes to the ring buffer, submitted without a wakeup unless the ring is
  * filling up: a wakeup per request costs a context switch per request, which
  * on a 2-core machine took a third of memcached's throughput (design.md 4.6).
  *
- * Assumptions. A request id is (tgid, fd); syscall arguments travel from enter
- * to exit in task-local storage, i.e. per thread, never per process, so
- * concurrent threads cannot mix them up, and the storage dies with the thread
- * (a hash keyed by pid_tgid cost 50 ns more per event here, and leaks entries
- * of threads killed inside a syscall). Task storage in tracepoint programs
- * needs Linux >= 5.12. Only fds returned by accept/accept4 while traced are
- * followed: pipes, eventfds, files and outgoing connections never make
- * requests. Connections accepted before tracing started are adopted by user
- * space (from /proc) into the connection map, flagged as such.
+ * The socket path (default when present: Linux after 6.1). Programs are
+ * tp_btf (BTF raw tracepoints: typed arguments, no tracefs, no perf buffer
+ * record per event):
+ *   sock_recv_length / sock_send_length fire after every sock_recvmsg /
+ *     sock_sendmsg in the caller's context (read, recv*, readv, write, send*,
+ *     writev, sendfile, io_uring socket I/O): gated by the traced-process map,
+ *     they drive the io state machine of the connection, keyed by its
+ *     struct sock address, so a request is the same whichever process of the
+ *     workload (a forked child, an io_uring worker) touches the socket.
+ *   inet_sock_set_state: SYN_RECV -> ESTABLISHED is a passive open whose
+ *     handshake completed (it entered the accept queue). That runs in softirq
+ *     with no process to gate on, so every passive open of the host goes into
+ *     an LRU map until a traced process reads or writes the socket (claims it)
+ *     or it closes. The server's close (-> FIN_WAIT1 or LAST_ACK) or a reset
+ *     (-> CLOSE) ends the connection.
+ *   sk_data_ready: data arrived; the first arrival after a response is the
+ *     next request's sojourn start. Only io needs it, so conn prunes it.
+ * Choices, and why. No syscall tracepoint is attached on this path, in either
+ * mode: an attached syscall tracepoint puts every task of the host on the
+ * syscall slow path (a 1-byte pipe reader/writer ran at 0.48-0.8 of its speed
+ * with the syscall path's io probes; 0.98-1.04 with these, see `make bench`).
+ * Which sockets are the workload's is learnt from the handshake hook instead
+ * of accept: learning listening ports from /proc would need polling and miss
+ * servers that listen later. conn's service start is the workload's first
+ * read or write on the socket (no accept hook); a connection the server
+ * closes without any I/O is not a request. Connections open before tracing
+ * began are adopted by user space from /proc by their ports and claimed by
+ * their first I/O. Costs per memcached request, measured on a shared, noisy
+ * 2-core machine: 6 events (3 of them the load generator's, rejected by the
+ * process gate) at ~150-300 ns each, against 8 syscall events.
+ *
+ * The syscall path (fallback). A request id is (tgid, fd) of a socket
+ * returned by accept/accept4 while traced; syscall arguments travel from
+ * enter to exit in task-local storage, i.e. per thread, never per process,
+ * so concurrent threads cannot mix them up, and the storage dies with the
+ * thread. Task storage in tracepoint programs needs Linux >= 5.12.
+ * Connections accepted before tracing started are adopted by user space
+ * (from /proc) into the connection map, flagged as such. It cannot see
+ * sockets served by another process than the one that accepted them,
+ * io_uring I/O, or any queueing before the server reads (no sojourn).
+ *
  * In-flight state lives in LRU maps, so connections that vanish without a
  * close (a crashed process, close_range, exit) are evicted, never leaked.
  *
@@ -32,12 +71,17 @@
  * record arrives late on idle connections (the latency is still right). A
  * server that reads more of a request after it started writing the response
  * splits it in two. Reads or writes of one socket from two threads at the same
- * time (rare in servers) can interleave state updates.
+ * time (rare in servers) can interleave state updates. On the socket path,
+ * data that arrives while a request is being read counts as more of it, so a
+ * pipelined next request's sojourn starts at its read; a socket address reused
+ * after a close that was not seen (the probes were detached) is cleared only
+ * by LRU eviction.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include "ebee_common.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -102,7 +146,7 @@ static __always_inline struct ebee_proc *traced(__u32 tgid)
 	return bpf_map_lookup_elem(&procs, &tgid);
 }
 
-static __always_inline void emit(__u32 wid, __u16 kind, __u64 end, __u64 lat, __u32 nreq)
+static __always_inline void emit(__u32 wid, __u16 kind, __u64 end, __u64 lat, __u64 soj, __u32 nreq)
 {
 	struct ebee_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	__u64 flags = BPF_RB_NO_WAKEUP;
@@ -117,6 +161,7 @@ static __always_inline void emit(__u32 wid, __u16 kind, __u64 end, __u64 lat, __
 	}
 	r->end_ns = end;
 	r->lat_ns = lat;
+	r->soj_ns = soj;
 	r->wid = wid;
 	r->kind = kind;
 	r->nreq = nreq > 0xffff ? 0xffff : nreq;
@@ -177,13 +222,13 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 		c->nreq++;
 		if (p->flags & EBEE_F_IO)
 			emit(p->wid, EBEE_REC_IO, c->last_write_ns,
-			     c->last_write_ns - c->io_start_ns, 0);
+			     c->last_write_ns - c->io_start_ns, 0, 0);
 	}
 	/* An adopted connection's accept time is unknown: its close only tells
 	 * user space how many requests it carried. */
 	if (p->flags & EBEE_F_CONN)
 		emit(p->wid, c->flags & EBEE_CF_ADOPTED ? EBEE_REC_CONN_ADOPTED : EBEE_REC_CONN,
-		     now, now - c->accept_ns, c->nreq);
+		     now, now - c->accept_ns, 0, c->nreq);
 	bpf_map_delete_elem(&conns, &k);
 	return 0;
 }
@@ -243,7 +288,7 @@ static __always_inline int on_read_exit(long ret)
 	if (c->state == EBEE_CS_RESPONDING) {
 		c->nreq++;
 		c->state = EBEE_CS_IDLE;
-		emit(a.wid, EBEE_REC_IO, c->last_write_ns, c->last_write_ns - c->io_start_ns, 0);
+		emit(a.wid, EBEE_REC_IO, c->last_write_ns, c->last_write_ns - c->io_start_ns, 0, 0);
 	}
 	/* Only a read that returned data starts a request (and needs the clock:
 	 * the EAGAIN read that follows most responses does not). */
@@ -289,6 +334,213 @@ IO_PROBES(sendto, write)
 IO_PROBES(sendmsg, write)
 IO_PROBES(sendfile64, write)
 
+/* ---------------------------------------------------------------- socket path */
+
+#define AF_INET_      2
+#define IPPROTO_TCP_  6
+#define MSG_PEEK_     0x2
+#define MSG_ERRQUEUE_ 0x2000
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536); /* resized by user space before load */
+	__type(key, __u64);	    /* struct sock * */
+	__type(value, struct ebee_sconn);
+} sconns SEC(".maps");
+
+/* Passive opens of the whole host, until a traced process claims one or it
+ * closes: the handshake runs in softirq context where no process is known. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* resized by user space before load */
+	__type(key, __u64);	    /* struct sock * */
+	__type(value, struct ebee_passive);
+} passive SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* resized by user space before load */
+	__type(key, struct ebee_adopt_key);
+	__type(value, __u32); /* workload id */
+} adopt SEC(".maps");
+
+/* The socket becomes a request source of workload wid: claimed from the
+ * passive opens, or from the connections user space adopted from /proc.
+ * Anything else (an outgoing connection, a listener) is not one. */
+static __always_inline struct ebee_sconn *sconn_claim(struct sock *sk, __u64 key, __u32 wid,
+						      __u64 now)
+{
+	struct ebee_sconn c = { .wid = wid, .first_ns = now };
+	struct ebee_passive *pv;
+	struct ebee_adopt_key ak = {};
+	__u32 *awid;
+
+	pv = bpf_map_lookup_elem(&passive, &key);
+	if (pv) {
+		c.hs_ns = pv->hs_ns;
+		if (pv->data_ns) {
+			c.arrive_ns = pv->data_ns;
+			c.flags = EBEE_CF_ARRIVED;
+		}
+		bpf_map_delete_elem(&passive, &key);
+	} else {
+		ak.lport = sk->__sk_common.skc_num;
+		ak.rport = bpf_ntohs(sk->__sk_common.skc_dport);
+		if (sk->__sk_common.skc_family == AF_INET_)
+			ak.raddr = sk->__sk_common.skc_daddr;
+		awid = bpf_map_lookup_elem(&adopt, &ak);
+		if (!awid || *awid != wid)
+			return NULL;
+		bpf_map_delete_elem(&adopt, &ak);
+		c.flags = EBEE_CF_ADOPTED;
+	}
+	if (bpf_map_update_elem(&sconns, &key, &c, BPF_NOEXIST))
+		return NULL;
+	return bpf_map_lookup_elem(&sconns, &key);
+}
+
+/* The workload's process and the connection: NULL unless both are traced. */
+static __always_inline struct ebee_sconn *sock_lookup(struct sock *sk, struct ebee_proc **pp,
+						      __u64 *now)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ebee_proc *p = traced(tgid);
+	struct ebee_sconn *c;
+	__u64 key = (__u64)sk;
+
+	if (!p || !(p->flags & (EBEE_F_CONN | EBEE_F_IO)))
+		return NULL;
+	if (!sk || sk->sk_protocol != IPPROTO_TCP_)
+		return NULL;
+	*pp = p;
+	c = bpf_map_lookup_elem(&sconns, &key);
+	if (c)
+		return c;
+	*now = bpf_ktime_get_ns();
+	return sconn_claim(sk, key, p->wid, *now);
+}
+
+static __always_inline void sock_emit_io(struct ebee_sconn *c)
+{
+	c->nreq++;
+	c->state = EBEE_CS_IDLE;
+	emit(c->wid, EBEE_REC_IO, c->last_write_ns, c->last_write_ns - c->io_start_ns,
+	     c->last_write_ns - c->soj_start_ns, 0);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags)
+{
+	struct ebee_proc *p = NULL;
+	struct ebee_sconn *c;
+	__u64 now = 0;
+
+	if (flags & (MSG_PEEK_ | MSG_ERRQUEUE_))
+		return 0; /* looking is not reading */
+	c = sock_lookup(sk, &p, &now);
+	if (!c || !p || !(p->flags & EBEE_F_IO))
+		return 0;
+	/* Any read attempt after a response ends it (direction flip). */
+	if (c->state == EBEE_CS_RESPONDING)
+		sock_emit_io(c);
+	if (ret > 0 && c->state == EBEE_CS_IDLE) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		c->state = EBEE_CS_READING;
+		c->io_start_ns = now;
+		/* Arrival recorded by sk_data_ready; none (data already queued
+		 * when the socket was claimed without a passive entry): the read. */
+		c->soj_start_ns = c->flags & EBEE_CF_ARRIVED ? c->arrive_ns : now;
+		c->flags &= ~EBEE_CF_ARRIVED;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sock_send, struct sock *sk, int ret, int flags)
+{
+	struct ebee_proc *p = NULL;
+	struct ebee_sconn *c;
+	__u64 now = 0;
+
+	c = sock_lookup(sk, &p, &now);
+	if (!c || !p || !(p->flags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE)
+		return 0; /* a write with no request in progress (a greeting) is not one */
+	c->state = EBEE_CS_RESPONDING;
+	c->last_write_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* Data arrived. Runs for every socket of the host (mostly in softirq), so it
+ * costs one lookup for sockets that are not traced connections (two for the
+ * few passive opens not yet claimed). Data arriving while a request is being
+ * read is more of that request; otherwise the first arrival starts the next
+ * request's sojourn. */
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(sock_data_ready, const struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	struct ebee_sconn *c;
+	struct ebee_passive *pv;
+
+	c = bpf_map_lookup_elem(&sconns, &key);
+	if (c) {
+		if (c->state != EBEE_CS_READING && !(c->flags & EBEE_CF_ARRIVED)) {
+			c->arrive_ns = bpf_ktime_get_ns();
+			c->flags |= EBEE_CF_ARRIVED;
+		}
+		return 0;
+	}
+	pv = bpf_map_lookup_elem(&passive, &key);
+	if (pv && !pv->data_ns)
+		pv->data_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* Handshake completion (the connection enters the accept queue) and the end
+ * of a connection: the server's close moves it to FIN_WAIT1 (server closed
+ * first) or LAST_ACK (client closed first), a reset to CLOSE. Runs for every
+ * TCP state change on the host, a few per connection. */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(sock_state, const struct sock *sk, int oldstate, int newstate)
+{
+	__u64 key = (__u64)sk, now;
+	struct ebee_sconn *c;
+	struct ebee_wl *w;
+
+	if (sk->sk_protocol != IPPROTO_TCP_)
+		return 0;
+	if (newstate == TCP_ESTABLISHED) {
+		if (oldstate == TCP_SYN_RECV) {
+			struct ebee_passive pv = { .hs_ns = bpf_ktime_get_ns() };
+
+			bpf_map_update_elem(&passive, &key, &pv, BPF_ANY);
+		}
+		return 0;
+	}
+	if (newstate != TCP_FIN_WAIT1 && newstate != TCP_LAST_ACK && newstate != TCP_CLOSE)
+		return 0;
+	/* The address may be reused by the next socket: forget it everywhere. */
+	if (newstate == TCP_CLOSE)
+		bpf_map_delete_elem(&passive, &key);
+	c = bpf_map_lookup_elem(&sconns, &key);
+	if (!c)
+		return 0;
+	w = bpf_map_lookup_elem(&workloads, &c->wid);
+	if (w) {
+		now = bpf_ktime_get_ns();
+		if (c->state == EBEE_CS_RESPONDING && (w->flags & EBEE_F_IO))
+			sock_emit_io(c);
+		/* An adopted connection's start is unknown: evidence only. */
+		if (w->flags & EBEE_F_CONN)
+			emit(c->wid,
+			     c->flags & EBEE_CF_ADOPTED ? EBEE_REC_CONN_ADOPTED : EBEE_REC_CONN,
+			     now, now - c->first_ns, c->hs_ns ? now - c->hs_ns : 0, c->nreq);
+	}
+	bpf_map_delete_elem(&sconns, &key);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- processes */
 
 /* A new process forked by a traced one joins its workload. Threads share the
@@ -315,7 +567,7 @@ int on_proc_fork(struct bpf_raw_tracepoint_args *ctx)
 
 /* A process leaving: forget it so a recycled pid is not traced by mistake.
  * Fires per thread; only the group leader's exit removes the entry. */
-SEC("tracepoint/sched/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int on_proc_exit(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();

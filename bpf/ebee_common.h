@@ -27,6 +27,7 @@
 
 /* struct ebee_conn.flags */
 #define EBEE_CF_ADOPTED 0x1 /* open before tracing began: its accept time is unknown */
+#define EBEE_CF_ARRIVED 0x2 /* socket path: arrive_ns holds the next request's arrival */
 
 /* Per-connection state for the io pattern (struct ebee_conn.state). */
 #define EBEE_CS_IDLE	   0 /* no request in progress */
@@ -63,6 +64,38 @@ struct ebee_conn {
 	__u16 flags;	     /* EBEE_CF_* */
 };
 
+/* Socket path: in-flight connection, keyed by its struct sock address, so
+ * any process of the workload (a forked child, an io_uring worker) that reads
+ * or writes the socket continues the same request. */
+struct ebee_sconn {
+	__u64 hs_ns;	     /* handshake completed (entered the accept queue); 0: adopted */
+	__u64 first_ns;	     /* first read or write by the workload: conn service start */
+	__u64 arrive_ns;     /* first data arrival since the last request started */
+	__u64 io_start_ns;   /* io: first read of the request in progress */
+	__u64 soj_start_ns;  /* io: arrival of the request in progress */
+	__u64 last_write_ns; /* io: end of the last write seen */
+	__u32 wid;	     /* workload the socket belongs to */
+	__u32 nreq;	     /* io requests completed on this connection */
+	__u16 state;	     /* EBEE_CS_* */
+	__u16 flags;	     /* EBEE_CF_* */
+	__u32 pad;
+};
+
+/* Socket path: a passive open whose handshake completed, not yet claimed by
+ * a traced process (keyed by struct sock address). */
+struct ebee_passive {
+	__u64 hs_ns;   /* SYN_RECV -> ESTABLISHED */
+	__u64 data_ns; /* first data arrival, 0 if none yet */
+};
+
+/* Socket path: a connection accepted before tracing began, found in /proc by
+ * user space and claimed by the first read or write of a traced process. */
+struct ebee_adopt_key {
+	__u16 lport; /* host byte order */
+	__u16 rport; /* host byte order */
+	__u32 raddr; /* IPv4 peer address as in the socket (network order); 0 for IPv6 */
+};
+
 /* Syscall arguments handed from sys_enter to sys_exit in task-local storage
  * (per thread, never per process: two threads of one process race otherwise). */
 struct ebee_args {
@@ -72,10 +105,11 @@ struct ebee_args {
 	__u32 pad;
 };
 
-/* One completed request: 24 bytes into the ring buffer. */
+/* One completed request: 32 bytes into the ring buffer. */
 struct ebee_rec {
 	__u64 end_ns;
-	__u64 lat_ns;
+	__u64 lat_ns; /* service latency */
+	__u64 soj_ns; /* sojourn latency; 0 when not observable (syscall path) */
 	__u32 wid;
 	__u16 kind;
 	__u16 nreq; /* EBEE_REC_CONN: io requests seen on it (saturating) */

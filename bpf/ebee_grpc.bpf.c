@@ -116,6 +116,9 @@ static __always_inline void emit(__u32 wid, __u64 end, __u64 lat)
 	}
 	r->end_ns = end;
 	r->lat_ns = lat;
+	/* Sojourn = service: a stream is born when its HEADERS frame is parsed,
+	 * so time its bytes waited in the socket buffer belongs to no stream. */
+	r->soj_ns = lat;
 	r->wid = wid;
 	r->kind = EBEE_REC_GRPC;
 	r->nreq = 0;

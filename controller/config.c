@@ -637,6 +637,7 @@ static int start_section(struct cfg_ctx *x, const char *section)
 		snprintf(c->wl[x->wl].name, sizeof(c->wl[x->wl].name), "%s", name);
 		c->wl[x->wl].line = x->section_line;
 		c->wl[x->wl].min_cores = 1;
+		c->wl[x->wl].ebee_latency = CFG_LAT_SOJOURN;
 	} else if (!strncmp(section, "policy", 6) && isspace((unsigned char)section[6])) {
 		const char *name = section + 7;
 

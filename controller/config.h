@@ -66,8 +66,8 @@ struct cfg_workload {
 	char feed[CFG_PATH_LEN]; /* client feed ("t_ms p99_us rps" lines), or "" */
 	int source_line, feed_line;
 	enum ebee_mode ebee_mode;
-	enum cfg_lat ebee_latency;
-	int ebee_latency_line;
+	enum cfg_lat ebee_latency; /* default sojourn (README "Which latency feeds parties") */
+	int ebee_latency_line;	   /* 0 = not set in the file */
 };
 
 struct cfg {

@@ -366,7 +366,10 @@ int main(int argc, char **argv)
 		}
 		if (eb) {
 			struct src *s =
-			    src_ebee_open(eb, la.pid[i], w->ebee_mode, err, sizeof(err));
+			    src_ebee_open(eb, la.pid[i], w->ebee_mode,
+					  w->ebee_latency == CFG_LAT_SOJOURN ? EBEE_LAT_SOJOURN
+									     : EBEE_LAT_SERVICE,
+					  w->ebee_latency_line > 0, err, sizeof(err));
 
 			if (!s) {
 				fprintf(stderr, "parties: workload %s: %s\n", w->name, err);

@@ -67,7 +67,10 @@ struct src_ebee;
 struct src_ebee *src_ebee_lib_open(unsigned int window_ms, char *msg, size_t msg_len);
 void src_ebee_lib_close(struct src_ebee *lib);
 /* Start tracing pid (and its descendants). NULL with errno; msg says why. */
-struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode, char *msg,
-			  size_t msg_len);
+/* lat: which latency feeds the policy. Sojourn needs ebee's socket path; on
+ * the syscall path an explicit choice (lat_explicit) is an error, the default
+ * falls back to service with a warning on stderr. */
+struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
+			  enum ebee_latency lat, bool lat_explicit, char *msg, size_t msg_len);
 
 #endif /* PARTIES_SOURCE_H */

@@ -3,9 +3,11 @@
  * The ebee metric source: server-side p99 from the in-process tracing
  * library. The window is bounded by age (ebee_window_ms, by default twice the
  * interval) so the percentile describes recent requests; an empty window is
- * IDLE, not a zero latency. Beware (workloads.md): server-side latency
+ * IDLE, not a zero latency. Which latency is configurable: service latency
  * excludes the time a request waits before the server accepts or reads it,
- * so under overload this source can look better than the clients do.
+ * so under overload it looks better than the clients do; sojourn latency
+ * (ebee's socket path) starts when the request reached the server and sees
+ * that queueing, which is why it is the default.
  */
 #include <errno.h>
 #include <math.h>
@@ -24,6 +26,7 @@ struct ebee_src {
 	struct src s;
 	struct src_ebee *lib;
 	pid_t pid;
+	enum ebee_latency lat;
 };
 
 static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
@@ -33,7 +36,7 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	int err;
 
 	ebee_flush(e->lib->eb);
-	err = ebee_get_latency_percentile(e->lib->eb, e->pid, 99.0, &p99);
+	err = ebee_get_latency_percentile_of(e->lib->eb, e->pid, e->lat, 99.0, &p99);
 	if (err == -ENODATA) {
 		out->state = POL_LAT_IDLE;
 		out->rps = 0;
@@ -101,12 +104,29 @@ void src_ebee_lib_close(struct src_ebee *lib)
 	free(lib);
 }
 
-struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode, char *msg,
-			  size_t msg_len)
+struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
+			  enum ebee_latency lat, bool lat_explicit, char *msg, size_t msg_len)
 {
 	struct ebee_trace_opts opts = { .sz = sizeof(opts), .mode = mode };
+	struct ebee_global_stats g = { .sz = sizeof(g) };
 	struct ebee_src *e;
 	int err;
+
+	if (lat == EBEE_LAT_SOJOURN && !ebee_get_global_stats(lib->eb, &g) &&
+	    g.path != EBEE_PATH_SOCKET) {
+		if (lat_explicit) {
+			snprintf(msg, msg_len,
+				 "ebee: ebee_latency = sojourn needs the socket tracepoints, which "
+				 "this kernel lacks; use ebee_latency = service");
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		fprintf(stderr,
+			"parties: pid %d: no socket tracepoints in this kernel: ebee "
+			"feeds the service latency, not the sojourn latency\n",
+			(int)pid);
+		lat = EBEE_LAT_SERVICE;
+	}
 
 	err = ebee_start_tracing(lib->eb, pid, &opts);
 	if (err) {
@@ -122,6 +142,7 @@ struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode, 
 	}
 	e->lib = lib;
 	e->pid = pid;
+	e->lat = lat;
 	e->s.ops = &ebee_ops;
 	e->s.priv = e;
 	return &e->s;

@@ -45,8 +45,9 @@ static void usage(FILE *f)
 	    "       ebee top   --pid PID [--pid PID ...] [options]\n"
 	    "\n"
 	    "Observe the server-side request latency and throughput of running processes\n"
-	    "from eBPF events alone (syscall tracepoints; uprobes on libgrpc for gRPC).\n"
-	    "Needs root, kernel BTF and tracefs.\n"
+	    "from eBPF events alone (socket tracepoints, or syscall tracepoints on kernels\n"
+	    "without them; uprobes on libgrpc for gRPC). Needs root and kernel BTF; the\n"
+	    "syscall path also needs tracefs.\n"
 	    "Each PID is traced with every process it has forked or forks later.\n"
 	    "\n"
 	    "  trace   trace until --duration ends, SIGINT, or every traced process exits,\n"
@@ -61,9 +62,14 @@ static void usage(FILE *f)
 	    "                         grpc (gRPC C-core server streams, multiplexed on one\n"
 	    "                         connection; the process must map libgrpc). auto picks\n"
 	    "                         grpc for a process whose libgrpc serves streams\n"
+	    "      --path PATH        auto (default: socket if the kernel has the socket\n"
+	    "                         tracepoints, else syscall), socket or syscall\n"
 	    "  -j, --json             one JSON object per pid per line, latencies in ns:\n"
 	    "                         pid, mode, requests, rps, latest_ns, avg_ns, p50_ns,\n"
-	    "                         p90_ns, p99_ns, p999_ns, dropped, probes, window, exited\n"
+	    "                         p90_ns, p99_ns, p999_ns (service latency), sojourn_avg_ns,\n"
+	    "                         sojourn_p50_ns, sojourn_p90_ns, sojourn_p99_ns,\n"
+	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
+	    "                         probes, window, exited, path\n"
 	    "      --ringbuf-size B   BPF ring buffer bytes, a power of two (default 131072)\n"
 	    "      --window N         latencies kept per pid for the statistics (default 100000)\n"
 	    "      --window-age MS    also forget latencies older than MS (default: none)\n"
@@ -71,7 +77,11 @@ static void usage(FILE *f)
 	    "  -h, --help             this text\n"
 	    "\n"
 	    "requests counts every request completed while tracing; rps, latencies and\n"
-	    "percentiles are over the window. Exit status: 0, or 1 with a one-line reason.\n",
+	    "percentiles are over the window. Service latency runs from the server's first\n"
+	    "read (conn: the connection's first read or write) to the end of the response;\n"
+	    "sojourn latency from the request's arrival at the server (its first bytes; conn:\n"
+	    "the TCP handshake) to the same end, so it includes queueing before the server\n"
+	    "reads. Exit status: 0, or 1 with a one-line reason.\n",
 	    MAX_PIDS);
 }
 
@@ -114,6 +124,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "ringbuf-size", required_argument, NULL, 'R' },
 		{ "window", required_argument, NULL, 'W' },
 		{ "window-age", required_argument, NULL, 'A' },
+		{ "path", required_argument, NULL, 'P' },
 		{},
 	};
 	long v;
@@ -173,6 +184,10 @@ static int parse_args(int argc, char **argv, struct cli *c)
 				return die("bad window age '%s' (milliseconds)", optarg);
 			c->eo.window_age_ns = (uint64_t)v * 1000000ull;
 			break;
+		case 'P':
+			if (ebee_path_parse(optarg, &c->eo.path))
+				return die("bad path '%s' (auto, socket or syscall)", optarg);
+			break;
 		case ':':
 			return die("option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -191,11 +206,13 @@ struct row {
 	int err;
 	struct ebee_stats st;
 	double rps, avg, p[4];
+	double soj_avg, soj_p[4]; /* sojourn latency */
 	uint64_t latest;
-	int have_rps, have_lat;
+	int have_rps, have_lat, have_soj;
 };
 
 static const double pcts[4] = { 50, 90, 99, 99.9 };
+static enum ebee_path path_in_use;
 
 static void collect(struct ebee *eb, pid_t pid, struct row *r)
 {
@@ -211,6 +228,11 @@ static void collect(struct ebee *eb, pid_t pid, struct row *r)
 	for (int i = 0; i < 4 && r->have_lat; i++)
 		if (ebee_get_latency_percentile(eb, pid, pcts[i], &r->p[i]))
 			r->have_lat = 0;
+	r->have_soj = !ebee_get_average_latency_of(eb, pid, EBEE_LAT_SOJOURN, &r->soj_avg);
+	for (int i = 0; i < 4 && r->have_soj; i++)
+		if (ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SOJOURN, pcts[i],
+						   &r->soj_p[i]))
+			r->have_soj = 0;
 }
 
 static void print_json(const struct row *r)
@@ -230,16 +252,26 @@ static void print_json(const struct row *r)
 	else
 		printf("\"latest_ns\":null,\"avg_ns\":null,\"p50_ns\":null,\"p90_ns\":null,"
 		       "\"p99_ns\":null,\"p999_ns\":null,");
-	printf("\"dropped\":%llu,\"probes\":\"%s\",\"window\":%llu,\"exited\":%s}\n",
+	if (r->have_soj)
+		printf("\"sojourn_avg_ns\":%.0f,\"sojourn_p50_ns\":%.0f,\"sojourn_p90_ns\":%.0f,"
+		       "\"sojourn_p99_ns\":%.0f,\"sojourn_p999_ns\":%.0f,",
+		       r->soj_avg, r->soj_p[0], r->soj_p[1], r->soj_p[2], r->soj_p[3]);
+	else
+		printf("\"sojourn_avg_ns\":null,\"sojourn_p50_ns\":null,\"sojourn_p90_ns\":null,"
+		       "\"sojourn_p99_ns\":null,\"sojourn_p999_ns\":null,");
+	printf("\"dropped\":%llu,\"probes\":\"%s\",\"window\":%llu,\"exited\":%s,"
+	       "\"path\":\"%s\"}\n",
 	       (unsigned long long)r->st.dropped,
 	       ebee_probes_str(r->st.probes, probes, sizeof(probes)),
-	       (unsigned long long)r->st.window_count, r->st.exited ? "true" : "false");
+	       (unsigned long long)r->st.window_count, r->st.exited ? "true" : "false",
+	       ebee_path_str(path_in_use));
 }
 
 static void print_header(void)
 {
-	printf("%-8s %-5s %10s %10s %10s %10s %10s %10s %10s %10s %8s\n", "PID", "MODE", "REQUESTS",
-	       "RPS", "LATEST_us", "AVG_us", "P50_us", "P90_us", "P99_us", "P99.9_us", "DROPPED");
+	printf("%-8s %-5s %10s %10s %10s %10s %10s %10s %10s %10s %11s %8s\n", "PID", "MODE",
+	       "REQUESTS", "RPS", "LATEST_us", "AVG_us", "P50_us", "P90_us", "P99_us", "P99.9_us",
+	       "SOJ_P99_us", "DROPPED");
 }
 
 static void print_text(const struct row *r)
@@ -251,6 +283,10 @@ static void print_text(const struct row *r)
 		       r->p[0] / 1e3, r->p[1] / 1e3, r->p[2] / 1e3, r->p[3] / 1e3);
 	else
 		printf(" %10s %10s %10s %10s %10s %10s", "-", "-", "-", "-", "-", "-");
+	if (r->have_soj)
+		printf(" %11.1f", r->soj_p[2] / 1e3);
+	else
+		printf(" %11s", "-");
 	printf(" %8llu%s\n", (unsigned long long)r->st.dropped, r->st.exited ? "  (exited)" : "");
 }
 
@@ -280,9 +316,10 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed)
 
 	ebee_get_global_stats(eb, &g);
 	printf("\033[H\033[J");
-	printf("ebee top  %.0fs  workloads %u  records %llu  dropped %llu  probes [%s]\n\n",
-	       elapsed, g.workloads, (unsigned long long)g.records, (unsigned long long)g.dropped,
-	       ebee_probes_str(g.probes, probes, sizeof(probes)));
+	printf(
+	    "ebee top  %.0fs  %s path  workloads %u  records %llu  dropped %llu  probes [%s]\n\n",
+	    elapsed, ebee_path_str(g.path), g.workloads, (unsigned long long)g.records,
+	    (unsigned long long)g.dropped, ebee_probes_str(g.probes, probes, sizeof(probes)));
 	print_header();
 	for (int i = 0; i < c->npids; i++) {
 		collect(eb, c->pids[i], &r);
@@ -355,6 +392,12 @@ int main(int argc, char **argv)
 	if (!eb) {
 		fprintf(stderr, "%s\n", msg[0] ? msg : "ebee: cannot start tracing");
 		return 1;
+	}
+	{
+		struct ebee_global_stats g = { .sz = sizeof(g) };
+
+		if (!ebee_get_global_stats(eb, &g))
+			path_in_use = g.path;
 	}
 	to.mode = c.mode;
 	for (int i = 0; i < c.npids; i++) {

@@ -36,15 +36,39 @@ enum ebee_mode {
 	EBEE_MODE_COUNT,
 };
 
-/* Probe groups; a workload's live probe set is a mask of these. */
+/* Probe groups; a workload's live probe set is a mask of these. The syscall
+ * path uses ACCEPT..WRITE, the socket path SOCK_*; both use FORK. */
 enum ebee_probe {
-	EBEE_PROBE_ACCEPT = 1u << 0, /* sys_exit_accept, sys_exit_accept4 */
-	EBEE_PROBE_CLOSE = 1u << 1,  /* sys_enter_close */
-	EBEE_PROBE_READ = 1u << 2,   /* read, readv, recvfrom, recvmsg (enter+exit) */
-	EBEE_PROBE_WRITE = 1u << 3,  /* write, writev, sendto, sendmsg, sendfile (enter+exit) */
-	EBEE_PROBE_FORK = 1u << 4,   /* sched_process_fork, sched_process_exit */
-	EBEE_PROBE_GRPC = 1u << 5,   /* libgrpc uprobes */
+	EBEE_PROBE_ACCEPT = 1u << 0,	 /* sys_exit_accept, sys_exit_accept4 */
+	EBEE_PROBE_CLOSE = 1u << 1,	 /* sys_enter_close */
+	EBEE_PROBE_READ = 1u << 2,	 /* read, readv, recvfrom, recvmsg (enter+exit) */
+	EBEE_PROBE_WRITE = 1u << 3,	 /* write, writev, sendto, sendmsg, sendfile (enter+exit) */
+	EBEE_PROBE_FORK = 1u << 4,	 /* sched_process_fork, sched_process_exit */
+	EBEE_PROBE_GRPC = 1u << 5,	 /* libgrpc uprobes */
+	EBEE_PROBE_SOCK_STATE = 1u << 6, /* sock:inet_sock_set_state (handshake, close) */
+	EBEE_PROBE_SOCK_IO = 1u << 7,	 /* sock:sock_recv_length, sock:sock_send_length */
+	EBEE_PROBE_SOCK_ARRIVE = 1u << 8, /* sock:sk_data_ready (io sojourn start) */
 };
+
+/* Which kernel hooks find requests (README "Two paths"). */
+enum ebee_path {
+	EBEE_PATH_AUTO = 0, /* socket when the kernel has its tracepoints, else syscall */
+	EBEE_PATH_SOCKET,   /* sock:* tracepoints; requests keyed by socket */
+	EBEE_PATH_SYSCALL,  /* syscall tracepoints; requests keyed by (tgid, fd) */
+};
+
+/* Which latency of a request a query reads. */
+enum ebee_latency {
+	EBEE_LAT_SERVICE = 0, /* the server's first read (or accept) .. end of the response */
+	EBEE_LAT_SOJOURN,     /* arrival at the server (data or handshake) .. end of response */
+};
+
+/* "auto", "socket", "syscall" or NULL; parse gives 0 or -EINVAL. */
+const char *ebee_path_str(enum ebee_path path);
+int ebee_path_parse(const char *s, enum ebee_path *path);
+/* "service", "sojourn" or NULL; parse gives 0 or -EINVAL. */
+const char *ebee_latency_str(enum ebee_latency lat);
+int ebee_latency_parse(const char *s, enum ebee_latency *lat);
 
 /* Name of a mode ("auto", "conn", "io", "grpc") or NULL. */
 const char *ebee_mode_str(enum ebee_mode mode);
@@ -72,6 +96,7 @@ struct ebee_opts {
 	ebee_log_fn log;		  /* NULL: warnings to stderr */
 	void *log_ctx;
 	enum ebee_log_level log_level; /* highest level passed to log */
+	enum ebee_path path;	       /* EBEE_PATH_AUTO by default */
 };
 
 /* Per-workload tracing options. */
@@ -84,8 +109,11 @@ struct ebee_trace_opts {
 struct ebee;
 
 /*
- * Check kernel features (root/CAP_BPF+CAP_PERFMON, BTF, tracefs, ring buffer),
- * load the BPF programs and start the consumer thread. On failure returns NULL
+ * Choose the path (opts->path; auto: socket if the kernel has the socket
+ * tracepoints), check what it needs (root/CAP_BPF+CAP_PERFMON, BTF, ring
+ * buffer; the syscall path also tracefs and task storage), load that path's
+ * BPF programs and start the consumer and housekeeping threads; the path in
+ * use is in ebee_global_stats.path and logged at INFO. On failure returns NULL
  * with errno set; if msg is non-NULL it receives a one-line reason with the
  * fix (at most msg_len bytes).
  */
@@ -121,6 +149,16 @@ int ebee_get_average_latency(struct ebee *eb, pid_t pid, double *avg_ns);
  * value = x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)]). */
 int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *val_ns);
 
+/*
+ * The same queries for either latency (the four above read EBEE_LAT_SERVICE).
+ * Sojourn needs the socket path: -EOPNOTSUPP on the syscall path, which cannot
+ * see a request before the server reads it.
+ */
+int ebee_get_latest_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, uint64_t *lat_ns);
+int ebee_get_average_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double *avg_ns);
+int ebee_get_latency_percentile_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double p,
+				   double *val_ns);
+
 struct ebee_stats {
 	size_t sz;		 /* set by the caller: sizeof(struct ebee_stats) */
 	uint64_t requests;	 /* completed while traced (not only in the window) */
@@ -144,8 +182,10 @@ struct ebee_global_stats {
 	uint64_t records;	/* records consumed */
 	unsigned int probes;	/* probe groups attached in the kernel now */
 	unsigned int workloads; /* workloads traced */
-	uint64_t conn_entries;	/* in-flight connection map entries (slow: walks the map) */
+	uint64_t conn_entries;	/* in-flight connection map entries (slow: walks the map;
+				 * socket path: also handshakes not yet claimed) */
 	uint64_t grpc_streams;	/* in-flight gRPC server streams (slow: walks the map) */
+	enum ebee_path path;	/* the path in use: EBEE_PATH_SOCKET or EBEE_PATH_SYSCALL */
 };
 int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st);
 

@@ -2,15 +2,24 @@
 /*
  * libebee's public API: workloads, the consumer thread, the queries.
  *
- * One consumer thread waits on the ring buffer for at most drain_ms (the BPF
- * side skips wakeups until the ring is half full), drains it into the
- * per-workload windows under one lock, and every 100 ms does housekeeping:
- * notices exited workloads, makes and revisits the automatic mode choice,
- * and keeps the attached probe set equal to what the workloads need.
+ * Two threads. The consumer waits on the ring buffer for at most drain_ms
+ * (the BPF side skips wakeups until the ring is half full) and drains it into
+ * the per-workload windows. The housekeeper, every 100 ms, notices exited
+ * workloads, makes and revisits the automatic mode choice, and keeps the
+ * attached probe set equal to what the workloads need.
  *
- * Each workload keeps two windows while both patterns are observed (auto mode
- * before and during a decision): conn records and io records. The queries
- * read the window of the chosen pattern.
+ * Two locks, because attaching probes takes up to seconds (each syscall
+ * tracepoint is a perf event) and /proc walks take milliseconds, and no query
+ * may wait for either: `lock` guards the workload list, the windows and the
+ * mode state and is only ever held for O(log n) work; `ctl` serializes the
+ * slow control work (start/stop, housekeeping, kernel maps and probes). A
+ * thread holding both took ctl first. Mode state is written with both held,
+ * so holding either one is enough to read it.
+ *
+ * Each workload keeps two windows per pattern while both patterns are
+ * observed (auto mode before and during a decision): conn and io records,
+ * each as service and as sojourn latencies. The queries read the windows of
+ * the chosen pattern.
  */
 #include <errno.h>
 #include <math.h>
@@ -37,6 +46,7 @@
 #define GRPC_SCAN_NS (1000ull * 1000 * 1000)
 
 enum { K_CONN, K_IO, K_GRPC, K_NKINDS };
+#define NLAT 2 /* enum ebee_latency */
 
 struct wl {
 	pid_t pid;
@@ -47,8 +57,11 @@ struct wl {
 	bool no_children;
 	bool exited;
 	bool grpc; /* gRPC (issue 9): some process of it maps a usable libgrpc */
-	struct ebee_window *win[K_NKINDS];
+	struct ebee_window *win[K_NKINDS][NLAT];
 	uint64_t total[K_NKINDS]; /* records of each kind since start */
+	/* Records of a kind whose request started before this time stay out of
+	 * its window and count: set when a switch makes the kind the mode. */
+	uint64_t since_ns[K_NKINDS];
 	uint64_t req_base, kind_snap;
 	struct ebee_evidence ev;
 	uint64_t epoch_ns;	   /* start of the evidence epoch */
@@ -64,20 +77,23 @@ struct ebee {
 	struct ebee_opts opts;
 	struct ebee_mode_params mp;
 	struct ebee_kern *kern;
-	pthread_mutex_t lock;
-	pthread_t thread;
-	bool thread_started;
+	enum ebee_path path;  /* resolved: SOCKET or SYSCALL */
+	pthread_mutex_t lock; /* list, windows, mode state: short holds only */
+	pthread_mutex_t ctl;  /* slow control work; taken before lock */
+	pthread_t thread, house;
+	bool thread_started, house_started;
 	volatile bool stop;
+	unsigned int probes_now; /* ebee_kern_probes(), copied under lock */
 	struct wl *wls;
 	unsigned int nwls;
 	uint64_t records;
-	uint64_t last_house_ns;
 	int epfd;
 	/* gRPC (issue 9): the uprobe object; NULL (with the reason) if it
-	 * could not be loaded. */
+	 * could not be loaded. Used under ctl. */
 	struct ebee_grpc *grpc;
 	char grpc_err[256];
 	uint64_t last_grpc_scan_ns;
+	bool grpc_probes_now; /* ebee_grpc_probes(), copied under lock */
 };
 
 static uint64_t now_ns(void)
@@ -110,6 +126,45 @@ static void logf_(struct ebee *eb, enum ebee_log_level lvl, const char *fmt, ...
 /* ---------------------------------------------------------------- names */
 
 static const char *const mode_names[EBEE_MODE_COUNT] = { "auto", "conn", "io", "grpc" };
+static const char *const path_names[] = { "auto", "socket", "syscall" };
+static const char *const lat_names[NLAT] = { "service", "sojourn" };
+
+/* Index of s in names[0..n), or -EINVAL. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s && i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -EINVAL;
+}
+
+const char *ebee_path_str(enum ebee_path path)
+{
+	return path >= 0 && path <= EBEE_PATH_SYSCALL ? path_names[path] : NULL;
+}
+
+int ebee_path_parse(const char *s, enum ebee_path *path)
+{
+	int i = name_index(path_names, EBEE_PATH_SYSCALL + 1, s);
+
+	if (i >= 0)
+		*path = i;
+	return i < 0 ? i : 0;
+}
+
+const char *ebee_latency_str(enum ebee_latency lat)
+{
+	return lat >= 0 && lat < NLAT ? lat_names[lat] : NULL;
+}
+
+int ebee_latency_parse(const char *s, enum ebee_latency *lat)
+{
+	int i = name_index(lat_names, NLAT, s);
+
+	if (i >= 0)
+		*lat = i;
+	return i < 0 ? i : 0;
+}
 
 const char *ebee_mode_str(enum ebee_mode mode)
 {
@@ -129,7 +184,9 @@ int ebee_mode_parse(const char *s, enum ebee_mode *mode)
 
 char *ebee_probes_str(unsigned int mask, char *buf, size_t len)
 {
-	static const char *const names[] = { "accept", "close", "read", "write", "fork", "grpc" };
+	static const char *const names[] = { "accept",	   "close",   "read",
+					     "write",	   "fork",    "grpc",
+					     "sock_state", "sock_io", "sock_arrive" };
 	size_t off = 0;
 
 	if (!len)
@@ -165,12 +222,12 @@ static int primary_kind(const struct wl *w)
 		return K_GRPC;
 	default:
 		/* gRPC streams decide at the next housekeeping. */
-		if (w->win[K_GRPC] && w->total[K_GRPC])
+		if (w->win[K_GRPC][0] && w->total[K_GRPC])
 			return K_GRPC;
 		/* Undecided: whichever pattern has seen more. */
-		if (!w->win[K_IO])
+		if (!w->win[K_IO][0])
 			return K_CONN;
-		if (!w->win[K_CONN])
+		if (!w->win[K_CONN][0])
 			return K_IO;
 		return w->total[K_IO] >= w->total[K_CONN] ? K_IO : K_CONN;
 	}
@@ -202,27 +259,38 @@ static uint32_t wl_flags(const struct wl *w, uint64_t now)
 		break;
 	}
 	if (w->mode == EBEE_MODE_GRPC)
-		return f | EBEE_F_GRPC; /* the syscall probes are pruned */
+		return f | EBEE_F_GRPC; /* the socket or syscall probes are pruned */
 	if (w->mode == EBEE_MODE_CONN && now >= w->recheck_until_ns)
 		return f | EBEE_F_CONN | g;
 	/* Undecided, io (closes feed the revisit), or a conn-mode recheck. */
 	return f | EBEE_F_CONN | EBEE_F_IO | g;
 }
 
-static unsigned int flags_probes(uint32_t flags)
+/* Probe groups a workload with these kernel flags needs. On the socket path
+ * the read/write hooks also tell which sockets are the workload's, so conn
+ * needs them too; only the per-packet arrival hook is io's alone. */
+static unsigned int flags_probes(const struct ebee *eb, uint32_t flags)
 {
 	unsigned int p = 0;
 
+	if (flags & EBEE_F_GRPC)
+		p |= EBEE_PROBE_GRPC | EBEE_PROBE_FORK;
+	if (eb->path == EBEE_PATH_SOCKET) {
+		if (flags & (EBEE_F_CONN | EBEE_F_IO))
+			p |= EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO | EBEE_PROBE_FORK;
+		if (flags & EBEE_F_IO)
+			p |= EBEE_PROBE_SOCK_ARRIVE;
+		return p;
+	}
 	if (flags & (EBEE_F_CONN | EBEE_F_IO))
 		p |= EBEE_PROBE_ACCEPT | EBEE_PROBE_CLOSE | EBEE_PROBE_FORK;
 	if (flags & EBEE_F_IO)
 		p |= EBEE_PROBE_READ | EBEE_PROBE_WRITE;
-	if (flags & EBEE_F_GRPC)
-		p |= EBEE_PROBE_GRPC | EBEE_PROBE_FORK;
 	return p;
 }
 
-/* Make the kernel flags and the attached probe groups match the workloads. */
+/* Make the kernel flags and the attached probe groups match the workloads.
+ * Called with ctl held and lock NOT held: attaching can take seconds. */
 static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 {
 	unsigned int need = 0;
@@ -236,7 +304,7 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 		if (w->exited)
 			continue;
 		f = wl_flags(w, now);
-		need |= flags_probes(f);
+		need |= flags_probes(eb, f);
 		/* Once more on the round after a change: a process forked while
 		 * the copies were updated may hold the old flags. */
 		if (f != w->kflags || w->kflags_resync) {
@@ -244,13 +312,18 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 			err = ebee_kern_workload_set(eb->kern, w->pid, f);
 			if (err)
 				return err;
+			pthread_mutex_lock(&eb->lock);
 			w->kflags = f;
+			pthread_mutex_unlock(&eb->lock);
 		}
 	}
 	/* gRPC (issue 9): the uprobes are the grpc object's. */
 	if (eb->grpc && !!(need & EBEE_PROBE_GRPC) != ebee_grpc_probes(eb->grpc)) {
 		err = ebee_grpc_set_probes(eb->grpc, need & EBEE_PROBE_GRPC, msg ? msg : m,
 					   msg ? msg_len : sizeof(m));
+		pthread_mutex_lock(&eb->lock);
+		eb->grpc_probes_now = ebee_grpc_probes(eb->grpc);
+		pthread_mutex_unlock(&eb->lock);
 		if (err) {
 			logf_(eb, EBEE_LOG_WARN, "%s", msg ? msg : m);
 			return err;
@@ -264,6 +337,9 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 	ebee_probes_str(ebee_kern_probes(eb->kern), b1, sizeof(b1));
 	ebee_probes_str(need, b2, sizeof(b2));
 	err = ebee_kern_set_probes(eb->kern, need, msg ? msg : m, msg ? msg_len : sizeof(m));
+	pthread_mutex_lock(&eb->lock);
+	eb->probes_now = ebee_kern_probes(eb->kern);
+	pthread_mutex_unlock(&eb->lock);
 	if (err) {
 		logf_(eb, EBEE_LOG_WARN, "%s", msg ? msg : m);
 		return err;
@@ -295,8 +371,20 @@ static void set_mode(struct ebee *eb, struct wl *w, enum ebee_mode m, const char
 	      ebee_mode_str(m), why);
 	w->mode = m;
 	/* A window of the other kind must not mix into this one later. */
-	if (m == EBEE_MODE_CONN && w->win[K_IO])
-		ebee_window_reset(w->win[K_IO]);
+	if (m == EBEE_MODE_CONN)
+		for (int l = 0; l < NLAT; l++)
+			if (w->win[K_IO][l])
+				ebee_window_reset(w->win[K_IO][l]);
+	/* A switch starts the new pattern's window afresh: what it collected
+	 * under the old pattern (keep-alive connection lifetimes while in io)
+	 * and requests that began before the switch are not its requests. gRPC
+	 * streams are exact from the start, whatever the mode was. */
+	if (w->switches && m != EBEE_MODE_GRPC) {
+		for (int l = 0; l < NLAT; l++)
+			if (w->win[k][l])
+				ebee_window_reset(w->win[k][l]);
+		w->since_ns[k] = now_ns();
+	}
 }
 
 static void describe(const struct ebee_evidence *ev, char *buf, size_t len)
@@ -368,22 +456,32 @@ static void wl_auto(struct ebee *eb, struct wl *w, uint64_t now)
 	}
 }
 
+/* With ctl held (the list cannot change), lock not held. */
 static void wl_mark_exited(struct ebee *eb, struct wl *w)
 {
-	ebee_kern_workload_dropped(eb->kern, w->pid, &w->dropped_final);
-	w->nprocs_final = 0;
-	w->exited = true;
+	uint64_t dropped = 0, req;
+
+	ebee_kern_workload_dropped(eb->kern, w->pid, &dropped);
 	ebee_kern_workload_del(eb->kern, w->pid);
 	ebee_grpc_workload_del(eb->grpc, w->pid); /* gRPC (issue 9) */
+	pthread_mutex_lock(&eb->lock);
+	ebee_kern_consume(eb->kern); /* its last records */
+	w->dropped_final = dropped;
+	w->nprocs_final = 0;
+	w->exited = true;
+	req = wl_requests(w);
+	pthread_mutex_unlock(&eb->lock);
 	logf_(eb, EBEE_LOG_INFO, "ebee: pid %d exited; %llu requests traced", w->pid,
-	      (unsigned long long)wl_requests(w));
+	      (unsigned long long)req);
 }
 
 /* gRPC (issue 9): does the workload (now) map a usable libgrpc? At the start
  * and then every GRPC_SCAN_NS, so a descendant that starts a gRPC server
- * later is covered. In grpc mode, a process without one is an error. */
+ * later is covered. In grpc mode, a process without one is an error. With
+ * ctl held and lock not held: the scan walks /proc and reads ELF files. */
 static int wl_grpc_scan(struct ebee *eb, struct wl *w, bool starting)
 {
+	struct ebee_window *win[NLAT] = {};
 	bool found = false;
 	char msg[600];
 	int err;
@@ -411,21 +509,36 @@ static int wl_grpc_scan(struct ebee *eb, struct wl *w, bool starting)
 	}
 	if (err)
 		logf_(eb, starting ? EBEE_LOG_WARN : EBEE_LOG_DEBUG, "%s", msg);
-	if (found && !w->win[K_GRPC]) {
-		w->win[K_GRPC] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
-		if (!w->win[K_GRPC])
+	if (!found || w->grpc)
+		return 0;
+	/* Windows are made outside the lock, published under it. */
+	for (int l = 0; l < NLAT && !w->win[K_GRPC][0]; l++) {
+		win[l] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
+		if (!win[l]) {
+			for (int j = 0; j < l; j++)
+				ebee_window_free(win[j]);
 			return -ENOMEM;
+		}
 	}
-	if (found && !w->grpc)
-		logf_(eb, EBEE_LOG_INFO, "ebee: pid %d maps libgrpc: watching its streams", w->pid);
-	w->grpc |= found;
+	pthread_mutex_lock(&eb->lock);
+	for (int l = 0; l < NLAT; l++)
+		if (win[l])
+			w->win[K_GRPC][l] = win[l];
+	w->grpc = true;
+	pthread_mutex_unlock(&eb->lock);
+	logf_(eb, EBEE_LOG_INFO, "ebee: pid %d maps libgrpc: watching its streams", w->pid);
 	return 0;
 }
 
-static void housekeeping(struct ebee *eb, uint64_t now)
+/* One round: /proc checks and probe changes with ctl only, the mode
+ * decisions (cheap) under lock. */
+static void housekeeping(struct ebee *eb)
 {
-	bool grpc_scan = now - eb->last_grpc_scan_ns >= GRPC_SCAN_NS;
+	uint64_t now = now_ns();
+	bool grpc_scan;
 
+	pthread_mutex_lock(&eb->ctl);
+	grpc_scan = now - eb->last_grpc_scan_ns >= GRPC_SCAN_NS;
 	if (grpc_scan)
 		eb->last_grpc_scan_ns = now;
 	for (struct wl *w = eb->wls; w; w = w->next) {
@@ -437,10 +550,12 @@ static void housekeeping(struct ebee *eb, uint64_t now)
 		}
 		if (grpc_scan)
 			wl_grpc_scan(eb, w, false);
+		pthread_mutex_lock(&eb->lock);
 		wl_auto(eb, w, now);
+		pthread_mutex_unlock(&eb->lock);
 	}
 	sync_kernel(eb, NULL, 0);
-	eb->last_house_ns = now;
+	pthread_mutex_unlock(&eb->ctl);
 }
 
 /* ---------------------------------------------------------------- consumer */
@@ -465,9 +580,16 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 		k = K_GRPC;
 	else
 		return 0;
+	/* A request that began before its pattern became the mode spans the
+	 * switch: it belongs to neither pattern's count nor window. */
+	if (w->since_ns[k] &&
+	    r->end_ns - (r->soj_ns > r->lat_ns ? r->soj_ns : r->lat_ns) < w->since_ns[k])
+		return 0;
 	w->total[k]++;
-	if (w->win[k])
-		ebee_window_push(w->win[k], r->end_ns, r->lat_ns);
+	if (w->win[k][EBEE_LAT_SERVICE])
+		ebee_window_push(w->win[k][EBEE_LAT_SERVICE], r->end_ns, r->lat_ns);
+	if (w->win[k][EBEE_LAT_SOJOURN] && r->soj_ns)
+		ebee_window_push(w->win[k][EBEE_LAT_SOJOURN], r->end_ns, r->soj_ns);
 	return 0;
 }
 
@@ -481,8 +603,6 @@ static void *consumer(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
-		uint64_t now;
-
 		epoll_wait(eb->epfd, &ev, 1, eb->opts.drain_ms);
 		pthread_mutex_lock(&eb->lock);
 		if (eb->stop) {
@@ -490,10 +610,24 @@ static void *consumer(void *arg)
 			break;
 		}
 		ebee_kern_consume(eb->kern);
-		now = now_ns();
-		if (now - eb->last_house_ns >= HOUSEKEEPING_NS)
-			housekeeping(eb, now);
 		pthread_mutex_unlock(&eb->lock);
+	}
+	return NULL;
+}
+
+static void *housekeeper(void *arg)
+{
+	struct ebee *eb = arg;
+	struct timespec ts = { 0, HOUSEKEEPING_NS };
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	while (!__atomic_load_n(&eb->stop, __ATOMIC_ACQUIRE)) {
+		nanosleep(&ts, NULL);
+		if (__atomic_load_n(&eb->stop, __ATOMIC_ACQUIRE))
+			break;
+		housekeeping(eb);
 	}
 	return NULL;
 }
@@ -541,9 +675,16 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	eb->opts.log = OPT(opts, log, NULL);
 	eb->opts.log_ctx = OPT(opts, log_ctx, NULL);
 	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
+	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
 	eb->mp.min_conns = eb->opts.auto_min_conns;
 	eb->mp.min_requests = eb->opts.auto_min_requests;
 	pthread_mutex_init(&eb->lock, NULL);
+	pthread_mutex_init(&eb->ctl, NULL);
+	if (eb->opts.path < EBEE_PATH_AUTO || eb->opts.path > EBEE_PATH_SYSCALL) {
+		snprintf(msg, msg_len, "ebee: unknown path %d", eb->opts.path);
+		err = -EINVAL;
+		goto fail;
+	}
 
 	{
 		size_t rs = eb->opts.ringbuf_size;
@@ -557,9 +698,11 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 			goto fail;
 		}
 	}
-	err = ebee_check_features(msg, msg_len);
+	eb->path = eb->opts.path;
+	err = ebee_check_features(&eb->path, msg, msg_len);
 	if (err)
 		goto fail;
+	ko.sock_path = eb->path == EBEE_PATH_SOCKET;
 	ko.ringbuf_size = eb->opts.ringbuf_size;
 	ko.max_conns = eb->opts.max_conns;
 	ko.on_record = on_record;
@@ -579,6 +722,16 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		goto fail;
 	}
 	eb->thread_started = true;
+	err = -pthread_create(&eb->house, NULL, housekeeper, eb);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: cannot start the housekeeping thread: %s",
+			 strerror(-err));
+		goto fail;
+	}
+	eb->house_started = true;
+	logf_(eb, EBEE_LOG_INFO, "ebee: %s path (%s)", ebee_path_str(eb->path),
+	      eb->path == EBEE_PATH_SOCKET ? "socket tracepoints, requests keyed by socket"
+					   : "syscall tracepoints, requests keyed by (tgid, fd)");
 	return eb;
 fail:
 	ebee_close(eb);
@@ -604,8 +757,11 @@ static bool wants_window(enum ebee_mode mode, int k)
 
 static void free_wl(struct wl *w)
 {
+	if (!w)
+		return;
 	for (int k = 0; k < K_NKINDS; k++)
-		ebee_window_free(w->win[k]);
+		for (int l = 0; l < NLAT; l++)
+			ebee_window_free(w->win[k][l]);
 	free(w);
 }
 
@@ -613,12 +769,13 @@ void ebee_close(struct ebee *eb)
 {
 	if (!eb)
 		return;
-	if (eb->thread_started) {
-		pthread_mutex_lock(&eb->lock);
-		eb->stop = true;
-		pthread_mutex_unlock(&eb->lock);
+	pthread_mutex_lock(&eb->lock);
+	__atomic_store_n(&eb->stop, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&eb->lock);
+	if (eb->thread_started)
 		pthread_join(eb->thread, NULL);
-	}
+	if (eb->house_started)
+		pthread_join(eb->house, NULL);
 	while (eb->wls) {
 		struct wl *w = eb->wls;
 
@@ -628,23 +785,46 @@ void ebee_close(struct ebee *eb)
 	ebee_grpc_close(eb->grpc);
 	ebee_kern_close(eb->kern);
 	pthread_mutex_destroy(&eb->lock);
+	pthread_mutex_destroy(&eb->ctl);
 	free(eb);
 }
 
 /* Connections a process accepted before tracing began: without them, a
  * server whose clients connected earlier (memcached behind long-lived client
- * pools) would show nothing in io mode until its clients reconnect. */
-static size_t adopt_conns(struct ebee *eb, pid_t tgid)
+ * pools) would show nothing in io mode until its clients reconnect. On the
+ * socket path they are known by their ports; a socket shared by a parent and
+ * its children is adopted once. */
+static size_t adopt_conns(struct ebee *eb, pid_t tgid, pid_t wid)
 {
+	struct ebee_proc_conn *c = NULL;
 	size_t n = 0, ok = 0;
-	int *fds = NULL;
 
-	if (ebee_proc_accepted_fds(tgid, &fds, &n))
+	if (ebee_proc_accepted_conns(tgid, &c, &n))
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		ok += !ebee_kern_conn_adopt(eb->kern, tgid, fds[i]);
-	free(fds);
+	for (size_t i = 0; i < n; i++) {
+		if (eb->path == EBEE_PATH_SOCKET) {
+			struct ebee_adopt_key key = { .lport = c[i].lport,
+						      .rport = c[i].rport,
+						      .raddr = c[i].raddr };
+
+			ok += !ebee_kern_sconn_adopt(eb->kern, wid, &key);
+		} else {
+			ok += !ebee_kern_conn_adopt(eb->kern, tgid, c[i].fd);
+		}
+	}
+	free(c);
 	return ok;
+}
+
+static void unlink_wl(struct ebee *eb, struct wl *w)
+{
+	for (struct wl **pp = &eb->wls; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			eb->nwls--;
+			return;
+		}
+	}
 }
 
 int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts)
@@ -652,8 +832,9 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	enum ebee_mode mode = OPT(opts, mode, EBEE_MODE_AUTO);
 	bool no_children = OPT(opts, no_children, false);
 	size_t nkids = 0, nadopted;
+	struct wl *w, *old = NULL;
 	pid_t *kids = NULL;
-	struct wl *w;
+	uint32_t kflags;
 	char msg[256];
 	pid_t tgid;
 	int err;
@@ -677,30 +858,20 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	for (int k = 0; k < K_NKINDS; k++) {
 		if (!wants_window(mode, k))
 			continue;
-		w->win[k] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
-		if (!w->win[k]) {
-			free_wl(w);
-			return -ENOMEM;
+		for (int l = 0; l < NLAT; l++) {
+			w->win[k][l] = ebee_window_new(eb->opts.window_len, eb->opts.window_age_ns);
+			if (!w->win[k][l]) {
+				free_wl(w);
+				return -ENOMEM;
+			}
 		}
 	}
 
-	pthread_mutex_lock(&eb->lock);
-	if (find_wl(eb, pid)) {
-		struct wl *old = find_wl(eb, pid);
-
-		if (!old->exited) {
-			err = -EEXIST;
-			goto unlock;
-		}
-		/* An exited workload of the same pid (recycled): replace it. */
-		for (struct wl **pp = &eb->wls; *pp; pp = &(*pp)->next) {
-			if (*pp == old) {
-				*pp = old->next;
-				free_wl(old);
-				eb->nwls--;
-				break;
-			}
-		}
+	pthread_mutex_lock(&eb->ctl);
+	old = find_wl(eb, pid);
+	if (old && !old->exited) {
+		err = -EEXIST;
+		goto unlock;
 	}
 	err = wl_grpc_scan(eb, w, true); /* gRPC (issue 9) */
 	if (err)
@@ -709,8 +880,8 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	 * probes (the fork hook among them), and only then the descendants
 	 * that already exist: a fork racing with the scan is caught by one or
 	 * the other. */
-	w->kflags = wl_flags(w, now_ns());
-	err = ebee_kern_workload_set(eb->kern, pid, w->kflags);
+	kflags = wl_flags(w, now_ns());
+	err = ebee_kern_workload_set(eb->kern, pid, kflags);
 	if (err)
 		goto unlock;
 	err = ebee_kern_proc_add(eb->kern, pid, pid);
@@ -719,63 +890,70 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 		err = err == -EEXIST ? -EBUSY : err; /* traced as part of another workload */
 		goto unlock;
 	}
+	/* In the list (so records are kept) before the probes go live. An
+	 * exited workload of the same pid (recycled) is replaced. */
+	pthread_mutex_lock(&eb->lock);
+	if (old)
+		unlink_wl(eb, old);
+	w->kflags = kflags;
 	w->next = eb->wls;
 	eb->wls = w;
 	eb->nwls++;
+	pthread_mutex_unlock(&eb->lock);
+	free_wl(old);
+	old = NULL;
 	err = sync_kernel(eb, msg, sizeof(msg));
 	if (err)
 		goto unwind;
-	nadopted = adopt_conns(eb, pid);
+	nadopted = adopt_conns(eb, pid, pid);
 	if (!no_children && !ebee_proc_descendants(pid, &kids, &nkids)) {
 		for (size_t i = 0; i < nkids; i++) {
 			/* -EEXIST: the fork hook got there first */
 			ebee_kern_proc_add(eb->kern, kids[i], pid);
-			nadopted += adopt_conns(eb, kids[i]);
+			nadopted += adopt_conns(eb, kids[i], pid);
 		}
 		free(kids);
 	}
+	pthread_mutex_unlock(&eb->ctl);
 	logf_(eb, EBEE_LOG_INFO,
 	      "ebee: tracing pid %d (%s, %zu descendants, %zu open connections adopted)", pid,
 	      ebee_mode_str(mode), nkids, nadopted);
-	pthread_mutex_unlock(&eb->lock);
 	return 0;
 unwind:
-	eb->wls = w->next;
-	eb->nwls--;
+	pthread_mutex_lock(&eb->lock);
+	unlink_wl(eb, w);
+	pthread_mutex_unlock(&eb->lock);
 	ebee_kern_workload_del(eb->kern, pid);
 	sync_kernel(eb, NULL, 0);
 unlock:
-	pthread_mutex_unlock(&eb->lock);
+	pthread_mutex_unlock(&eb->ctl);
 	free_wl(w);
 	return err;
 }
 
 int ebee_stop_tracing(struct ebee *eb, pid_t pid)
 {
-	struct wl **pp, *w = NULL;
+	struct wl *w;
 
 	if (!eb)
 		return -EINVAL;
+	pthread_mutex_lock(&eb->ctl);
 	pthread_mutex_lock(&eb->lock);
 	/* Count what completed before the stop, then forget the workload. */
 	ebee_kern_consume(eb->kern);
-	for (pp = &eb->wls; *pp; pp = &(*pp)->next) {
-		if ((*pp)->pid == pid) {
-			w = *pp;
-			*pp = w->next;
-			break;
-		}
-	}
+	w = find_wl(eb, pid);
+	if (w)
+		unlink_wl(eb, w);
+	pthread_mutex_unlock(&eb->lock);
 	if (!w) {
-		pthread_mutex_unlock(&eb->lock);
+		pthread_mutex_unlock(&eb->ctl);
 		return -ENOENT;
 	}
-	eb->nwls--;
 	if (!w->exited)
 		ebee_kern_workload_del(eb->kern, pid);
 	ebee_grpc_workload_del(eb->grpc, pid); /* gRPC (issue 9) */
 	sync_kernel(eb, NULL, 0);
-	pthread_mutex_unlock(&eb->lock);
+	pthread_mutex_unlock(&eb->ctl);
 	free_wl(w);
 	return 0;
 }
@@ -795,19 +973,21 @@ int ebee_flush(struct ebee *eb)
 /* ---------------------------------------------------------------- queries */
 
 /* Look up pid and its window under the lock; expire by age first. */
-static int query_begin(struct ebee *eb, pid_t pid, struct ebee_window **win)
+static int query_begin(struct ebee *eb, pid_t pid, enum ebee_latency lat, struct ebee_window **win)
 {
 	struct wl *w;
 
-	if (!eb)
+	if (!eb || lat < 0 || lat >= NLAT)
 		return -EINVAL;
+	if (lat == EBEE_LAT_SOJOURN && eb->path != EBEE_PATH_SOCKET)
+		return -EOPNOTSUPP;
 	pthread_mutex_lock(&eb->lock);
 	w = find_wl(eb, pid);
 	if (!w) {
 		pthread_mutex_unlock(&eb->lock);
 		return -ENOENT;
 	}
-	*win = w->win[primary_kind(w)];
+	*win = w->win[primary_kind(w)][lat];
 	if (!*win) {
 		pthread_mutex_unlock(&eb->lock);
 		return -ENODATA;
@@ -820,7 +1000,7 @@ static int query_begin(struct ebee *eb, pid_t pid, struct ebee_window **win)
 int ebee_get_rps(struct ebee *eb, pid_t pid, double *rps)
 {
 	struct ebee_window *win;
-	int err = query_begin(eb, pid, &win);
+	int err = query_begin(eb, pid, EBEE_LAT_SERVICE, &win);
 
 	if (err)
 		return err;
@@ -829,10 +1009,10 @@ int ebee_get_rps(struct ebee *eb, pid_t pid, double *rps)
 	return err;
 }
 
-int ebee_get_latest_latency(struct ebee *eb, pid_t pid, uint64_t *lat_ns)
+int ebee_get_latest_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, uint64_t *lat_ns)
 {
 	struct ebee_window *win;
-	int err = query_begin(eb, pid, &win);
+	int err = query_begin(eb, pid, lat, &win);
 
 	if (err)
 		return err;
@@ -841,10 +1021,10 @@ int ebee_get_latest_latency(struct ebee *eb, pid_t pid, uint64_t *lat_ns)
 	return err;
 }
 
-int ebee_get_average_latency(struct ebee *eb, pid_t pid, double *avg_ns)
+int ebee_get_average_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double *avg_ns)
 {
 	struct ebee_window *win;
-	int err = query_begin(eb, pid, &win);
+	int err = query_begin(eb, pid, lat, &win);
 
 	if (err)
 		return err;
@@ -853,19 +1033,35 @@ int ebee_get_average_latency(struct ebee *eb, pid_t pid, double *avg_ns)
 	return err;
 }
 
-int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *val_ns)
+int ebee_get_latency_percentile_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double p,
+				   double *val_ns)
 {
 	struct ebee_window *win;
 	int err;
 
 	if (!(p >= 0 && p <= 100))
 		return -EINVAL;
-	err = query_begin(eb, pid, &win);
+	err = query_begin(eb, pid, lat, &win);
 	if (err)
 		return err;
 	err = ebee_window_percentile(win, p, val_ns);
 	pthread_mutex_unlock(&eb->lock);
 	return err;
+}
+
+int ebee_get_latest_latency(struct ebee *eb, pid_t pid, uint64_t *lat_ns)
+{
+	return ebee_get_latest_latency_of(eb, pid, EBEE_LAT_SERVICE, lat_ns);
+}
+
+int ebee_get_average_latency(struct ebee *eb, pid_t pid, double *avg_ns)
+{
+	return ebee_get_average_latency_of(eb, pid, EBEE_LAT_SERVICE, avg_ns);
+}
+
+int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *val_ns)
+{
+	return ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SERVICE, p, val_ns);
 }
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
@@ -892,16 +1088,12 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 	s.exited = w->exited;
 	if (w->exited) {
 		s.dropped = w->dropped_final;
-		s.nprocs = 0;
 		s.probes = 0;
 	} else {
-		ebee_kern_workload_dropped(eb->kern, pid, &s.dropped);
-		s.nprocs = ebee_kern_proc_count(eb->kern, pid);
-		s.probes = flags_probes(w->kflags) &
-			   (ebee_kern_probes(eb->kern) |
-			    (ebee_grpc_probes(eb->grpc) ? EBEE_PROBE_GRPC : 0)); /* issue 9 */
+		s.probes = flags_probes(eb, w->kflags) &
+			   (eb->probes_now | (eb->grpc_probes_now ? EBEE_PROBE_GRPC : 0));
 	}
-	win = w->win[primary_kind(w)];
+	win = w->win[primary_kind(w)][EBEE_LAT_SERVICE];
 	if (win) {
 		if (eb->opts.window_age_ns)
 			ebee_window_expire(win, now_ns());
@@ -909,6 +1101,11 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 		s.window_span_ns = ebee_window_span(win);
 	}
 	pthread_mutex_unlock(&eb->lock);
+	/* Map reads and walks outside the lock: queries never wait on them. */
+	if (!s.exited) {
+		ebee_kern_workload_dropped(eb->kern, pid, &s.dropped);
+		s.nprocs = ebee_kern_proc_count(eb->kern, pid);
+	}
 	memcpy(st, &s, sz);
 	return 0;
 }
@@ -923,16 +1120,14 @@ int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st)
 	sz = st->sz < sizeof(s) ? st->sz : sizeof(s);
 	pthread_mutex_lock(&eb->lock);
 	s.sz = sz;
-	s.dropped = ebee_kern_counter(eb->kern, EBEE_CNT_DROPPED);
 	s.records = eb->records;
-	s.probes = ebee_kern_probes(eb->kern);
+	s.probes = eb->probes_now | (eb->grpc_probes_now ? EBEE_PROBE_GRPC : 0);
 	s.workloads = eb->nwls;
-	s.conn_entries = ebee_kern_conn_count(eb->kern);
-	/* gRPC (issue 9) */
-	if (ebee_grpc_probes(eb->grpc))
-		s.probes |= EBEE_PROBE_GRPC;
-	s.grpc_streams = ebee_grpc_stream_count(eb->grpc);
 	pthread_mutex_unlock(&eb->lock);
+	s.grpc_streams = ebee_grpc_stream_count(eb->grpc); /* gRPC (issue 9) */
+	s.dropped = ebee_kern_counter(eb->kern, EBEE_CNT_DROPPED);
+	s.conn_entries = ebee_kern_conn_count(eb->kern);
+	s.path = eb->path;
 	memcpy(st, &s, sz);
 	return 0;
 }

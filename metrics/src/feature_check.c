@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "feature_check.h"
@@ -41,7 +42,34 @@ static const char *tracefs_dir(void)
 	return NULL;
 }
 
-int ebee_check_features(char *msg, size_t msg_len)
+/* The socket path attaches tp_btf programs: the kernel's BTF names each
+ * tracepoint's prototype btf_trace_NAME (no tracefs needed). */
+static const char *const sock_tps[] = { "sock_recv_length", "sock_send_length",
+					"inet_sock_set_state", "sk_data_ready" };
+
+static const char *missing_sock_tp(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const char *miss = NULL;
+	char name[64];
+
+	if (!btf)
+		return sock_tps[0];
+	for (size_t i = 0; i < sizeof(sock_tps) / sizeof(sock_tps[0]) && !miss; i++) {
+		snprintf(name, sizeof(name), "btf_trace_%s", sock_tps[i]);
+		if (btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) < 0)
+			miss = sock_tps[i];
+	}
+	btf__free(btf);
+	return miss;
+}
+
+bool ebee_have_sock_tracepoints(void)
+{
+	return !access("/sys/kernel/btf/vmlinux", R_OK) && !missing_sock_tp();
+}
+
+int ebee_check_features(enum ebee_path *which, char *msg, size_t msg_len)
 {
 	unsigned long long caps = cap_eff();
 	bool bpf_caps = (caps >> CAP_BPF_BIT & 1) && (caps >> CAP_PERFMON_BIT & 1);
@@ -62,6 +90,30 @@ int ebee_check_features(char *msg, size_t msg_len)
 		    "built with CONFIG_DEBUG_INFO_BTF=y");
 		return -ENOENT;
 	}
+	r = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
+	if (r != 1) {
+		snprintf(
+		    msg, msg_len,
+		    "ebee: the kernel has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF needs Linux "
+		    ">= 5.8)%s",
+		    r < 0 ? ": probing it failed" : "");
+		return -EOPNOTSUPP;
+	}
+	if (*which == EBEE_PATH_AUTO)
+		*which = missing_sock_tp() ? EBEE_PATH_SYSCALL : EBEE_PATH_SOCKET;
+	if (*which == EBEE_PATH_SOCKET) {
+		const char *miss = missing_sock_tp();
+
+		if (miss) {
+			snprintf(
+			    msg, msg_len,
+			    "ebee: the kernel has no sock:%s tracepoint (the socket path needs "
+			    "a kernel newer than 6.1); use the syscall path",
+			    miss);
+			return -ENOENT;
+		}
+		return 0;
+	}
 	tfs = tracefs_dir();
 	if (!tfs) {
 		snprintf(msg, msg_len,
@@ -76,15 +128,6 @@ int ebee_check_features(char *msg, size_t msg_len)
 			 "CONFIG_FTRACE_SYSCALLS=y",
 			 path);
 		return -ENOENT;
-	}
-	r = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
-	if (r != 1) {
-		snprintf(
-		    msg, msg_len,
-		    "ebee: the kernel has no BPF ring buffer (BPF_MAP_TYPE_RINGBUF needs Linux "
-		    ">= 5.8)%s",
-		    r < 0 ? ": probing it failed" : "");
-		return -EOPNOTSUPP;
 	}
 	r = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL);
 	if (r != 1) {

@@ -9,6 +9,7 @@
  * program on every matching syscall of every process on the host.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +23,15 @@
 #include "kern.h"
 #include "ebee.skel.h"
 
+#define MAX_GROUP_PROGS 10
+
 struct ebee_kern {
 	struct ebee_bpf *skel;
 	struct ring_buffer *rb;
 	struct ebee_kern_opts opts;
 	unsigned int probes;
 	/* links per group, in the order of group_progs() */
-	struct bpf_link *links[EBEE_NPROBE_GROUPS][10];
+	struct bpf_link *links[EBEE_NPROBE_GROUPS][MAX_GROUP_PROGS];
 	int nlinks[EBEE_NPROBE_GROUPS];
 	int ncpus;
 };
@@ -76,6 +79,16 @@ static int group_progs(struct ebee_bpf *s, unsigned int bit, struct bpf_program 
 	case EBEE_PROBE_FORK:
 		p[n++] = s->progs.on_proc_fork;
 		p[n++] = s->progs.on_proc_exit;
+		break;
+	case EBEE_PROBE_SOCK_STATE:
+		p[n++] = s->progs.sock_state;
+		break;
+	case EBEE_PROBE_SOCK_IO:
+		p[n++] = s->progs.sock_recv;
+		p[n++] = s->progs.sock_send;
+		break;
+	case EBEE_PROBE_SOCK_ARRIVE:
+		p[n++] = s->progs.sock_data_ready;
 		break;
 	default:
 		break;
@@ -138,6 +151,38 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
 		goto fail;
 	}
+	/* Load only the chosen path's programs: the other path's hooks may not
+	 * exist in this kernel (the socket tracepoints appeared after 6.1). */
+	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1) {
+		struct bpf_program *progs[MAX_GROUP_PROGS];
+		bool sock =
+		    bit & (EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO | EBEE_PROBE_SOCK_ARRIVE);
+		bool both = bit == EBEE_PROBE_FORK;
+		int n = group_progs(k->skel, bit, progs);
+
+		for (int i = 0; i < n; i++)
+			bpf_program__set_autoload(progs[i], both || sock == opts->sock_path);
+	}
+	/* The other path's connection map is never used: keep it tiny. */
+	if (opts->sock_path) {
+		err = bpf_map__set_max_entries(k->skel->maps.sconns, opts->max_conns);
+		if (!err)
+			err = bpf_map__set_max_entries(k->skel->maps.passive, opts->max_conns);
+		if (!err)
+			err = bpf_map__set_max_entries(k->skel->maps.adopt, opts->max_conns);
+		if (!err)
+			err = bpf_map__set_max_entries(k->skel->maps.conns, 64);
+	} else {
+		err = bpf_map__set_max_entries(k->skel->maps.sconns, 64);
+		if (!err)
+			err = bpf_map__set_max_entries(k->skel->maps.passive, 64);
+		if (!err)
+			err = bpf_map__set_max_entries(k->skel->maps.adopt, 64);
+	}
+	if (err) {
+		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
+		goto fail;
+	}
 	/* Wake the consumer early only when half the ring is full. */
 	k->skel->rodata->wakeup_bytes = opts->ringbuf_size / 2;
 	/* Probes are attached per group later; none autoattach. */
@@ -186,7 +231,7 @@ void ebee_kern_close(struct ebee_kern *k)
 
 static int attach_group(struct ebee_kern *k, unsigned int bit, char *msg, size_t msg_len)
 {
-	struct bpf_program *progs[10];
+	struct bpf_program *progs[MAX_GROUP_PROGS];
 	int g = group_idx(bit), n, err;
 
 	n = group_progs(k->skel, bit, progs);
@@ -297,6 +342,18 @@ int ebee_kern_conn_adopt(struct ebee_kern *k, uint32_t tgid, uint32_t fd)
 	return 0;
 }
 
+int ebee_kern_sconn_adopt(struct ebee_kern *k, uint32_t wid, const struct ebee_adopt_key *key)
+{
+	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.adopt), key, &wid, BPF_NOEXIST))
+		return -errno;
+	return 0;
+}
+
+bool ebee_kern_sock_path(const struct ebee_kern *k)
+{
+	return k->opts.sock_path;
+}
+
 unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid)
 {
 	int fd = bpf_map__fd(k->skel->maps.procs);
@@ -310,6 +367,40 @@ unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid)
 		prev = &key;
 	}
 	return n;
+}
+
+/* Socket path: delete the entries of map fd whose value says workload wid
+ * (the wid is the value's field at wid_off). Keys are collected first:
+ * deleting while walking a hash map can skip entries. */
+static void del_by_wid(int fd, size_t key_sz, size_t val_sz, size_t wid_off, uint32_t wid)
+{
+	char key[key_sz], prev[key_sz], val[val_sz];
+	char *del = NULL;
+	size_t nd = 0, cap = 0;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : prev, key)) {
+		uint32_t w;
+
+		first = false;
+		memcpy(prev, key, key_sz);
+		if (bpf_map_lookup_elem(fd, key, val))
+			continue;
+		memcpy(&w, val + wid_off, sizeof(w));
+		if (w != wid)
+			continue;
+		if (nd == cap) {
+			char *t = realloc(del, (cap = cap ? 2 * cap : 64) * key_sz);
+
+			if (!t)
+				break;
+			del = t;
+		}
+		memcpy(del + nd++ * key_sz, key, key_sz);
+	}
+	for (size_t i = 0; i < nd; i++)
+		bpf_map_delete_elem(fd, del + i * key_sz);
+	free(del);
 }
 
 void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid)
@@ -339,6 +430,15 @@ void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid)
 	}
 	for (size_t i = 0; i < n; i++)
 		bpf_map_delete_elem(pfd, &tgids[i]);
+
+	if (k->opts.sock_path) {
+		del_by_wid(bpf_map__fd(k->skel->maps.sconns), sizeof(uint64_t),
+			   sizeof(struct ebee_sconn), offsetof(struct ebee_sconn, wid), wid);
+		del_by_wid(bpf_map__fd(k->skel->maps.adopt), sizeof(struct ebee_adopt_key),
+			   sizeof(uint32_t), 0, wid);
+		free(tgids);
+		return;
+	}
 
 	/* Their in-flight connections would otherwise wait for LRU eviction. */
 	if (n) {
@@ -397,15 +497,18 @@ uint64_t ebee_kern_counter(struct ebee_kern *k, unsigned int idx)
 	return sum;
 }
 
-uint64_t ebee_kern_conn_count(struct ebee_kern *k)
+static uint64_t count_entries(int fd)
 {
-	int fd = bpf_map__fd(k->skel->maps.conns);
-	struct ebee_conn_key key, *prev = NULL;
+	char key[sizeof(struct ebee_conn_key) > sizeof(uint64_t) ? sizeof(struct ebee_conn_key)
+								 : sizeof(uint64_t)];
+	char prev[sizeof(key)];
+	bool first = true;
 	uint64_t n = 0;
 
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
+	while (!bpf_map_get_next_key(fd, first ? NULL : prev, key)) {
+		first = false;
 		n++;
-		prev = &key;
+		memcpy(prev, key, sizeof(key));
 	}
 	return n;
 }
@@ -422,6 +525,14 @@ int ebee_kern_map_fd(struct ebee_kern *k, const char *name)
 int ebee_kern_ringbuf_add(struct ebee_kern *k, int map_fd)
 {
 	return ring_buffer__add(k->rb, map_fd, handle_rec, k);
+}
+
+uint64_t ebee_kern_conn_count(struct ebee_kern *k)
+{
+	if (k->opts.sock_path)
+		return count_entries(bpf_map__fd(k->skel->maps.sconns)) +
+		       count_entries(bpf_map__fd(k->skel->maps.passive));
+	return count_entries(bpf_map__fd(k->skel->maps.conns));
 }
 
 int ebee_kern_epoll_fd(struct ebee_kern *k)

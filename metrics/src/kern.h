@@ -7,19 +7,23 @@
 #ifndef EBEE_KERN_H
 #define EBEE_KERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "ebee_common.h"
 
 /* Probe groups: the bits of enum ebee_probe (ebee.h). */
-#define EBEE_NPROBE_GROUPS 6
+#define EBEE_NPROBE_GROUPS 9
 
 struct ebee_kern;
 
 struct ebee_kern_opts {
 	size_t ringbuf_size;
 	unsigned int max_conns;
+	/* Socket-layer tracepoints instead of syscall tracepoints (only the
+	 * chosen path's programs are loaded). */
+	bool sock_path;
 	/* Called by ebee_kern_consume() for each record. */
 	int (*on_record)(void *ctx, const struct ebee_rec *rec);
 	void *ctx;
@@ -49,6 +53,10 @@ int ebee_kern_proc_add(struct ebee_kern *k, uint32_t tgid, uint32_t wid);
 /* Put a connection accepted before tracing began into the connection map
  * (flagged EBEE_CF_ADOPTED); -EEXIST if it is there already. */
 int ebee_kern_conn_adopt(struct ebee_kern *k, uint32_t tgid, uint32_t fd);
+/* Socket path: the same for a connection known by its ports (and IPv4 peer
+ * address, 0 for IPv6); the first read or write of workload wid claims it. */
+int ebee_kern_sconn_adopt(struct ebee_kern *k, uint32_t wid, const struct ebee_adopt_key *key);
+bool ebee_kern_sock_path(const struct ebee_kern *k);
 /* Number of processes in workload wid (walks the map). */
 unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid);
 

@@ -130,8 +130,9 @@ out:
 
 struct sock_ent {
 	unsigned long inode;
-	unsigned int lport;
+	unsigned int lport, rport;
 	unsigned int st;
+	uint32_t raddr; /* IPv4 only; 0 for tcp6 */
 };
 
 /* Sockets of /proc/PID/net/tcp{,6}: the process's network namespace. */
@@ -149,13 +150,14 @@ static int read_tcp(pid_t pid, const char *file, struct sock_ent **v, size_t *n,
 		return 0;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		unsigned int lport, st;
+		unsigned int lport, rport, st;
 		unsigned long inode;
-		char laddr[64];
+		char laddr[64], raddr[64];
 
 		/* sl local rem st tx:rx tr:when retr uid timeout inode */
-		if (sscanf(line, " %*s %63[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %*s %*s %lu", laddr,
-			   &lport, &st, &inode) != 4)
+		if (sscanf(line,
+			   " %*s %63[0-9A-Fa-f]:%x %63[0-9A-Fa-f]:%x %x %*s %*s %*s %*s %*s %lu",
+			   laddr, &lport, raddr, &rport, &st, &inode) != 6)
 			continue;
 		if (*n == *cap) {
 			struct sock_ent *t =
@@ -167,7 +169,12 @@ static int read_tcp(pid_t pid, const char *file, struct sock_ent **v, size_t *n,
 			}
 			*v = t;
 		}
-		(*v)[(*n)++] = (struct sock_ent){ inode, lport, st };
+		/* The address is the kernel's __be32 printed as a number, which
+		 * is how a BPF program reading skc_daddr sees it too. */
+		(*v)[(*n)++] =
+		    (struct sock_ent){ inode, lport, rport, st,
+				       strlen(raddr) == 8 ? (uint32_t)strtoul(raddr, NULL, 16)
+							  : 0 };
 	}
 	fclose(f);
 	return 0;
@@ -192,11 +199,33 @@ static int cmp_uint(const void *a, const void *b)
 
 int ebee_proc_accepted_fds(pid_t pid, int **out, size_t *n_out)
 {
+	struct ebee_proc_conn *c;
+	size_t n;
+	int *fds, err = ebee_proc_accepted_conns(pid, &c, &n);
+
+	if (err)
+		return err;
+	fds = malloc((n + 1) * sizeof(*fds));
+	if (!fds) {
+		free(c);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		fds[i] = c[i].fd;
+	free(c);
+	*out = fds;
+	*n_out = n;
+	return 0;
+}
+
+int ebee_proc_accepted_conns(pid_t pid, struct ebee_proc_conn **out, size_t *n_out)
+{
 	struct sock_ent *socks = NULL, key = {}, *e;
 	size_t ns = 0, cap = 0, nfd = 0, fcap = 0, nl = 0;
 	unsigned int *lports = NULL;
 	char dir[64], path[320], target[64];
-	int *fds = NULL, err;
+	struct ebee_proc_conn *fds = NULL;
+	int err;
 	struct dirent *de;
 	DIR *d;
 
@@ -241,7 +270,8 @@ int ebee_proc_accepted_fds(pid_t pid, int **out, size_t *n_out)
 		    !bsearch(&e->lport, lports, nl, sizeof(*lports), cmp_uint))
 			continue;
 		if (nfd == fcap) {
-			int *t = realloc(fds, (fcap = fcap ? 2 * fcap : 32) * sizeof(*t));
+			struct ebee_proc_conn *t =
+			    realloc(fds, (fcap = fcap ? 2 * fcap : 32) * sizeof(*t));
 
 			if (!t) {
 				err = -ENOMEM;
@@ -250,7 +280,8 @@ int ebee_proc_accepted_fds(pid_t pid, int **out, size_t *n_out)
 			}
 			fds = t;
 		}
-		fds[nfd++] = atoi(de->d_name);
+		fds[nfd++] =
+		    (struct ebee_proc_conn){ atoi(de->d_name), e->lport, e->rport, e->raddr };
 	}
 	closedir(d);
 out:

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* True while pid exists and is not a zombie. */
@@ -19,5 +20,15 @@ int ebee_proc_descendants(pid_t root, pid_t **out, size_t *n);
  * local port = a port something listens on in its network namespace), into
  * a malloc'd array. 0 or a negative errno. */
 int ebee_proc_accepted_fds(pid_t pid, int **out, size_t *n);
+
+/* The same with each connection's ports (host order) and IPv4 peer address
+ * as the kernel stores it (0 for IPv6 sockets): what identifies the socket
+ * to the socket path's programs. */
+struct ebee_proc_conn {
+	int fd;
+	uint16_t lport, rport;
+	uint32_t raddr;
+};
+int ebee_proc_accepted_conns(pid_t pid, struct ebee_proc_conn **out, size_t *n);
 
 #endif

@@ -1,31 +1,53 @@
 #!/bin/bash
-# What tracing costs, measured side by side in one run (root):
-#  1. memcached -t 2 saturated by memcaslap (-T 2 -c 32), untraced and traced
-#     by `ebee trace --mode io` in interleaved pairs: throughput ratio (median
-#     of pairs), server+tracer CPU per request, exact counts vs memcached's own.
+# What tracing costs, on both of ebee's paths (socket tracepoints and syscall
+# tracepoints), measured side by side in one run (root). Every comparison is
+# interleaved (untraced, socket, syscall, untraced, ...) and reported as the
+# median of per-round ratios, because the machine's speed drifts between runs.
+#  1. memcached -t 2 saturated by memcaslap (-T 2 -c 32): throughput and
+#     server+tracer CPU per request (server CPU includes the BPF run time;
+#     ebee's own CPU is added), exact counts against memcached's own.
 #  2. BPF run time per event of every attached program (kernel.bpf_stats_enabled),
-#     and BPF time per request.
-#  3. The cost to a process that is NOT traced: a syscall-heavy dd, alone vs
-#     while ebee traces another process in io mode and in conn mode.
-# Environment: BENCH_PAIRS (default 5), BENCH_SECS per run (default 3).
+#     events and BPF ns per request, per path.
+#  3. The cost to processes that are NOT traced, while ebee traces an idle
+#     memcached in io mode: 1-byte writes+reads through a pipe, and through a
+#     TCP connection on 127.0.0.1 (build/fixtures/io_spin): rate traced/alone.
+#  4. memcached at half its saturation rate from the open-loop load generator
+#     (build/loadgen; saturation = what it achieves when offered far more):
+#     p99 traced/untraced.
+# Environment: BENCH_PAIRS (rounds, default 5), BENCH_SECS per run (default 3),
+# BENCH_SECTIONS (default "1 2 3 4").
 set -u
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 command -v memcaslap >/dev/null || { echo "SKIP: memcaslap missing (apt-get install libmemcached-tools)"; exit 77; }
-[ -x build/ebee ] || { echo "build first"; exit 1; }
+for b in build/ebee build/loadgen build/fixtures/io_spin; do
+	[ -x $b ] || { echo "build first ($b missing)"; exit 1; }
+done
 pairs=${BENCH_PAIRS:-5}
 secs=${BENCH_SECS:-3}
 tmp=$(mktemp -d /tmp/ebee-bench.XXXXXX)
 mcpid=""
+epids=()
 cleanup() {
 	[ -n "$mcpid" ] && kill "$mcpid" 2>/dev/null
-	pkill -f "build/ebee trace --pid" 2>/dev/null
+	for p in "${epids[@]}"; do kill "$p" 2>/dev/null; done
 	sysctl -qw kernel.bpf_stats_enabled=0
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 . tests/lib/servers.sh
+
+# Which paths this kernel can do (the socket path needs its tracepoints).
+paths=()
+for p in socket syscall; do
+	if build/ebee trace --pid $$ --path "$p" --duration 0.1 >/dev/null 2>"$tmp/probe.err"; then
+		paths+=("$p")
+	else
+		echo "note: $p path not available here: $(cat "$tmp/probe.err")"
+	fi
+done
+[ ${#paths[@]} -gt 0 ] || { echo "SKIP: no ebee path works here"; exit 77; }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 mc_cmds() {
@@ -38,8 +60,20 @@ st = dict(l.split()[1:3] for l in b.decode().splitlines() if l.startswith("STAT"
 print(int(st["cmd_get"]) + int(st["cmd_set"]))
 PY
 }
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 hz=$(getconf CLK_TCK)
+want() { [[ " ${BENCH_SECTIONS:-1 2 3 4} " == *" $1 "* ]]; }
+
+# Start `ebee trace` on memcached with path $1 for $2 seconds; its pid in $epid.
+start_ebee() {
+	build/ebee trace --pid "$mcpid" --mode io --path "$1" --duration "$2" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
+	epid=$!
+	epids+=($epid)
+	for _ in $(seq 150); do grep -q "probes live" "$tmp/ebee.err" && return 0; sleep 0.02; done
+	echo "ebee did not start: $(cat "$tmp/ebee.err")" >&2
+	return 1
+}
 
 port=$(free_port)
 mcpid=$(start_memcached "$port") || exit 1
@@ -49,100 +83,125 @@ run_slap() { # prints ops
 	memcaslap -s 127.0.0.1:$port -T 2 -c 32 -t ${secs}s 2>/dev/null | awk '/^Run time/ { for (i = 1; i <= NF; i++) if ($i == "Ops:") print $(i + 1) }'
 }
 
-echo "memcached -t 2 saturated by memcaslap -T 2 -c 32, ${secs}s runs, $pairs interleaved pairs"
-printf "%-5s %12s %12s %8s %14s %14s %10s %10s\n" pair untraced_ops traced_ops ratio cpu_us/req_off cpu_us/req_on ebee_reqs memcached
-: >"$tmp/ratios"; : >"$tmp/cpu_off"; : >"$tmp/cpu_on"
+if want 1; then
+echo "1. memcached -t 2 saturated by memcaslap -T 2 -c 32, ${secs}s runs, $pairs interleaved rounds"
+printf "%-5s %-8s %12s %12s %14s %10s %10s\n" round path ops ratio cpu_us/req cpu_ratio exact
 exact=1
 for i in $(seq "$pairs"); do
 	c0=$(cpu_ticks "$mcpid")
 	off=$(run_slap)
 	c1=$(cpu_ticks "$mcpid")
-
-	before=$(mc_cmds "$port")
-	build/ebee trace --pid "$mcpid" --mode io --duration $((secs + 3)) --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
-	epid=$!
-	for _ in $(seq 100); do grep -q "probes live" "$tmp/ebee.err" && break; sleep 0.02; done
-	e0=$(cpu_ticks "$epid")
-	c2=$(cpu_ticks "$mcpid")
-	on=$(run_slap)
-	c3=$(cpu_ticks "$mcpid")
-	e1=$(cpu_ticks "$epid")
-	wait "$epid"
-	after=$(mc_cmds "$port")
-	reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readline())['requests'])")
-	[ "$reqs" -eq $((after - before - 0)) ] || exact=0
-	ratio=$(awk -v a="$on" -v b="$off" 'BEGIN { printf "%.3f", a / b }')
-	cpu_off=$(awk -v t=$((c1 - c0)) -v n="$off" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
-	cpu_on=$(awk -v t=$((c3 - c2 + e1 - e0)) -v n="$on" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
-	echo "$ratio" >>"$tmp/ratios"; echo "$cpu_off" >>"$tmp/cpu_off"; echo "$cpu_on" >>"$tmp/cpu_on"
-	printf "%-5s %12s %12s %8s %14s %14s %10s %10s\n" "$i" "$off" "$on" "$ratio" "$cpu_off" "$cpu_on" "$reqs" "$((after - before))"
+	cpu_off=$(awk -v t=$((c1 - c0)) -v n="$off" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+	echo "$off" >>"$tmp/ops_off"
+	printf "%-5s %-8s %12s %12s %14s %10s %10s\n" "$i" untraced "$off" 1 "$cpu_off" 1 -
+	for p in "${paths[@]}"; do
+		before=$(mc_cmds "$port")
+		start_ebee "$p" $((secs + 3)) || exit 1
+		e0=$(cpu_ticks "$epid")
+		c2=$(cpu_ticks "$mcpid")
+		on=$(run_slap)
+		c3=$(cpu_ticks "$mcpid")
+		e1=$(cpu_ticks "$epid")
+		wait "$epid"
+		after=$(mc_cmds "$port")
+		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readline())['requests'])")
+		ok=yes
+		[ "$reqs" -eq $((after - before)) ] || { ok="no($reqs/$((after - before)))"; exact=0; }
+		cpu_on=$(awk -v t=$((c3 - c2 + e1 - e0)) -v n="$on" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+		div "$on" "$off" >>"$tmp/r_ops_$p"; echo >>"$tmp/r_ops_$p"
+		div "$cpu_on" "$cpu_off" >>"$tmp/r_cpu_$p"; echo >>"$tmp/r_cpu_$p"
+		printf "%-5s %-8s %12s %12s %14s %10s %10s\n" "$i" "$p" "$on" "$(div "$on" "$off")" "$cpu_on" "$(div "$cpu_on" "$cpu_off")" "$ok"
+	done
 done
-mr=$(median <"$tmp/ratios"); mo=$(median <"$tmp/cpu_off"); mn=$(median <"$tmp/cpu_on")
-echo "median throughput traced/untraced: $mr"
-echo "median CPU per request (server, + tracer when traced): untraced $mo us, traced $mn us, ratio $(awk -v a="$mn" -v b="$mo" 'BEGIN { printf "%.2f", a / b }')"
-[ $exact -eq 1 ] && echo "counts: ebee requests == memcached cmd_get+cmd_set in every traced run" ||
-	echo "counts: MISMATCH in some run (see table; dropped records are reported by ebee --json)"
-
+for p in "${paths[@]}"; do
+	echo "  $p path: median throughput traced/untraced $(median <"$tmp/r_ops_$p"), median CPU per request traced/untraced $(median <"$tmp/r_cpu_$p") (target <= 1.10)"
+done
+[ $exact -eq 1 ] && echo "  counts: ebee requests == memcached cmd_get+cmd_set in every traced run" ||
+	echo "  counts: MISMATCH in some run (see the table; dropped records are reported by ebee --json)"
 echo
-echo "BPF run time per event (kernel.bpf_stats_enabled=1), one traced ${secs}s run:"
-sysctl -qw kernel.bpf_stats_enabled=1
-build/ebee trace --pid "$mcpid" --mode io --duration $((secs + 2)) --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
-epid=$!
-for _ in $(seq 100); do grep -q "probes live" "$tmp/ebee.err" && break; sleep 0.02; done
-ops=$(run_slap)
-bpftool prog show --json >"$tmp/progs.json"
-wait "$epid"
-sysctl -qw kernel.bpf_stats_enabled=0
-python3 - "$tmp/progs.json" "$tmp/ebee.json" "$ops" <<'PY'
+fi
+
+if want 2; then
+echo "2. BPF run time per event (kernel.bpf_stats_enabled=1), one traced ${secs}s run per path"
+for p in "${paths[@]}"; do
+	sysctl -qw kernel.bpf_stats_enabled=1
+	start_ebee "$p" $((secs + 2)) || exit 1
+	run_slap >/dev/null
+	bpftool prog show --json >"$tmp/progs.json"
+	wait "$epid"
+	sysctl -qw kernel.bpf_stats_enabled=0
+	echo "  $p path:"
+	python3 - "$tmp/progs.json" "$tmp/ebee.json" <<'PY'
 import json, sys
 progs = json.load(open(sys.argv[1]))
 reqs = json.loads(open(sys.argv[2]).readline())["requests"]
-names = ("enter_", "exit_", "on_proc_")
-tot_ns = tot_cnt = 0
-rows = []
+names = ("enter_", "exit_", "on_proc_", "sock_")
+best = {}
 for p in progs:
     n = p.get("name", "")
     if not n.startswith(names) or "run_cnt" not in p:
         continue
-    rows.append((n, p["run_cnt"], p["run_time_ns"]))
-# several ebee instances may have run: keep the busiest program per name
-best = {}
-for n, c, t in rows:
-    if n not in best or c > best[n][0]:
-        best[n] = (c, t)
-print("%-16s %12s %10s" % ("program", "events", "ns/event"))
+    # several ebee instances may have run: keep the busiest program per name
+    if n not in best or p["run_cnt"] > best[n][0]:
+        best[n] = (p["run_cnt"], p["run_time_ns"])
+tot_ns = tot_cnt = 0
+print("  %-16s %12s %10s" % ("program", "events", "ns/event"))
 for n in sorted(best):
     c, t = best[n]
+    if not c:
+        continue
     tot_ns += t; tot_cnt += c
-    print("%-16s %12d %10s" % (n, c, "%.0f" % (t / c) if c else "-"))
-print("all programs: %d events, %.0f ns/event on average; %.2f events and %.0f ns of BPF per request (%d requests)"
+    print("  %-16s %12d %10.0f" % (n, c, t / c))
+print("  all programs: %d events, %.0f ns/event on average; %.2f events and %.0f ns of BPF per request (%d requests; events of other processes on the host included)"
       % (tot_cnt, tot_ns / max(tot_cnt, 1), tot_cnt / max(reqs, 1), tot_ns / max(reqs, 1), reqs))
 PY
-
-echo
-echo "Cost to an untraced process: dd bs=1 count=2000000 (4M read+write syscalls), $pairs interleaved triples"
-kill "$mcpid"; mcpid=""
-sleep 0.2
-sleep 600 >/dev/null 2>&1 &
-idle=$! # a traced process that does nothing
-dd_secs() { local s=$EPOCHREALTIME; dd if=/dev/zero of=/dev/null bs=1 count=2000000 2>/dev/null; awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.4f", b - a }'; }
-: >"$tmp/r_io"; : >"$tmp/r_conn"
-printf "%-5s %10s %10s %10s\n" run alone_s io_s conn_s
-for i in $(seq "$pairs"); do
-	a=$(dd_secs)
-	build/ebee trace --pid "$idle" --mode io --duration 30 >/dev/null 2>"$tmp/e.err" &
-	epid=$!
-	for _ in $(seq 100); do grep -q "probes live" "$tmp/e.err" && break; sleep 0.02; done
-	b=$(dd_secs)
-	kill -INT "$epid"; wait "$epid"
-	build/ebee trace --pid "$idle" --mode conn --duration 30 >/dev/null 2>"$tmp/e.err" &
-	epid=$!
-	for _ in $(seq 100); do grep -q "probes live" "$tmp/e.err" && break; sleep 0.02; done
-	c=$(dd_secs)
-	kill -INT "$epid"; wait "$epid"
-	printf "%-5s %10s %10s %10s\n" "$i" "$a" "$b" "$c"
-	awk -v a="$a" -v b="$b" 'BEGIN { print b / a }' >>"$tmp/r_io"
-	awk -v a="$a" -v c="$c" 'BEGIN { print c / a }' >>"$tmp/r_conn"
 done
-kill "$idle" 2>/dev/null
-echo "median slowdown of the untraced dd: io probes attached $(median <"$tmp/r_io")x, conn probes only $(median <"$tmp/r_conn")x"
+echo
+fi
+
+if want 3; then
+echo "3. Cost to untraced processes while ebee traces an idle memcached in io mode, $pairs interleaved rounds"
+echo "   (rate traced/alone: 1.0 = no cost; pipe target >= 0.98)"
+spin() { build/fixtures/io_spin "$@"; }
+printf "%-5s %-8s %10s %10s %10s %10s\n" round path pipe_s pipe_rate tcp_s tcp_rate
+for i in $(seq "$pairs"); do
+	pa=$(spin --pipe --count 1000000)
+	ta=$(spin --tcp --count 200000)
+	printf "%-5s %-8s %10s %10s %10s %10s\n" "$i" alone "$pa" 1 "$ta" 1
+	for p in "${paths[@]}"; do
+		start_ebee "$p" 60 || exit 1
+		pb=$(spin --pipe --count 1000000)
+		tb=$(spin --tcp --count 200000)
+		kill -INT "$epid"; wait "$epid"
+		div "$pa" "$pb" >>"$tmp/r_pipe_$p"; echo >>"$tmp/r_pipe_$p"
+		div "$ta" "$tb" >>"$tmp/r_tcp_$p"; echo >>"$tmp/r_tcp_$p"
+		printf "%-5s %-8s %10s %10s %10s %10s\n" "$i" "$p" "$pb" "$(div "$pa" "$pb")" "$tb" "$(div "$ta" "$tb")"
+	done
+done
+for p in "${paths[@]}"; do
+	echo "  $p path: median rate of an untraced pipe user $(median <"$tmp/r_pipe_$p"), of an untraced TCP user $(median <"$tmp/r_tcp_$p")"
+done
+echo
+fi
+
+want 4 || exit 0
+sat=$(build/loadgen --port "$port" --proto memcached --rate 1000000 --duration "$secs" --json 2>/dev/null |
+	python3 -c "import json,sys; print(json.loads(sys.stdin.read())['achieved_rps'])")
+half=$(awk -v s="$sat" 'BEGIN { printf "%d", s / 2 }')
+echo "4. memcached at half saturation, build/loadgen open loop: saturated (offered 1M rps) it achieves $sat rps; $half rps, ${secs}s runs, $pairs interleaved rounds"
+lg() { build/loadgen --port "$port" --proto memcached --rate "$half" --duration "$secs" --json 2>/dev/null | python3 -c "import json,sys; o=json.loads(sys.stdin.read()); print(o['p99_us'])"; }
+printf "%-5s %-8s %10s %10s\n" round path p99_us ratio
+for i in $(seq "$pairs"); do
+	a=$(lg)
+	printf "%-5s %-8s %10s %10s\n" "$i" untraced "$a" 1
+	for p in "${paths[@]}"; do
+		start_ebee "$p" 60 || exit 1
+		b=$(lg)
+		kill -INT "$epid"; wait "$epid"
+		div "$b" "$a" >>"$tmp/r_p99_$p"; echo >>"$tmp/r_p99_$p"
+		printf "%-5s %-8s %10s %10s\n" "$i" "$p" "$b" "$(div "$b" "$a")"
+	done
+done
+for p in "${paths[@]}"; do
+	echo "  $p path: median p99 traced/untraced $(median <"$tmp/r_p99_$p") (goal <= 1.05)"
+done

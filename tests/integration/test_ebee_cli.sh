@@ -51,8 +51,14 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, lines
 o = json.loads(lines[0])
-for k in ["pid", "mode", "requests", "rps", "latest_ns", "avg_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "dropped"]:
+for k in ["pid", "mode", "requests", "rps", "latest_ns", "avg_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "dropped",
+          "sojourn_avg_ns", "sojourn_p50_ns", "sojourn_p90_ns", "sojourn_p99_ns", "sojourn_p999_ns", "path"]:
     assert k in o, k
+if o["path"] == "socket":
+    # sojourn starts at the handshake, before the server's first read
+    assert o["sojourn_p50_ns"] >= o["p50_ns"], (o["sojourn_p50_ns"], o["p50_ns"])
+else:
+    assert o["sojourn_p50_ns"] is None
 assert o["pid"] == int(sys.argv[2])
 assert o["requests"] == 150, o["requests"]
 assert o["mode"] == "conn", o["mode"]
@@ -75,6 +81,27 @@ n=$(wc -l <"$tmp/series")
 [ "$n" -ge 4 ] && ok "time series: $n lines" || bad "time series: $n lines (want >= 4)"
 last=$(tail -1 "$tmp/series")
 echo "$last" | grep -q '"requests":40,' && ok "final line counts 40" || bad "final line: $last"
+
+# --- the other path, forced: same count; sojourn only on the socket path
+for path in syscall socket; do
+	$EBEE trace --pid $srv --path $path --duration 2.5 --json >"$tmp/p.json" 2>"$tmp/perr" &
+	eb=$!
+	pids+=($eb)
+	for _ in $(seq 100); do grep -q "probes live" "$tmp/perr" && break; sleep 0.02; done
+	build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+	wait $eb
+	if grep -q "tracepoint" "$tmp/perr"; then
+		echo "SKIP: --path $path: $(cat "$tmp/perr")"
+		continue
+	fi
+	python3 - "$tmp/p.json" $path <<'PY' && ok "--path $path: $(cat "$tmp/p.json")" || bad "--path $path: $(cat "$tmp/p.json") $(cat "$tmp/perr")"
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["path"] == sys.argv[2], o["path"]
+assert o["requests"] == 30, o["requests"]
+assert (o["sojourn_p99_ns"] is None) == (sys.argv[2] == "syscall")
+PY
+done
 
 # --- text summary and top run
 $EBEE trace --pid $srv --duration 0.5 >"$tmp/text" 2>/dev/null && grep -q "^PID" "$tmp/text" &&
@@ -104,15 +131,24 @@ expect_err "no --pid given" $EBEE trace
 expect_err "unknown command 'watch'" $EBEE watch --pid $srv
 expect_err "needs a value" $EBEE trace --pid
 expect_err "ring buffer size" $EBEE trace --pid $srv --ringbuf-size 5000
+expect_err "bad path 'kprobe'" $EBEE trace --pid $srv --path kprobe
 if command -v setpriv >/dev/null; then
 	expect_err "not root" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all $EBEE trace --pid $srv --duration 1
 else
 	echo "SKIP: setpriv missing, not-root case not run"
 fi
-# tracefs unmounted, in a private mount namespace so the host keeps it
+# tracefs unmounted, in a private mount namespace so the host keeps it: the
+# syscall path needs it, the socket path (BTF tracepoints) does not
 if command -v unshare >/dev/null; then
 	expect_err "tracefs is not mounted at /sys/kernel/tracing (mount -t tracefs" \
-		unshare -m --propagation private sh -c "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; exec $EBEE trace --pid $srv --duration 1"
+		unshare -m --propagation private sh -c "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; exec $EBEE trace --path syscall --pid $srv --duration 1"
+	if unshare -m --propagation private sh -c "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; exec $EBEE trace --path socket --pid $srv --duration 0.5" >/dev/null 2>"$tmp/nt"; then
+		ok "socket path runs without tracefs"
+	elif grep -q "tracepoint" "$tmp/nt"; then
+		echo "SKIP: socket path not available: $(cat "$tmp/nt")"
+	else
+		bad "socket path without tracefs: $(cat "$tmp/nt")"
+	fi
 else
 	echo "SKIP: unshare missing, tracefs case not run"
 fi

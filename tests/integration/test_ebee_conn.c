@@ -17,38 +17,21 @@
 
 #include "ebee.h"
 #include "../lib/testutil.h"
+#include "../lib/ebee_paths.h"
 
 static struct ebee *eb;
 
 static int group_setup(void **state)
 {
 	struct ebee_opts o = { .sz = sizeof(o) };
-	char msg[512];
 
-	tu_init();
-	if (geteuid() != 0)
-		return 0;
-	eb = ebee_open(&o, msg, sizeof(msg));
-	if (!eb) {
-		fprintf(stderr, "ebee_open: %s\n", msg);
-		return -1;
-	}
-	return 0;
+	return tp_setup(&eb, &o);
 }
 
 static int group_teardown(void **state)
 {
-	ebee_close(eb);
-	tu_cleanup();
-	return 0;
+	return tp_teardown(&eb);
 }
-
-#define NEED_ROOT()                   \
-	do {                          \
-		if (tu_need_root()) { \
-			skip();       \
-		}                     \
-	} while (0)
 
 static struct ebee_trace_opts topts(enum ebee_mode m)
 {
@@ -129,9 +112,9 @@ static void test_conn_auto_accept_noise(void **state)
 	       ebee_mode_str(st.mode));
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
 	assert_int_equal(st.requests, 200);
-	/* conn mode prunes the read/write probes */
-	assert_false(st.probes & (EBEE_PROBE_READ | EBEE_PROBE_WRITE));
-	assert_true(st.probes & EBEE_PROBE_ACCEPT);
+	/* conn mode prunes the io-only probes */
+	assert_false(st.probes & tp_io_probe());
+	assert_true(st.probes & tp_conn_probe());
 	check_p50(pid, 2, 4);
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	tu_stop(pid);
@@ -339,5 +322,5 @@ int main(void)
 		cmocka_unit_test(test_bad_pids),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return TP_RUN_BOTH(tests, group_setup, group_teardown);
 }

@@ -23,6 +23,7 @@
 
 #include "ebee.h"
 #include "../lib/testutil.h"
+#include "../lib/ebee_paths.h"
 
 static struct ebee *eb;
 static char logbuf[8192];
@@ -46,12 +47,8 @@ static struct ebee *open_ebee(unsigned int max_conns, unsigned int recheck_ms)
 			       .auto_recheck_len_ms = recheck_ms ? recheck_ms / 2 : 0,
 			       .log = log_cb,
 			       .log_level = EBEE_LOG_INFO };
-	char msg[512];
-	struct ebee *e = ebee_open(&o, msg, sizeof(msg));
 
-	if (!e)
-		fprintf(stderr, "ebee_open: %s\n", msg);
-	return e;
+	return tp_open(&o);
 }
 
 static int group_setup(void **state)
@@ -60,21 +57,13 @@ static int group_setup(void **state)
 	if (geteuid() != 0)
 		return 0;
 	eb = open_ebee(0, 0);
-	return eb ? 0 : -1;
+	return eb || tp_skip[0] ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
-	ebee_close(eb);
-	tu_cleanup();
-	return 0;
+	return tp_teardown(&eb);
 }
-
-#define NEED_ROOT()                 \
-	do {                        \
-		if (tu_need_root()) \
-			skip();     \
-	} while (0)
 
 static struct ebee_trace_opts topts(enum ebee_mode m)
 {
@@ -122,7 +111,7 @@ static void test_memcached_exact(void **state)
 	assert_int_equal(after - before, 2000);
 	assert_int_equal(st.requests, 2000);
 	assert_int_equal(st.mode, EBEE_MODE_IO);
-	assert_true(st.probes & EBEE_PROBE_READ);
+	assert_true(st.probes & tp_io_probe());
 	tu_stop(pid);
 }
 
@@ -269,8 +258,8 @@ static void test_mixed_modes(void **state)
 	assert_int_equal(sm.requests, 900);
 	assert_int_equal(sc.requests, 150);
 	/* memcached still needs the io probes, so they stay attached */
-	assert_true(sm.probes & EBEE_PROBE_READ);
-	assert_false(sc.probes & EBEE_PROBE_READ);
+	assert_true(sm.probes & tp_io_probe());
+	assert_false(sc.probes & tp_io_probe());
 	assert_int_equal(ebee_stop_tracing(eb, m), 0);
 	assert_int_equal(ebee_stop_tracing(eb, c), 0);
 	tu_stop(m);
@@ -362,6 +351,7 @@ static void test_drops_are_counted(void **state)
 	pid_t m;
 
 	NEED_ROOT();
+	o.path = tp_path;
 	e2 = ebee_open(&o, msg, sizeof(msg));
 	assert_non_null(e2);
 	m = tu_start_memcached(&port);
@@ -399,6 +389,9 @@ static void test_abandoned_connections_bounded(void **state)
 	struct ebee *e2;
 	pid_t hoarder, m;
 	char c;
+	/* The socket path keeps handshakes not yet claimed by a traced process
+	 * in a second map of the same bound. */
+	unsigned int bound = tp_path == EBEE_PATH_SOCKET ? 2 * 4096 : 4096;
 
 	NEED_ROOT();
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -439,11 +432,11 @@ static void test_abandoned_connections_bounded(void **state)
 	close(pfd[0]);
 	close(lfd);
 	assert_int_equal(ebee_get_global_stats(e2, &g), 0);
-	printf("  opened %d, accepted %d, connection map entries %llu (bound 4096)\n", opened,
-	       accepted, (unsigned long long)g.conn_entries);
+	printf("  opened %d, accepted %d, connection map entries %llu (bound %u)\n", opened,
+	       accepted, (unsigned long long)g.conn_entries, bound);
 	assert_int_equal(opened, 10000);
 	assert_int_equal(accepted, 10000);
-	assert_true(g.conn_entries <= 4096);
+	assert_true(g.conn_entries <= bound);
 	assert_true(g.conn_entries >= 1000); /* they were tracked, and evicted */
 	kill(hoarder, SIGKILL);
 	waitpid(hoarder, NULL, 0);
@@ -456,7 +449,7 @@ static void test_abandoned_connections_bounded(void **state)
 	printf("  afterwards: memcached %llu of 1000\n", (unsigned long long)st.requests);
 	assert_int_equal(st.requests, 1000);
 	assert_int_equal(ebee_get_global_stats(e2, &g), 0);
-	assert_true(g.conn_entries <= 4096);
+	assert_true(g.conn_entries <= bound);
 	ebee_close(e2);
 	tu_stop(m);
 }
@@ -475,5 +468,5 @@ int main(void)
 		cmocka_unit_test(test_abandoned_connections_bounded),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return TP_RUN_BOTH(tests, group_setup, group_teardown);
 }

@@ -297,14 +297,20 @@ long long tu_field(const char *text, const char *key)
 
 pid_t tu_start_cpr(int *port, const char *const extra[])
 {
-	char ready[PATH_MAX], log[PATH_MAX], *argv[40];
+	return tu_start_server("cpr_server", port, extra);
+}
+
+pid_t tu_start_server(const char *name, int *port, const char *const extra[])
+{
+	char ready[PATH_MAX], log[PATH_MAX], prog[PATH_MAX], *argv[40];
 	static int seq;
 	int n = 0;
 	pid_t pid;
 
-	snprintf(ready, sizeof(ready), "%s/cpr-%d.ready", tu_tmpdir(), ++seq);
-	snprintf(log, sizeof(log), "%s/cpr-%d.log", tu_tmpdir(), seq);
-	argv[n++] = "build/fixtures/cpr_server";
+	snprintf(ready, sizeof(ready), "%s/%s-%d.ready", tu_tmpdir(), name, ++seq);
+	snprintf(log, sizeof(log), "%s/%s-%d.log", tu_tmpdir(), name, seq);
+	snprintf(prog, sizeof(prog), "build/fixtures/%s", name);
+	argv[n++] = prog;
 	argv[n++] = "--ready-file";
 	argv[n++] = ready;
 	argv[n++] = "--timeout";
@@ -314,7 +320,7 @@ pid_t tu_start_cpr(int *port, const char *const extra[])
 	argv[n] = NULL;
 	pid = tu_spawn(argv, log);
 	if (pid < 0 || tu_wait_file(ready, 10)) {
-		fprintf(stderr, "cpr_server did not become ready (log %s)\n", log);
+		fprintf(stderr, "%s did not become ready (log %s)\n", name, log);
 		tu_stop(pid);
 		return -1;
 	}
@@ -416,6 +422,12 @@ pid_t tu_start_nginx(const char *name, int *port, bool keepalive, int workers, c
 
 long long tu_http_client(int port, int requests, int concurrency, int keepalive)
 {
+	return tu_http_client_lat(port, requests, concurrency, keepalive, NULL);
+}
+
+long long tu_http_client_lat(int port, int requests, int concurrency, int keepalive,
+			     long long *p50_us)
+{
 	char p[16], n[16], c[16], k[16], out[512];
 	char *argv[16] = { "build/fixtures/http_client",
 			   "--port",
@@ -425,7 +437,7 @@ long long tu_http_client(int port, int requests, int concurrency, int keepalive)
 			   "--concurrency",
 			   c,
 			   "--timeout",
-			   "60" };
+			   p50_us ? "120" : "60" };
 	int rc, i = 9;
 
 	snprintf(p, sizeof(p), "%d", port);
@@ -436,11 +448,17 @@ long long tu_http_client(int port, int requests, int concurrency, int keepalive)
 		argv[i++] = "--keepalive";
 		argv[i++] = k;
 	}
+	if (p50_us)
+		argv[i++] = "--latency";
 	argv[i] = NULL;
-	rc = tu_run(argv, out, sizeof(out), 90);
+	rc = tu_run(argv, out, sizeof(out), p50_us ? 150 : 90);
 	if (rc != 0 || tu_field(out, "errors") != 0) {
 		fprintf(stderr, "http_client exit %d: %s\n", rc, out);
 		return -1;
+	}
+	if (p50_us) {
+		printf("  client: %s", out);
+		*p50_us = tu_field(out, "p50_us");
 	}
 	return tu_field(out, "ok");
 }

@@ -48,6 +48,9 @@ const char *tu_tmpdir(void);
 /* cpr_server from build/fixtures with extra args; waits until ready and
  * returns its pid, port in *port. */
 pid_t tu_start_cpr(int *port, const char *const extra[]);
+/* The same for any fixture server taking --ready-file and --timeout
+ * (build/fixtures/NAME). */
+pid_t tu_start_server(const char *name, int *port, const char *const extra[]);
 /* memcached -t 2 on a free port, waits until it accepts. */
 pid_t tu_start_memcached(int *port);
 /* One memcached 'stats' counter (its own connection: a request too). */
@@ -61,6 +64,10 @@ pid_t tu_start_nginx(const char *name, int *port, bool keepalive, int workers, c
 /* Run build/fixtures/http_client (keepalive 0: a connection per request);
  * the number of ok responses, or -1 (printed) if it failed. */
 long long tu_http_client(int port, int requests, int concurrency, int keepalive);
+/* The same with --latency: the clients' p50 (connect, or with keep-alive
+ * send, to the end of the response) in microseconds goes to *p50_us. */
+long long tu_http_client_lat(int port, int requests, int concurrency, int keepalive,
+			     long long *p50_us);
 /* Run build/fixtures/mc_client over `conns` persistent connections. */
 long long tu_mc_client(int port, int conns, int requests);
 

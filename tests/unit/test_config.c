@@ -78,7 +78,8 @@ static void test_good_full(void **state)
 				   "min_cores = 1\n"
 				   "max_cores = 1\n"
 				   "cores = 1\n"
-				   "ebee_mode = io\n";
+				   "ebee_mode = io\n"
+				   "ebee_latency = service\n";
 
 	assert_int_equal(load(text), 0);
 	assert_int_equal(cfg.interval_ms, 100);
@@ -100,6 +101,10 @@ static void test_good_full(void **state)
 	assert_true(cfg.wl[1].target_us == 500.0);
 	assert_int_equal(cfg.wl[1].max_cores, 1);
 	assert_int_equal(cfg.wl[1].ebee_mode, EBEE_MODE_IO);
+	assert_int_equal(cfg.wl[1].ebee_latency, CFG_LAT_SERVICE);
+	assert_true(cfg.wl[1].ebee_latency_line > 0);
+	assert_int_equal(cfg.wl[0].ebee_latency, CFG_LAT_SOJOURN); /* the default */
+	assert_int_equal(cfg.wl[0].ebee_latency_line, 0);
 	assert_int_equal(cfg.wl[1].source, CFG_SRC_EBEE);
 }
 
@@ -251,6 +256,8 @@ static void test_feed_missing(void **state)
 		     "generator with --feed /nonexistent/f first)");
 	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\nsource = clint\n",
 		     "t.ini:4: source: 'clint' must be ebee or client:PATH");
+	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\nebee_latency = queue\n",
+		     "t.ini:4: ebee_latency: 'queue' must be service or sojourn");
 }
 
 static void test_feed_ok(void **state)

@@ -164,6 +164,32 @@ static void test_grpc_streams_decide_grpc(void **state)
 	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_GRPC);
 }
 
+static void test_path_and_latency_names(void **state)
+{
+	enum ebee_latency l = EBEE_LAT_SERVICE;
+	enum ebee_path p = EBEE_PATH_AUTO;
+	char buf[128];
+
+	assert_int_equal(ebee_path_parse("syscall", &p), 0);
+	assert_int_equal(p, EBEE_PATH_SYSCALL);
+	assert_int_equal(ebee_path_parse("socket", &p), 0);
+	assert_int_equal(p, EBEE_PATH_SOCKET);
+	assert_int_equal(ebee_path_parse("kprobe", &p), -22);
+	assert_int_equal(p, EBEE_PATH_SOCKET); /* untouched on error */
+	assert_int_equal(ebee_path_parse(NULL, &p), -22);
+	assert_string_equal(ebee_path_str(EBEE_PATH_AUTO), "auto");
+	assert_null(ebee_path_str(EBEE_PATH_SYSCALL + 1));
+	assert_int_equal(ebee_latency_parse("sojourn", &l), 0);
+	assert_int_equal(l, EBEE_LAT_SOJOURN);
+	assert_int_equal(ebee_latency_parse("Service", &l), -22);
+	assert_string_equal(ebee_latency_str(EBEE_LAT_SERVICE), "service");
+	assert_null(ebee_latency_str(EBEE_LAT_SOJOURN + 1));
+	assert_string_equal(ebee_probes_str(EBEE_PROBE_FORK | EBEE_PROBE_SOCK_STATE |
+						EBEE_PROBE_SOCK_IO | EBEE_PROBE_SOCK_ARRIVE,
+					    buf, sizeof(buf)),
+			    "fork,sock_state,sock_io,sock_arrive");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_nreq_saturates_at_two),
 		cmocka_unit_test(test_mode_names),
 		cmocka_unit_test(test_grpc_streams_decide_grpc),
+		cmocka_unit_test(test_path_and_latency_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

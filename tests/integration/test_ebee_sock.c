@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the socket path adds, against real servers (root): sockets served by a
+ * forked child, io_uring servers, and sojourn latency under overload, checked
+ * against what the clients measured; and two guarantees of the core on both
+ * paths: queries never wait for probe attachment or /proc walks, and a mode
+ * switch never mixes one pattern's latencies into the other's window.
+ *
+ * Every group runs once per path (tests/lib/ebee_paths.h); a test the path
+ * cannot do says SKIP and why.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "ebee.h"
+#include "../lib/testutil.h"
+#include "../lib/ebee_paths.h"
+
+static struct ebee *eb;
+
+static int group_setup(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o) };
+
+	return tp_setup(&eb, &o);
+}
+
+static int group_teardown(void **state)
+{
+	return tp_teardown(&eb);
+}
+
+/* The syscall path cannot do what the test checks: say why and skip. */
+#define NEED_SOCKET_PATH(why)                                    \
+	do {                                                     \
+		if (tp_path != EBEE_PATH_SOCKET) {               \
+			printf("SKIP: syscall path: %s\n", why); \
+			skip();                                  \
+		}                                                \
+	} while (0)
+
+static struct ebee_trace_opts topts(enum ebee_mode m)
+{
+	return (struct ebee_trace_opts){ .sz = sizeof(struct ebee_trace_opts), .mode = m };
+}
+
+static struct ebee_stats settle(struct ebee *e, pid_t pid)
+{
+	struct ebee_stats st = { .sz = sizeof(st) };
+
+	assert_int_equal(ebee_flush(e), 0);
+	tu_sleep_ms(250); /* records in flight; one housekeeping round */
+	assert_int_equal(ebee_flush(e), 0);
+	assert_int_equal(ebee_get_stats(e, pid, &st), 0);
+	return st;
+}
+
+static pid_t start_loop(int *port, const char *const extra[])
+{
+	return tu_start_server("loop_server", port, extra);
+}
+
+/* http_client with --latency: the clients' p50 in microseconds, or -1. */
+static long long client_p50_us(int port, int requests, int concurrency, int keepalive)
+{
+	long long p50 = -1;
+
+	if (tu_http_client_lat(port, requests, concurrency, keepalive, &p50) != requests)
+		return -1;
+	return p50;
+}
+
+/* ---------------------------------------------------------------- coverage */
+
+/* accept in the parent, each connection served by a new child process over
+ * persistent connections: every request counted, mode io. */
+static void test_forked_child_persistent(void **state)
+{
+	const char *extra[] = { "--fork-per-conn", "--keepalive", NULL };
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	struct ebee_stats st;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	NEED_SOCKET_PATH("a socket accepted by the parent has another (tgid, fd) in the child");
+	pid = tu_start_cpr(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_http_client(port, 800, 4, 4), 800);
+	st = settle(eb, pid);
+	printf("  forked children: ebee %llu of 800, mode %s, %u processes now\n",
+	       (unsigned long long)st.requests, ebee_mode_str(st.mode), st.nprocs);
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	assert_int_equal(st.requests, 800);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* A server whose accept, recv and send all go through io_uring. */
+static void test_io_uring_exact(void **state)
+{
+	const char *extra[] = { "--backend", "uring", "--keepalive", NULL };
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	struct ebee_stats st;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	NEED_SOCKET_PATH("io_uring socket I/O makes no read/write/accept syscalls");
+	pid = start_loop(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_http_client(port, 1000, 4, 8), 1000);
+	st = settle(eb, pid);
+	printf("  io_uring server: ebee %llu of 1000, mode %s\n", (unsigned long long)st.requests,
+	       ebee_mode_str(st.mode));
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	assert_int_equal(st.requests, 1000);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* ---------------------------------------------------------------- overload */
+
+static void check_near(const char *what, double ebee_us, double client_us, double tol)
+{
+	printf("  %s: ebee %.0f us, clients %.0f us (ratio %.3f, want within %.0f%%)\n", what,
+	       ebee_us, client_us, ebee_us / client_us, tol * 100);
+	assert_true(ebee_us >= client_us * (1 - tol));
+	assert_true(ebee_us <= client_us * (1 + tol));
+}
+
+/* One thread, a connection per request, 5 ms of CPU each, 20 clients at
+ * once: connections wait in the accept queue, which only sojourn sees. */
+static void test_overload_conn(void **state)
+{
+	const char *extra[] = { "--threads", "1", "--work-us", "5000", NULL };
+	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
+	double soj, svc;
+	long long cl;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	NEED_SOCKET_PATH("no sojourn latency: the accept queue is invisible to syscalls");
+	pid = tu_start_cpr(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	cl = client_p50_us(port, 400, 20, 0);
+	assert_true(cl > 0);
+	settle(eb, pid);
+	assert_int_equal(ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SOJOURN, 50, &soj), 0);
+	assert_int_equal(ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SERVICE, 50, &svc), 0);
+	printf("  service p50 %.3f ms (want [5, 8])\n", svc / 1e6);
+	check_near("sojourn p50", soj / 1e3, cl, 0.15);
+	assert_true(svc >= 5e6 && svc <= 8e6);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* Persistent connections, a server that does one request at a time across
+ * them: requests wait in the socket buffers. */
+static void test_overload_io(void **state)
+{
+	const char *extra[] = { "--keepalive", "--work-us", "5000", NULL };
+	struct ebee_trace_opts to = topts(EBEE_MODE_IO);
+	struct ebee_stats st;
+	double soj, svc;
+	long long cl;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	NEED_SOCKET_PATH("no sojourn latency: data waiting in a socket buffer is invisible");
+	pid = start_loop(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	cl = client_p50_us(port, 400, 20, 20);
+	assert_true(cl > 0);
+	st = settle(eb, pid);
+	assert_int_equal(st.requests, 400);
+	assert_int_equal(ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SOJOURN, 50, &soj), 0);
+	assert_int_equal(ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SERVICE, 50, &svc), 0);
+	printf("  service p50 %.3f ms\n", svc / 1e6);
+	check_near("sojourn p50", soj / 1e3, cl, 0.15);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* ---------------------------------------------------------------- issue 10 */
+
+struct qload {
+	struct ebee *e;
+	pid_t pid;
+	volatile int stop;
+	size_t n;
+	double *lat_us; /* one per query */
+	size_t cap;
+};
+
+static void *query_thread(void *arg)
+{
+	struct qload *q = arg;
+
+	while (!q->stop && q->n < q->cap) {
+		double t0 = tu_now(), v;
+		uint64_t l;
+
+		ebee_get_latency_percentile(q->e, q->pid, 99, &v);
+		ebee_get_rps(q->e, q->pid, &v);
+		ebee_get_latest_latency(q->e, q->pid, &l);
+		q->lat_us[q->n++] = (tu_now() - t0) * 1e6;
+		tu_sleep_ms(0.2);
+	}
+	return NULL;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Probes attached and detached in a loop (an io workload started and stopped
+ * next to a conn workload, each start also walking /proc): queries of the
+ * conn workload from another thread return within 1 ms at the 99.9th
+ * percentile. They used to wait behind the one lock held across attaching. */
+static void test_queries_never_wait_for_attach(void **state)
+{
+	struct ebee_trace_opts conn = topts(EBEE_MODE_CONN), io = topts(EBEE_MODE_IO);
+	struct qload q = { .e = eb, .cap = 200000 };
+	const char *extra[] = { "--delay-ms", "1", NULL };
+	pthread_t t;
+	int port, rounds = 0;
+	double end, p999, worst;
+	pid_t a, b;
+
+	NEED_ROOT();
+	a = tu_start_cpr(&port, extra);
+	b = tu_spawn((char *const[]){ "sleep", "60", NULL }, NULL);
+	assert_true(a > 0 && b > 0);
+	assert_int_equal(ebee_start_tracing(eb, a, &conn), 0);
+	assert_int_equal(tu_http_client(port, 20, 1, 0), 20);
+	assert_int_equal(ebee_flush(eb), 0);
+	q.pid = a;
+	q.lat_us = calloc(q.cap, sizeof(double));
+	assert_non_null(q.lat_us);
+	assert_int_equal(pthread_create(&t, NULL, query_thread, &q), 0);
+	for (end = tu_now() + 4; tu_now() < end || rounds < 3; rounds++) {
+		assert_int_equal(ebee_start_tracing(eb, b, &io), 0);
+		assert_int_equal(ebee_stop_tracing(eb, b), 0);
+	}
+	q.stop = 1;
+	pthread_join(t, NULL);
+	qsort(q.lat_us, q.n, sizeof(double), cmp_d);
+	p999 = q.lat_us[(size_t)((q.n - 1) * 0.999)];
+	worst = q.lat_us[q.n - 1];
+	printf("  %d attach/detach rounds, %zu queries: p50 %.1f us, p99.9 %.1f us, max %.1f us\n",
+	       rounds, q.n, q.lat_us[q.n / 2], p999, worst);
+	free(q.lat_us);
+	assert_true(p999 < 1000.0);
+	assert_true(q.n >= 1000);
+	assert_int_equal(ebee_stop_tracing(eb, a), 0);
+	tu_stop(a);
+	tu_stop(b);
+}
+
+/* Send a keep-alive GET on fd and read the 16-byte-body response. */
+static int ka_get(int fd)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+
+	char buf[2048];
+	size_t have = 0;
+
+	if (write(fd, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1)
+		return -1;
+	for (;;) {
+		char *end, *cl;
+		ssize_t r = read(fd, buf + have, sizeof(buf) - 1 - have);
+
+		if (r <= 0)
+			return -1;
+		have += r;
+		buf[have] = 0;
+		end = strstr(buf, "\r\n\r\n");
+		cl = strcasestr(buf, "Content-Length:");
+		if (end && cl && have >= (size_t)(end + 4 - buf) + strtoul(cl + 15, NULL, 10))
+			return 0;
+		if (have == sizeof(buf) - 1)
+			return -1;
+	}
+}
+
+/* Keep-alive traffic (io), then one request per connection (the recheck
+ * switches to conn), then the keep-alive connections close after the switch:
+ * their lifetimes (seconds) must not enter the conn window, whose requests
+ * take about 0.5 ms. */
+static void test_switch_does_not_contaminate(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o), .auto_recheck_ms = 800 };
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	const char *extra[] = { "--keepalive", "--work-us", "500", NULL };
+	struct ebee_stats st = { .sz = sizeof(st) };
+	int port, fds[8];
+	double p100, end;
+	struct ebee *e;
+	pid_t pid;
+
+	NEED_ROOT();
+	e = tp_open(&o);
+	assert_non_null(e);
+	pid = start_loop(&port, extra);
+	assert_true(pid > 0);
+	sa.sin_port = htons(port);
+	assert_int_equal(ebee_start_tracing(e, pid, &to), 0);
+	for (int c = 0; c < 8; c++) {
+		fds[c] = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(fds[c], (struct sockaddr *)&sa, sizeof(sa)), 0);
+	}
+	for (end = tu_now() + 1.5; tu_now() < end;)
+		for (int c = 0; c < 8; c++)
+			assert_int_equal(ka_get(fds[c]), 0);
+	st = settle(e, pid);
+	printf("  keep-alive phase: mode %s, %llu requests\n", ebee_mode_str(st.mode),
+	       (unsigned long long)st.requests);
+	assert_int_equal(st.mode, EBEE_MODE_IO);
+	/* One request per connection until the recheck switches to conn. */
+	for (end = tu_now() + 15; tu_now() < end && st.mode != EBEE_MODE_CONN;) {
+		assert_int_equal(tu_http_client(port, 100, 2, 0), 100);
+		st = settle(e, pid);
+	}
+	printf("  after one-request-per-connection load: mode %s, %llu switches\n",
+	       ebee_mode_str(st.mode), (unsigned long long)st.mode_switches);
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	for (int c = 0; c < 8; c++)
+		close(fds[c]); /* lifetimes of 2 s and more end now, in conn mode */
+	assert_int_equal(tu_http_client(port, 50, 2, 0), 50);
+	st = settle(e, pid);
+	assert_int_equal(ebee_get_latency_percentile(e, pid, 100, &p100), 0);
+	printf("  conn window: %llu records, max %.3f ms\n", (unsigned long long)st.window_count,
+	       p100 / 1e6);
+	assert_true(st.window_count >= 50);
+	assert_true(p100 < 500e6);
+	if (tp_path == EBEE_PATH_SOCKET) {
+		assert_int_equal(
+		    ebee_get_latency_percentile_of(e, pid, EBEE_LAT_SOJOURN, 100, &p100), 0);
+		assert_true(p100 < 500e6);
+	}
+	assert_int_equal(ebee_stop_tracing(e, pid), 0);
+	ebee_close(e);
+	tu_stop(pid);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_forked_child_persistent),
+		cmocka_unit_test(test_io_uring_exact),
+		cmocka_unit_test(test_overload_conn),
+		cmocka_unit_test(test_overload_io),
+		cmocka_unit_test(test_queries_never_wait_for_attach),
+		cmocka_unit_test(test_switch_does_not_contaminate),
+	};
+
+	return TP_RUN_BOTH(tests, group_setup, group_teardown);
+}
