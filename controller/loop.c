@@ -311,7 +311,7 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 
 		snprintf(w->name, sizeof(w->name), "%s", c->wl[i].name);
 		w->pid = a->pid[i];
-		w->alive = true;
+		w->alive = a->pid[i] > 0; /* 0: not started (a dry run), never observed */
 		w->src = a->src[i];
 		w->aux = a->aux[i];
 		w->target_us = c->wl[i].target_us;
@@ -334,6 +334,14 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 	for (int i = 0; i < l->nwl; i++) {
 		struct loop_wl *w = &l->wl[i];
 
+		if (!w->alive) {
+			/* never started: what setup_resources() gave it is free */
+			act_cpumask_zero(&w->cpus);
+			memset(w->alloc, 0, sizeof(w->alloc));
+			memset(w->min, 0, sizeof(w->min));
+			memset(w->max, 0, sizeof(w->max));
+			continue;
+		}
 		ret = l->mops->add(l->mctx, i, w->name, w->pid,
 				   l->res[POL_RES_CORES].avail ? &w->cpus : NULL,
 				   l->res[POL_RES_QUOTA].avail ? w->alloc[POL_RES_QUOTA] : 0,

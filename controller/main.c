@@ -7,12 +7,14 @@
  * does only that.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +38,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: parties -c FILE.ini [--dry-run] [--duration S] [--log FILE.jsonl] [-v]\n"
 		"       parties -c FILE.ini --cleanup\n"
+		"       parties --check-config FILE.ini\n"
 		"\n"
 		"Closed-loop resource manager for co-located latency-critical services. Every\n"
 		"interval it reads each workload's p99 (from ebee, in-process eBPF tracing, or a\n"
@@ -43,8 +46,14 @@ static void usage(FILE *f)
 		"the workloads' cgroups (cpuset cores, cpu quota) and cpufreq limits.\n"
 		"\n"
 		"  -c, --config FILE    INI file; every key is documented in configs/example.ini\n"
-		"  -n, --dry-run        change nothing: log what would be written (tracing still\n"
-		"                       needs root when a workload uses source = ebee)\n"
+		"  -n, --dry-run        change nothing outside its own output: log what would be\n"
+		"                       written; workload commands are NOT started (those\n"
+		"                       workloads are reported as not observed), the config's\n"
+		"                       log is not written (--log is), no state file or lock;\n"
+		"                       tracing still needs root when a workload uses ebee\n"
+		"      --check-config FILE  validate FILE, including against this machine (cpus,\n"
+		"                       pids, users, files and directories), change nothing,\n"
+		"                       exit 0 when it would start, 2 with file:line if not\n"
 		"  -d, --duration S     stop after S seconds (default: run until SIGINT/SIGTERM)\n"
 		"  -l, --log FILE       append one JSON line per interval here (overrides\n"
 		"                       [controller] log); a summary line ends the run\n"
@@ -111,6 +120,47 @@ group:
 	kill(-pid, SIGKILL); /* stragglers of the group */
 }
 
+/*
+ * The decision log: never through a symlink, never a FIFO or device (it
+ * would block or write somewhere unexpected), created 0640 whatever the
+ * umask, appended to.
+ */
+static FILE *log_open(const char *path, char *err, size_t len)
+{
+	int fd = open(
+	    path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+	    0640);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		snprintf(err, len, "cannot open log %s: %s%s", path, strerror(errno),
+			 errno == ELOOP ? " (a symbolic link: refused)" : "");
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, len, "log %s is not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, O_APPEND);
+	f = fdopen(fd, "a");
+	if (!f) {
+		snprintf(err, len, "cannot open log %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+/* "FILE:LINE: " of the config for messages about a key (static buffer). */
+static const char *cfg_where(const struct cfg *c, int line)
+{
+	static char buf[CFG_PATH_LEN + 24];
+
+	snprintf(buf, sizeof(buf), line > 0 ? "%s:%d: " : "%s: ", c->file, line);
+	return buf;
+}
+
 /* CPU time of this thread or process in ms (ns resolution, unlike rusage). */
 static double cpu_ms(clockid_t clk)
 {
@@ -129,12 +179,13 @@ int main(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "cleanup", no_argument, NULL, 'C' },
+		{ "check-config", required_argument, NULL, 'K' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *cfg_path = NULL, *log_path = NULL;
-	bool dry_run = false, cleanup = false, verbose = false;
+	bool dry_run = false, cleanup = false, verbose = false, check_only = false;
 	double duration = 0, loop_cpu = 0, wall0_ms, proc_cpu0;
 	static struct cfg cfg;
 	static struct loop loop;
@@ -177,6 +228,10 @@ int main(int argc, char **argv)
 		case 'C':
 			cleanup = true;
 			break;
+		case 'K':
+			cfg_path = optarg;
+			check_only = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -205,6 +260,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "parties: %s\n", err);
 		return 2;
 	}
+	if (dry_run && !log_path && cfg.log[0])
+		fprintf(stderr, "parties: dry run: not writing the config's log %s (give --log)\n",
+			cfg.log);
+	if (!log_path && cfg.log[0] && !dry_run)
+		log_path = cfg.log;
+	/* --cleanup repairs after workloads that may be gone: only the state_dir matters */
+	if (!cleanup &&
+	    cfg_check_live(&cfg, log_path == cfg.log ? NULL : log_path, err, sizeof(err))) {
+		fprintf(stderr, "parties: %s\n", err);
+		return 2;
+	}
+	if (check_only) {
+		fprintf(stderr, "parties: %s: ok (%d workload(s), policy %s)\n", cfg_path, cfg.nwl,
+			cfg.policy);
+		return 0;
+	}
 	if (cleanup) {
 		struct act_opts o = { .sz = sizeof(o),
 				      .parent = cfg.cgroup_parent,
@@ -217,7 +288,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(stderr, "parties: cleanup of %s: %s\n", cfg.cgroup_parent,
-			e ? "repaired leftovers" : "nothing was left");
+			e ? "repaired what an earlier instance left"
+			  : "nothing was left to repair");
 		return 0;
 	}
 
@@ -229,13 +301,12 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (!log_path && cfg.log[0])
-		log_path = cfg.log;
 	if (log_path) {
-		log = fopen(log_path, "a");
+		log = log_open(log_path, err, sizeof(err));
 		if (!log) {
-			fprintf(stderr, "parties: cannot open log %s: %s\n", log_path,
-				strerror(errno));
+			fprintf(
+			    stderr, "parties: %s%s\n",
+			    log_path == cfg.log ? cfg_where(&cfg, cfg.log_line) : "--log: ", err);
 			return 2;
 		}
 	}
@@ -266,7 +337,14 @@ int main(int argc, char **argv)
 		const struct cfg_workload *w = &cfg.wl[i];
 		unsigned int stale = cfg.stale_intervals * cfg.interval_ms;
 
-		if (w->find == CFG_FIND_COMMAND) {
+		if (w->find == CFG_FIND_COMMAND && dry_run) {
+			/* a dry run starts nothing: there is no process to observe */
+			fprintf(stderr,
+				"parties: dry run: workload %s not started (would run '%s' as %s); "
+				"it is not observed\n",
+				w->name, w->command, w->user[0] ? w->user : "root");
+			la.pid[i] = 0;
+		} else if (w->find == CFG_FIND_COMMAND) {
 			launched[i] = launch(w->command);
 			if (launched[i] < 0) {
 				fprintf(stderr, "parties: workload %s: cannot start '%s': %s\n",
@@ -283,7 +361,7 @@ int main(int argc, char **argv)
 				goto out;
 			}
 		}
-		if (eb) {
+		if (eb && la.pid[i] > 0) {
 			struct src *s =
 			    src_ebee_open(eb, la.pid[i], w->ebee_mode, err, sizeof(err));
 
@@ -320,6 +398,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	loop_ok = true;
+	if (!loop_alive_count(&loop)) {
+		fprintf(stderr, "parties: dry run: no workload is running, nothing to observe\n");
+		goto out;
+	}
 	fprintf(stderr, "parties: managing %d workload(s) with policy %s every %u ms%s\n", cfg.nwl,
 		cfg.policy, cfg.interval_ms, dry_run ? " (dry run)" : "");
 
