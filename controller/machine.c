@@ -65,6 +65,11 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 	return m;
 }
 
+int mach_record_pgrp(struct mach *m, const char *wl, pid_t pgid)
+{
+	return m ? act_record_pgrp(m->act, wl, pgid) : 0;
+}
+
 int mach_restore(struct mach *m)
 {
 	int err;

@@ -25,4 +25,7 @@ int mach_restore(struct mach *m);
 
 extern const struct loop_mach_ops mach_ops;
 
+/* Record a launched process group in the state file (stopped by a later cleanup). */
+int mach_record_pgrp(struct mach *m, const char *wl, pid_t pgid);
+
 #endif /* PARTIES_MACHINE_H */

@@ -9,11 +9,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,7 +77,60 @@ static void usage(FILE *f)
 			pol_registry[i]->desc ? pol_registry[i]->desc : "");
 }
 
-static pid_t launch(const char *cmd)
+/*
+ * Who a command runs as: root unless the workload names a user (its
+ * primary group and supplementary groups) and/or a group. Looked up before
+ * fork: the child only makes system calls.
+ */
+struct ident {
+	bool drop;
+	uid_t uid;
+	gid_t gid;
+	char user[CFG_NAME_LEN];
+};
+
+static int ident_of(const struct cfg_workload *w, struct ident *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->uid = getuid();
+	id->gid = getgid();
+	if (w->user[0]) {
+		struct passwd *pw = getpwnam(w->user);
+
+		if (!pw)
+			return -ENOENT;
+		id->uid = pw->pw_uid;
+		id->gid = pw->pw_gid;
+		snprintf(id->user, sizeof(id->user), "%s", w->user);
+		id->drop = true;
+	}
+	if (w->group[0]) {
+		struct group *gr = getgrnam(w->group);
+
+		if (!gr)
+			return -ENOENT;
+		id->gid = gr->gr_gid;
+		id->drop = true;
+	}
+	return 0;
+}
+
+/* In the child: groups first (setgid needs root), then the uid; any failure is fatal. */
+static int ident_drop(const struct ident *id)
+{
+	if (!id->drop)
+		return 0;
+	if (id->user[0] ? initgroups(id->user, id->gid) : setgroups(0, NULL))
+		return -1;
+	if (setresgid(id->gid, id->gid, id->gid) || setresuid(id->uid, id->uid, id->uid))
+		return -1;
+	/* must not be able to get root back */
+	if (id->uid != 0 && setuid(0) == 0)
+		return -1;
+	return 0;
+}
+
+static pid_t launch(const char *cmd, const struct ident *id)
 {
 	pid_t pid = fork();
 
@@ -82,6 +139,11 @@ static pid_t launch(const char *cmd)
 		sigset_t none;
 
 		setpgid(0, 0);
+		if (ident_drop(id)) {
+			fprintf(stderr, "parties: cannot drop privileges for '%s': %s\n", cmd,
+				strerror(errno));
+			_exit(126);
+		}
 		/* our handler would swallow a SIGTERM that arrives before exec */
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
@@ -97,6 +159,80 @@ static pid_t launch(const char *cmd)
 	if (pid > 0)
 		setpgid(pid, pid);
 	return pid;
+}
+
+/*
+ * Every process below us: launched commands, what they forked, and (as a
+ * subreaper) what they orphaned, e.g. a command that called setsid and
+ * left its process group. *n at most max.
+ */
+static size_t descendants(pid_t *out, size_t max)
+{
+	size_t n = 0;
+	bool grew = true;
+
+	while (grew) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		grew = false;
+		if (!d)
+			return n;
+		while ((e = readdir(d)) && n < max) {
+			char path[64], buf[512], *p;
+			int pid = atoi(e->d_name), ppid;
+			bool mine = false, seen = false;
+			FILE *f;
+
+			if (pid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			p = fgets(buf, sizeof(buf), f);
+			fclose(f);
+			if (!p || !(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
+				continue;
+			mine = ppid == getpid();
+			for (size_t i = 0; i < n; i++) {
+				seen |= out[i] == pid;
+				mine |= out[i] == ppid;
+			}
+			if (mine && !seen) {
+				out[n++] = pid;
+				grew = true;
+			}
+		}
+		closedir(d);
+	}
+	return n;
+}
+
+/*
+ * On exit: SIGTERM to every descendant, a grace period, then SIGKILL; reap.
+ * Catches what stop_child() cannot: processes that left the launched group.
+ */
+static void stop_descendants(void)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	pid_t pids[1024];
+	size_t n = descendants(pids, 1024);
+
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], SIGTERM);
+	for (int t = 0; n && t < ACT_PGRP_GRACE_MS / 50; t++) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		n = descendants(pids, 1024);
+		if (n)
+			nanosleep(&ts, NULL);
+	}
+	n = descendants(pids, 1024);
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	while (waitpid(-1, NULL, n ? 0 : WNOHANG) > 0)
+		;
 }
 
 /* Stop a launched command and its process group: SIGTERM, then SIGKILL. */
@@ -293,6 +429,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	/* orphans of launched commands (setsid, double fork) become our children: stoppable */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal; /* no SA_RESTART: the loop's sleep must wake */
 	sigemptyset(&sa.sa_mask);
@@ -345,13 +483,25 @@ int main(int argc, char **argv)
 				w->name, w->command, w->user[0] ? w->user : "root");
 			la.pid[i] = 0;
 		} else if (w->find == CFG_FIND_COMMAND) {
-			launched[i] = launch(w->command);
+			struct ident id;
+
+			if (ident_of(w, &id)) {
+				fprintf(stderr, "parties: workload %s: user/group vanished\n",
+					w->name);
+				goto out;
+			}
+			launched[i] = launch(w->command, &id);
 			if (launched[i] < 0) {
 				fprintf(stderr, "parties: workload %s: cannot start '%s': %s\n",
 					w->name, w->command, strerror(errno));
 				goto out;
 			}
 			la.pid[i] = launched[i];
+			if (mach_record_pgrp(m, w->name, launched[i]))
+				fprintf(stderr,
+					"parties: workload %s: cannot record process group %d in "
+					"the state file\n",
+					w->name, (int)launched[i]);
 		} else {
 			int e = cfg_workload_pid(w, &la.pid[i]);
 
@@ -423,6 +573,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "parties: every workload has exited; stopping\n");
 			break;
 		}
+		/* orphans reparented to us (subreaper) */
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
 		next += cfg.interval_ms;
 		now = loop_now_ms();
 		if (next < now)
@@ -491,6 +644,7 @@ out:
 	for (int i = 0; i < cfg.nwl; i++)
 		if (launched[i] > 0)
 			stop_child(launched[i]);
+	stop_descendants();
 	if (log)
 		fclose(log);
 	return ret;

@@ -186,9 +186,21 @@ int act_restore(struct act *act);
 
 /*
  * Repair what a killed instance with opts->parent left (as act_open() does
- * first), without opening. For a "--cleanup" command. 0 if nothing was left.
+ * first), without opening. For a "--cleanup" command. 0 if nothing was left,
+ * 1 if something was repaired, -EBUSY while a daemon holds the parent,
+ * -EEXIST if the parent cgroup exists but no state file proves it ours.
  */
 int act_cleanup(const struct act_opts *opts);
+
+/* Grace period between SIGTERM and SIGKILL for leftover process groups. */
+#define ACT_PGRP_GRACE_MS 3000
+
+/*
+ * Record a process group the caller launched (its leader pgid) in the state
+ * file, so that after SIGKILL the next act_open()/act_cleanup() stops it
+ * (SIGTERM, ACT_PGRP_GRACE_MS, SIGKILL) instead of leaving it unmanaged.
+ */
+int act_record_pgrp(struct act *act, const char *wl, pid_t pgid);
 
 /* The capability report (owned by act, valid until act_close()). */
 const struct act_caps *act_caps(const struct act *act);
