@@ -276,9 +276,13 @@ static int policy_init(const struct cfg *c, const struct pol_ops *pol, void **st
 	if (pa.err_param >= 0 && pa.err_param < c->nparams)
 		sat(err, len, "%s:%d: [policy %s] %s", c->file, c->params[pa.err_param].line,
 		    pol->name, perr);
-	else
-		sat(err, len, "%s: policy %s: %s", c->file, pol->name,
-		    perr[0] ? perr : strerror(-ret));
+	else /* a combination of settings: the last one given, or where the policy is chosen */
+		sat(err, len, "%s:%d: policy %s: %s", c->file,
+		    c->nparams	     ? c->params[c->nparams - 1].line
+		    : c->policy_line ? c->policy_line
+		    : c->nwl	     ? c->wl[0].line
+				     : 1,
+		    pol->name, perr[0] ? perr : strerror(-ret));
 	return ret;
 }
 
