@@ -37,6 +37,9 @@ struct act {
 	char parent[ACT_NAME_MAX];
 	char state_path[ACT_PATH_MAX];
 	int lock_fd; /* flock: one daemon per parent; -1 when not held */
+	bool adopt_pgrps;
+	struct act_rec_pgrp *leftover; /* live groups of an earlier instance, to adopt */
+	size_t nleftover;
 	bool dry_run;
 	bool real_cgroup; /* the real cgroup backend: threads' affinity is ours to restore */
 	bool parent_created;
@@ -553,6 +556,17 @@ static void stop_pgrps(struct act *act)
 			g->pgid = 0; /* gone, or the pid is someone else's now */
 			continue;
 		}
+		if (act->adopt_pgrps) {
+			struct act_rec_pgrp *p =
+			    realloc(act->leftover, (act->nleftover + 1) * sizeof(*p));
+
+			if (p) {
+				act->leftover = p;
+				act->leftover[act->nleftover++] = *g;
+				g->pgid = 0; /* kept for act_adopt_pgrp() */
+				continue;
+			}
+		}
 		act_be_log(act, ACT_LOG_WARN,
 			   "stopping process group %d (workload %s) left by an earlier instance",
 			   g->pgid, g->wl);
@@ -658,6 +672,7 @@ static void act_free(struct act *act)
 	if (act->cg && act->cgbe)
 		act->cg->close(act->cgbe);
 	act__state_unlock(act->state_path, act->lock_fd);
+	free(act->leftover);
 	if (act->fq && act->fqbe)
 		act->fq->close(act->fqbe);
 	act__rec_free(&act->rec);
@@ -685,6 +700,8 @@ static int act_new(const struct act_opts *opts, struct act **out)
 	if (!act)
 		return -ENOMEM;
 	act->lock_fd = -1;
+	act->adopt_pgrps =
+	    opts->sz >= offsetof(struct act_opts, adopt_pgrps) + sizeof(bool) && opts->adopt_pgrps;
 	snprintf(act->parent, sizeof(act->parent), "%s", parent);
 	act->dry_run = opts->dry_run;
 	act->log = opts->log;
@@ -830,6 +847,40 @@ int act_record_pgrp(struct act *act, const char *wl, pid_t pgid)
 	snprintf(g.wl, sizeof(g.wl), "%s", wl ? wl : "-");
 	err = act__rec_add_pgrp(&act->rec, &g);
 	return err ? err : save_state(act);
+}
+
+pid_t act_adopt_pgrp(struct act *act, const char *wl)
+{
+	for (size_t i = 0; act && i < act->nleftover; i++) {
+		struct act_rec_pgrp g = act->leftover[i];
+
+		if (strcmp(g.wl, wl) || act__proc_starttime(g.pgid) != g.start)
+			continue;
+		act->leftover[i] = act->leftover[--act->nleftover];
+		if (act_record_pgrp(act, wl, g.pgid))
+			return 0;
+		return g.pgid;
+	}
+	return 0;
+}
+
+void act_stop_unadopted(struct act *act)
+{
+	struct act_records saved;
+
+	if (!act || !act->nleftover)
+		return;
+	/* stop_pgrps() works on the records: lend it the leftovers */
+	saved = act->rec;
+	memset(&act->rec, 0, sizeof(act->rec));
+	act->rec.pgrps = act->leftover;
+	act->rec.npgrps = act->nleftover;
+	act->adopt_pgrps = false;
+	stop_pgrps(act);
+	act->rec = saved;
+	free(act->leftover);
+	act->leftover = NULL;
+	act->nleftover = 0;
 }
 
 struct act *act_open(const struct act_opts *opts)

@@ -245,7 +245,10 @@ static void stop_child(pid_t pid)
 	for (int i = 0; i < 150; i++) {
 		pid_t r = waitpid(pid, NULL, WNOHANG);
 
-		if (r == pid || (r < 0 && errno == ECHILD))
+		if (r == pid)
+			goto group;
+		/* an adopted command is not our child: wait for it to be gone */
+		if (r < 0 && errno == ECHILD && kill(pid, 0) && errno == ESRCH)
 			goto group;
 		nanosleep(&ts, NULL);
 	}
@@ -482,6 +485,13 @@ int main(int argc, char **argv)
 				"it is not observed\n",
 				w->name, w->command, w->user[0] ? w->user : "root");
 			la.pid[i] = 0;
+		} else if (w->find == CFG_FIND_COMMAND &&
+			   (launched[i] = mach_adopt_pgrp(m, w->name)) > 0) {
+			fprintf(stderr,
+				"parties: workload %s: adopting pid %d, started by an earlier "
+				"instance (not starting a second copy)\n",
+				w->name, (int)launched[i]);
+			la.pid[i] = launched[i];
 		} else if (w->find == CFG_FIND_COMMAND) {
 			struct ident id;
 
@@ -539,6 +549,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	mach_stop_unadopted(m);
 	la.cfg = &cfg;
 	la.mops = &mach_ops;
 	la.mctx = m;

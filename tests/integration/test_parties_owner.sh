@@ -98,4 +98,21 @@ timeout 20 build/parties -c "$PT_TMP/parties.ini" --cleanup 2>"$PT_TMP/err" || {
 grep -q "repaired" "$PT_TMP/err" || { cat "$PT_TMP/err"; die "--cleanup does not say it repaired"; }
 grep -q "nothing was left" "$PT_TMP/err" && die "--cleanup says nothing was left after cleaning up"
 [ -z "$(pt_cgroups_left)" ] || die "cgroups left after --cleanup: $(pt_cgroups_left)"
+echo "ok: --cleanup after SIGKILL stops the launched command"
+
+# 5. after SIGKILL, a restart adopts the running command instead of starting a second one
+pt_parties -c "$PT_TMP/parties.ini" --duration 30
+for _ in $(seq 50); do grep -q managing "$PT_TMP/parties.err" && break; sleep 0.1; done
+first=$(marked)
+pt_stop_parties KILL
+[ "$(marked)" = "$first" ] || die "the command did not outlive the SIGKILLed daemon"
+pt_parties -c "$PT_TMP/parties.ini" --duration 30
+for _ in $(seq 50); do grep -q managing "$PT_TMP/parties.err" && break; sleep 0.1; done
+grep -q managing "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "the restart did not start"; }
+sleep 0.3
+[ "$(marked)" = "$first" ] || die "restart: want only the adopted $first running, have: $(marked)"
+grep -q "adopting pid ${first% }" "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "the restart does not say it adopted"; }
+grep -qx "${first% }" /sys/fs/cgroup/cpuset/"$PT_PARENT"/a/tasks || die "the adopted command is not managed"
+pt_stop_restored TERM
+[ -z "$(marked)" ] || die "the adopted command outlived the daemon: $(marked)"
 echo PASS
