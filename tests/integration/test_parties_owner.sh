@@ -60,11 +60,19 @@ grep -qx "$fpid" "$cs/$PT_PARENT/child/tasks" || die "the foreign task was moved
 foreign_cleanup
 echo "ok: a foreign parent is refused and left alone"
 
-# 2. one daemon per parent
+# 2. one daemon per parent; its files: state 0600 in a 0700 directory, log 0640 whatever
+# the umask, and a symlink planted where the state file's temporary goes is not followed
 ini "pid = ${PT_PIDS[-1]}"
-pt_parties -c "$PT_TMP/parties.ini" --duration 30
+mkdir -p -m 0700 "$PT_TMP/state" # (phase 1 made it already: the lock lives there)
+echo precious >"$PT_TMP/victim"
+ln -s "$PT_TMP/victim" "$PT_TMP/state/$PT_PARENT.state.tmp"
+(umask 000 && exec build/parties -c "$PT_TMP/parties.ini" --duration 30 2>"$PT_TMP/parties.err") &
+PT_PARTIES=$!
 for _ in $(seq 50); do grep -q managing "$PT_TMP/parties.err" && break; sleep 0.1; done
 grep -q managing "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "first daemon did not start"; }
+[ "$(cat "$PT_TMP/victim")" = precious ] || die "the state file was written through a planted symlink"
+[ "$(stat -c %a "$PT_TMP/state/$PT_PARENT.state")" = 600 ] || die "state file mode $(stat -c %a "$PT_TMP/state/$PT_PARENT.state"), want 600"
+[ "$(stat -c %a "$PT_TMP/log.jsonl")" = 640 ] || die "log mode $(stat -c %a "$PT_TMP/log.jsonl") under umask 000, want 640"
 timeout 20 build/parties -c "$PT_TMP/parties.ini" --duration 1 2>"$PT_TMP/err"
 [ $? != 0 ] || die "a second daemon started on the same parent"
 grep -q "managed by a running parties (pid $PT_PARTIES" "$PT_TMP/err" || { cat "$PT_TMP/err"; die "the refusal does not name pid $PT_PARTIES"; }
