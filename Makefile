@@ -229,6 +229,20 @@ bench: tests-build
 figure11-sim: all
 	$(Q)experiments/figure11/sim.sh
 
+# Sanitizer build: the unit tests and parties with ASan+UBSan (any report is fatal) in
+# build/asan, then every unit test, then (as root) the config fuzz against that parties.
+# Not part of `make test` (a second full build): run `make asan`.
+ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	       -fno-sanitize-recover=all
+.PHONY: asan asan-build
+asan-build: $(UNIT_BINS) $(PROGRAMS)
+asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="$(ASAN_CFLAGS)" asan-build
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		TEST_BUILD=build/asan tests/run.sh unit
+	$(Q)if [ "$$(id -u)" -eq 0 ]; then PARTIES=build/asan/parties FUZZ_N=300 \
+		tests/integration/test_parties_fuzz.sh; else echo "asan: fuzz skipped (needs root)"; fi
+
 demo: all
 	$(Q)experiments/demo/run.sh
 
@@ -262,6 +276,7 @@ help:
 	@echo '  unit         unit tests only (no root)'
 	@echo '  integration  integration tests only (root, real BPF, servers, cgroups)'
 	@echo '  bench        benchmarks: print figures as ratios measured side by side'
+	@echo '  asan         ASan+UBSan build (build/asan) of the unit tests and parties; runs them and the config fuzz'
 	@echo '  demo         the main job: trace a demo server under load and print the summary'
 	@echo '  figure11-sim the Figure 11 study simulated at the paper scale (no root; ~10 min)'
 	@echo '  deps         install missing Debian packages, mount tracefs and bpffs (root)'

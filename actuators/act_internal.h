@@ -71,7 +71,19 @@ struct act_rec_freq {
 	unsigned long min_khz, max_khz;
 };
 
+/* A process group the daemon launched: stopped by a cleanup after SIGKILL. */
+struct act_rec_pgrp {
+	pid_t pgid;
+	unsigned long long start; /* of the leader: a reused pid is not ours */
+	char wl[ACT_NAME_MAX];
+};
+
 struct act_records {
+	/* the parent cgroup was created by this daemon (or an earlier instance):
+	 * the only proof that lets a cleanup remove it */
+	bool owns_parent;
+	struct act_rec_pgrp *pgrps;
+	size_t npgrps;
 	struct act_rec_task *tasks;
 	size_t ntasks;
 	struct act_rec_wl *wls;
@@ -90,6 +102,15 @@ struct act_rec_freq *act__rec_find_freq(struct act_records *r, int cpu);
 void act__rec_drop_wl(struct act_records *r, const char *wl);
 void act__rec_drop_freq(struct act_records *r, int cpu);
 void act__rec_free(struct act_records *r);
+int act__rec_add_pgrp(struct act_records *r, const struct act_rec_pgrp *g);
+/*
+ * One daemon per parent: an exclusive flock on "<state file>.lock" (created
+ * 0600, never through a symlink), holding our pid for the message of the
+ * next one. The fd, or -EBUSY with *holder set to the running pid.
+ */
+int act__state_lock(const char *state_path, pid_t *holder);
+/* Release it: unlink the lock file, then close (in this order: see act__state_lock). */
+void act__state_unlock(const char *state_path, int fd);
 /* Atomically replace the state file (write + rename); creates its directory. */
 int act__state_save(const char *path, const struct act_records *r);
 /* -ENOENT if there is no state file. */

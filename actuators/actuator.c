@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,10 @@ struct act_workload {
 struct act {
 	char parent[ACT_NAME_MAX];
 	char state_path[ACT_PATH_MAX];
+	int lock_fd; /* flock: one daemon per parent; -1 when not held */
+	bool adopt_pgrps;
+	struct act_rec_pgrp *leftover; /* live groups of an earlier instance, to adopt */
+	size_t nleftover;
 	bool dry_run;
 	bool real_cgroup; /* the real cgroup backend: threads' affinity is ours to restore */
 	bool parent_created;
@@ -534,7 +540,58 @@ int act_workload_set_freq(struct act *act, struct act_workload *wl, unsigned lon
 
 /* ---------------------------------------------------------------- leftovers */
 
-/* Put back what an earlier instance with this parent left. */
+/*
+ * Stop the process groups an earlier instance launched (their leader's start
+ * time proves the pid was not reused): SIGTERM, a grace period, SIGKILL.
+ */
+static void stop_pgrps(struct act *act)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	bool any = false;
+
+	for (size_t i = 0; i < act->rec.npgrps; i++) {
+		struct act_rec_pgrp *g = &act->rec.pgrps[i];
+
+		if (act__proc_starttime(g->pgid) != g->start) {
+			g->pgid = 0; /* gone, or the pid is someone else's now */
+			continue;
+		}
+		if (act->adopt_pgrps) {
+			struct act_rec_pgrp *p =
+			    realloc(act->leftover, (act->nleftover + 1) * sizeof(*p));
+
+			if (p) {
+				act->leftover = p;
+				act->leftover[act->nleftover++] = *g;
+				g->pgid = 0; /* kept for act_adopt_pgrp() */
+				continue;
+			}
+		}
+		act_be_log(act, ACT_LOG_WARN,
+			   "stopping process group %d (workload %s) left by an earlier instance",
+			   g->pgid, g->wl);
+		kill(-g->pgid, SIGTERM);
+		any = true;
+	}
+	for (int t = 0; any && t < ACT_PGRP_GRACE_MS / 50; t++) {
+		any = false;
+		for (size_t i = 0; i < act->rec.npgrps; i++)
+			if (act->rec.pgrps[i].pgid && kill(-act->rec.pgrps[i].pgid, 0) == 0)
+				any = true;
+		if (any)
+			nanosleep(&ts, NULL);
+	}
+	for (size_t i = 0; i < act->rec.npgrps; i++)
+		if (act->rec.pgrps[i].pgid)
+			kill(-act->rec.pgrps[i].pgid, SIGKILL);
+}
+
+/*
+ * Put back what an earlier instance with this parent left. Only what the
+ * state file proves is ours is touched: a parent cgroup without an owner
+ * record (someone else's, e.g. cgroup_parent = docker) is refused, and of
+ * its children only the recorded workloads are emptied and removed.
+ */
 static int cleanup_leftovers(struct act *act, bool *found)
 {
 	char(*names)[ACT_NAME_MAX] = NULL;
@@ -548,7 +605,16 @@ static int cleanup_leftovers(struct act *act, bool *found)
 			   act->state_path, strerror(-err));
 	if (!err)
 		*found = true;
+	stop_pgrps(act);
 	if (managed_cgroup(act) && act->cg->exists(act->cgbe, act->parent)) {
+		if (!act->rec.owns_parent) {
+			act__rec_free(&act->rec);
+			return ERR(act, -EEXIST,
+				   "cgroup %s exists and no state file (%s) shows parties created "
+				   "it: refusing to touch it (choose another cgroup_parent, or "
+				   "remove it yourself if it is a leftover)",
+				   act->parent, act->state_path[0] ? act->state_path : "none");
+		}
 		*found = true;
 		act_be_log(act, ACT_LOG_WARN,
 			   "cgroup %s exists: cleaning up after an earlier instance", act->parent);
@@ -561,7 +627,16 @@ static int cleanup_leftovers(struct act *act, bool *found)
 			struct act_rec_wl *w = act__rec_find_wl(&act->rec, names[i]);
 
 			snprintf(grp, sizeof(grp), "%s/%s", act->parent, names[i]);
-			err = empty_group(act, grp, w ? &w->origin : &root_origin);
+			if (!w) {
+				/* not created by us: left alone, so the parent stays too */
+				err =
+				    ERR(act, -ENOTEMPTY,
+					"cgroup %s was not created by parties: left in place", grp);
+				if (!first)
+					first = err;
+				continue;
+			}
+			err = empty_group(act, grp, &w->origin);
 			if (!err)
 				err = act->cg->remove(act->cgbe, grp);
 			if (err && !first)
@@ -596,6 +671,8 @@ static void act_free(struct act *act)
 	}
 	if (act->cg && act->cgbe)
 		act->cg->close(act->cgbe);
+	act__state_unlock(act->state_path, act->lock_fd);
+	free(act->leftover);
 	if (act->fq && act->fqbe)
 		act->fq->close(act->fqbe);
 	act__rec_free(&act->rec);
@@ -622,6 +699,9 @@ static int act_new(const struct act_opts *opts, struct act **out)
 	act = calloc(1, sizeof(*act));
 	if (!act)
 		return -ENOMEM;
+	act->lock_fd = -1;
+	act->adopt_pgrps =
+	    opts->sz >= offsetof(struct act_opts, adopt_pgrps) + sizeof(bool) && opts->adopt_pgrps;
 	snprintf(act->parent, sizeof(act->parent), "%s", parent);
 	act->dry_run = opts->dry_run;
 	act->log = opts->log;
@@ -716,12 +796,91 @@ static int ensure_parent(struct act *act)
 
 	if (act->parent_created || !managed_cgroup(act))
 		return 0;
+	/* the proof of ownership goes to the state file before the cgroup exists */
+	if (!act->rec.owns_parent) {
+		act->rec.owns_parent = true;
+		err = save_state(act);
+		if (err)
+			return err;
+	}
 	err = act->cg->create(act->cgbe, act->parent, &act->caps.cpus);
 	if (err)
 		return ERR(act, err, "cannot create the parent cgroup %s: %s%s", act->parent,
 			   strerror(-err), err == -EACCES || err == -EPERM ? " (run as root)" : "");
 	act->parent_created = true;
 	return 0;
+}
+
+/* One daemon (or --cleanup) per parent at a time: the second is refused, naming the first. */
+static int take_lock(struct act *act)
+{
+	pid_t holder = 0;
+	int fd;
+
+	if (!act->state_path[0])
+		return 0;
+	fd = act__state_lock(act->state_path, &holder);
+	if (fd == -EBUSY)
+		return ERR(
+		    act, -EBUSY,
+		    "cgroup parent %s is managed by a running parties (pid %d; lock %s.lock)",
+		    act->parent, (int)holder, act->state_path);
+	if (fd < 0)
+		return ERR(act, fd, "cannot lock the state file %s.lock: %s", act->state_path,
+			   strerror(-fd));
+	act->lock_fd = fd;
+	return 0;
+}
+
+int act_record_pgrp(struct act *act, const char *wl, pid_t pgid)
+{
+	struct act_rec_pgrp g = { .pgid = pgid };
+	int err;
+
+	if (!act || pgid <= 1)
+		return -EINVAL;
+	if (act->dry_run)
+		return 0;
+	g.start = act__proc_starttime(pgid);
+	if (!g.start)
+		return -ESRCH;
+	snprintf(g.wl, sizeof(g.wl), "%s", wl ? wl : "-");
+	err = act__rec_add_pgrp(&act->rec, &g);
+	return err ? err : save_state(act);
+}
+
+pid_t act_adopt_pgrp(struct act *act, const char *wl)
+{
+	for (size_t i = 0; act && i < act->nleftover; i++) {
+		struct act_rec_pgrp g = act->leftover[i];
+
+		if (strcmp(g.wl, wl) || act__proc_starttime(g.pgid) != g.start)
+			continue;
+		act->leftover[i] = act->leftover[--act->nleftover];
+		if (act_record_pgrp(act, wl, g.pgid))
+			return 0;
+		return g.pgid;
+	}
+	return 0;
+}
+
+void act_stop_unadopted(struct act *act)
+{
+	struct act_records saved;
+
+	if (!act || !act->nleftover)
+		return;
+	/* stop_pgrps() works on the records: lend it the leftovers */
+	saved = act->rec;
+	memset(&act->rec, 0, sizeof(act->rec));
+	act->rec.pgrps = act->leftover;
+	act->rec.npgrps = act->nleftover;
+	act->adopt_pgrps = false;
+	stop_pgrps(act);
+	act->rec = saved;
+	free(act->leftover);
+	act->leftover = NULL;
+	act->nleftover = 0;
 }
 
 struct act *act_open(const struct act_opts *opts)
@@ -744,6 +903,9 @@ struct act *act_open(const struct act_opts *opts)
 	if (!act->caps.cpufreq && (act->conf.resources & ACT_RES_CPUFREQ))
 		act_be_log(act, ACT_LOG_INFO, "cpufreq: unavailable: %s", act->caps.cpufreq_reason);
 	if (!act->dry_run) {
+		err = take_lock(act);
+		if (err)
+			goto fail;
 		err = cleanup_leftovers(act, &found);
 		if (err) {
 			err =
@@ -770,10 +932,13 @@ int act_cleanup(const struct act_opts *opts)
 	err = act_new(opts, &act);
 	if (err)
 		return err;
-	if (!act->dry_run)
-		err = cleanup_leftovers(act, &found);
+	if (!act->dry_run) {
+		err = take_lock(act);
+		if (!err)
+			err = cleanup_leftovers(act, &found);
+	}
 	act_free(act);
-	return err;
+	return err ? err : found;
 }
 
 const struct act_caps *act_caps(const struct act *act)

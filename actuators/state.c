@@ -8,6 +8,8 @@
  * File format, one record per line, tab-separated (cgroup paths may contain
  * spaces but not tabs or newlines):
  *   act-state 1
+ *   owner PARENT                 (this daemon created the parent cgroup)
+ *   pgrp  PGID STARTTIME WL      (a process group it launched)
  *   wl    NAME CPUSET-PATH CPU-PATH
  *   task  TID STARTTIME WL AFFINITY|- CPUSET-PATH CPU-PATH
  *   freq  CPU MIN-KHZ MAX-KHZ
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -118,8 +121,22 @@ void act__rec_drop_freq(struct act_records *r, int cpu)
 	r->nfreqs = j;
 }
 
+int act__rec_add_pgrp(struct act_records *r, const struct act_rec_pgrp *g)
+{
+	for (size_t i = 0; i < r->npgrps; i++)
+		if (r->pgrps[i].pgid == g->pgid) {
+			r->pgrps[i] = *g;
+			return 0;
+		}
+	if (!GROW(r->pgrps, r->npgrps))
+		return -ENOMEM;
+	r->pgrps[r->npgrps++] = *g;
+	return 0;
+}
+
 void act__rec_free(struct act_records *r)
 {
+	free(r->pgrps);
 	free(r->tasks);
 	free(r->wls);
 	free(r->freqs);
@@ -143,9 +160,62 @@ static int mkdir_p(const char *file)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(dir, 0755) && errno != EEXIST)
+	/* the state directory itself: root's alone (the daemon checked the ones above) */
+	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+int act__state_lock(const char *state_path, pid_t *holder)
+{
+	char path[ACT_PATH_MAX + 8], buf[32];
+	ssize_t n;
+	int fd, err;
+
+	err = mkdir_p(state_path);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s.lock", state_path);
+	for (int tries = 0;; tries++) {
+		struct stat a, b;
+
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			n = pread(fd, buf, sizeof(buf) - 1, 0);
+			buf[n > 0 ? n : 0] = '\0';
+			*holder = (pid_t)strtol(buf, NULL, 10);
+			close(fd);
+			return err;
+		}
+		/* the holder unlinks the file when it ends: a lock on an unlinked file is none */
+		if (!fstat(fd, &a) && !stat(path, &b) && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			break;
+		close(fd);
+		if (tries == 10)
+			return -EAGAIN;
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+void act__state_unlock(const char *state_path, int fd)
+{
+	char path[ACT_PATH_MAX + 8];
+
+	if (fd < 0)
+		return;
+	snprintf(path, sizeof(path), "%s.lock", state_path);
+	unlink(path);
+	close(fd);
 }
 
 int act__state_save(const char *path, const struct act_records *r)
@@ -158,7 +228,9 @@ int act__state_save(const char *path, const struct act_records *r)
 	if (err)
 		return err;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* never through a planted symlink or into someone else's file */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	f = fdopen(fd, "w");
@@ -169,6 +241,11 @@ int act__state_save(const char *path, const struct act_records *r)
 		return err;
 	}
 	fprintf(f, "act-state 1\n");
+	if (r->owns_parent)
+		fprintf(f, "owner\t-\n");
+	for (size_t i = 0; i < r->npgrps; i++)
+		fprintf(f, "pgrp\t%d\t%llu\t%s\n", r->pgrps[i].pgid, r->pgrps[i].start,
+			r->pgrps[i].wl);
 	for (size_t i = 0; i < r->nwls; i++)
 		fprintf(f, "wl\t%s\t%s\t%s\n", r->wls[i].name, r->wls[i].origin.cpuset,
 			r->wls[i].origin.cpu);
@@ -226,6 +303,16 @@ int act__state_load(const char *path, struct act_records *r)
 	int err = 0, n;
 
 	fp = fopen(path, "re");
+	if (fp) {
+		struct stat st;
+
+		/* only a file of ours proves anything */
+		if (fstat(fileno(fp), &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		    (st.st_mode & 022)) {
+			fclose(fp);
+			return -EPERM;
+		}
+	}
 	if (!fp)
 		return -errno;
 	if (!fgets(line, sizeof(line), fp) || strncmp(line, "act-state 1", 11)) {
@@ -234,7 +321,17 @@ int act__state_load(const char *path, struct act_records *r)
 	}
 	while (!err && fgets(line, sizeof(line), fp)) {
 		n = split(line, f, 8);
-		if (!strcmp(f[0], "wl") && n == 4) {
+		if (!strcmp(f[0], "owner")) {
+			r->owns_parent = true;
+		} else if (!strcmp(f[0], "pgrp") && n == 4) {
+			struct act_rec_pgrp g = { 0 };
+
+			g.pgid = (pid_t)strtol(f[1], NULL, 10);
+			g.start = strtoull(f[2], NULL, 10);
+			snprintf(g.wl, sizeof(g.wl), "%.63s", f[3]);
+			if (g.pgid > 1)
+				err = act__rec_add_pgrp(r, &g);
+		} else if (!strcmp(f[0], "wl") && n == 4) {
 			struct act_rec_wl w = { 0 };
 
 			snprintf(w.name, sizeof(w.name), "%.63s", f[1]);

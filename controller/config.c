@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +20,9 @@
 #include <ini.h>
 
 #include "config.h"
+
+/* read_pidfile(): not a regular file (an errno no open() of a pidfile returns) */
+#define EFTYPE_NOTREG EMEDIUMTYPE
 
 struct cfg_ctx {
 	struct cfg *c;
@@ -208,14 +212,28 @@ static bool parse_tristate(const char *v, enum cfg_tristate *t)
 	return true;
 }
 
+/*
+ * A workload name or cgroup_parent becomes a directory next to the cgroup's
+ * control files. Those all contain a '.' (cgroup.procs, cpuset.cpus) except
+ * the v1 files below, so a name without dots that is not one of them can
+ * never be taken for a control file.
+ */
+#define NAME_RULE                                                                    \
+	"[A-Za-z0-9_-], starting with a letter or digit, 1 to 63 bytes, not tasks, " \
+	"notify_on_release or release_agent"
 static bool valid_name(const char *s)
 {
+	static const char *const reserved[] = { "tasks", "notify_on_release", "release_agent",
+						NULL };
 	size_t n = strlen(s);
 
-	if (!n || n >= CFG_NAME_LEN || !strcmp(s, ".") || !strcmp(s, ".."))
+	if (!n || n >= CFG_NAME_LEN || !isalnum((unsigned char)s[0]))
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr("_.-", s[i]))
+		if (!isalnum((unsigned char)s[i]) && !strchr("_-", s[i]))
+			return false;
+	for (int i = 0; reserved[i]; i++)
+		if (!strcmp(s, reserved[i]))
 			return false;
 	return true;
 }
@@ -300,15 +318,14 @@ static int controller_key(struct cfg_ctx *x, const char *key, const char *val)
 			return fail(x, "seed: '%s' is not a whole number >= 0", val);
 	} else if (!strcmp(key, "log")) {
 		snprintf(c->log, sizeof(c->log), "%s", val);
+		c->log_line = x->line;
 	} else if (!strcmp(key, "cgroup_parent")) {
 		if (!valid_name(val))
-			return fail(x,
-				    "cgroup_parent: '%s' is not one path component of "
-				    "[A-Za-z0-9_.-] (at most 63 bytes)",
-				    val);
+			return fail(x, "cgroup_parent: '%s' must be " NAME_RULE, val);
 		snprintf(c->cgroup_parent, sizeof(c->cgroup_parent), "%s", val);
 	} else if (!strcmp(key, "state_dir")) {
 		snprintf(c->state_dir, sizeof(c->state_dir), "%s", val);
+		c->state_dir_line = x->line;
 	} else if (!strcmp(key, "ebee")) {
 		if (!parse_tristate(val, &c->ebee))
 			return fail(x, "ebee: '%s' must be auto, true or false", val);
@@ -373,17 +390,34 @@ static int resources_key(struct cfg_ctx *x, const char *key, const char *val)
 	return 1;
 }
 
+/*
+ * Non-blocking, regular files only: a FIFO here would stall start-up.
+ * -EFTYPE_NOTREG when it is something else.
+ */
 static int read_pidfile(const char *path, pid_t *pid)
 {
-	FILE *f = fopen(path, "r");
+	char buf[32];
+	struct stat st;
+	ssize_t n;
+	char *end;
 	long v;
-	int n;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	n = fscanf(f, "%ld", &v);
-	fclose(f);
-	if (n != 1 || v <= 0 || v > INT32_MAX)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EFTYPE_NOTREG;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf || (*end && !isspace((unsigned char)*end)) || v <= 0 ||
+	    v > INT32_MAX)
 		return -EINVAL;
 	*pid = (pid_t)v;
 	return 0;
@@ -467,13 +501,16 @@ static int feed_exists(struct cfg_ctx *x, const struct cfg_workload *w, const ch
 			    "workload %s: feed file %s does not exist (start the load generator "
 			    "with --feed %s first)",
 			    w->name, path, path);
+	if (!S_ISREG(st.st_mode))
+		return fail(x, "workload %s: feed %s is not a regular file", w->name, path);
 	return 1;
 }
 
 static const char *const workload_keys[] = {
 	"pid",	  "pidfile", "command",	  "target_ms",	  "min_cores", "max_cores",
 	"cores",  "cpus",    "quota",	  "min_quota",	  "max_quota", "freq_mhz",
-	"source", "feed",    "ebee_mode", "ebee_latency", NULL,
+	"source", "feed",    "ebee_mode", "ebee_latency", "user",	     "group",
+	NULL,
 };
 
 static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
@@ -501,6 +538,9 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 		if (err == -ESRCH)
 			return fail(x, "workload %s: pidfile %s names pid %d, which is not running",
 				    w->name, val, w->pid);
+		if (err == -EFTYPE_NOTREG)
+			return fail(x, "workload %s: pidfile %s is not a regular file", w->name,
+				    val);
 		if (err)
 			return fail(x, "workload %s: cannot read a pid from pidfile %s (%s)",
 				    w->name, val, strerror(-err));
@@ -583,6 +623,7 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 	} else if (!strcmp(key, "ebee_mode")) {
 		if (ebee_mode_parse(val, &w->ebee_mode))
 			return fail(x, "ebee_mode: '%s' must be auto, conn, io or grpc", val);
+		w->ebee_mode_line = x->line;
 	} else if (!strcmp(key, "ebee_latency")) {
 		if (!strcmp(val, "service"))
 			w->ebee_latency = CFG_LAT_SERVICE;
@@ -591,6 +632,14 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 		else
 			return fail(x, "ebee_latency: '%s' must be service or sojourn", val);
 		w->ebee_latency_line = x->line;
+	} else if (!strcmp(key, "user") || !strcmp(key, "group")) {
+		bool u = key[0] == 'u';
+
+		/* whether it exists is a live check (config_live.c): parsing stays offline */
+		if (!*val || strlen(val) >= sizeof(w->user))
+			return fail(x, "%s: '%s' is not a %s name", key, val, key);
+		snprintf(u ? w->user : w->group, sizeof(w->user), "%s", val);
+		*(u ? &w->user_line : &w->group_line) = x->line;
 	} else {
 		char err[200];
 		int r = sim_cfg_wl_key(&x->c->sim.wl[x->wl], key, val, x->line, err, sizeof(err));
@@ -609,7 +658,7 @@ static int fail_section(struct cfg_ctx *x, const char *what, const char *name, i
 	if (first)
 		return fail(x, "[%s] given twice (first at line %d)", x->section, first);
 	return fail(x, "[%s]: %s '%s'%s", x->section, what, name,
-		    !strcmp(what, "workload name") ? " must be [A-Za-z0-9_.-], 1 to 63 bytes" : "");
+		    !strcmp(what, "workload name") ? " must be " NAME_RULE : "");
 }
 
 /* A new section starts (at x->header_line): check its name, set up what its keys fill. */
@@ -732,11 +781,12 @@ static int validate(struct cfg_ctx *x)
 	int ncpus, summin = 0;
 	char buf[64];
 
-	x->line = 0;
+	x->line = x->line ? x->line : 1; /* the end of the file: where the section is missing */
 	if (c->nwl == 0) {
 		fail(x, "no [workload NAME] section: nothing to manage");
 		return -EINVAL;
 	}
+	x->line = 0;
 	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */
 		for (int i = 0; i < c->sim.cores && i < ACT_CPUMASK_MAX; i++)
 			act_cpumask_set(&c->cpus, i);
@@ -932,6 +982,48 @@ static int load(struct cfg *c, struct cfg_ctx *x, const char *name, char *err, s
 	return 0;
 }
 
+/*
+ * The configuration runs commands as root: like sudoers or sshd_config, a
+ * file that someone other than root (or the user running us) may write is a
+ * privilege escalation, and is refused. Checked on the open descriptor, and
+ * opened non-blocking so that a FIFO is refused rather than waited on.
+ */
+static int open_config(const char *path, FILE **out, char *err, size_t err_len)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), e;
+	struct stat st;
+
+	if (fd < 0) {
+		e = -errno;
+		snprintf(err, err_len, "%s: cannot open: %s", path, strerror(errno));
+		return e;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, err_len, "%s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & S_IWOTH) ||
+	    ((st.st_mode & S_IWGRP) && st.st_gid != 0)) {
+		snprintf(err, err_len,
+			 "%s: writable by users other than root (owner uid %u, mode %04o): "
+			 "its commands run as root; chown root and chmod go-w it",
+			 path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	/* a regular file: reads no longer need O_NONBLOCK */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	*out = fdopen(fd, "r");
+	if (!*out) {
+		e = -errno;
+		snprintf(err, err_len, "%s: %s", path, strerror(errno));
+		close(fd);
+		return e;
+	}
+	return 0;
+}
+
 int cfg_load_file(struct cfg *c, const char *path, char *err, size_t err_len)
 {
 	struct cfg_ctx *x = calloc(1, sizeof(*x));
@@ -940,10 +1032,8 @@ int cfg_load_file(struct cfg *c, const char *path, char *err, size_t err_len)
 	if (!x)
 		return -ENOMEM;
 	cfg_defaults(c);
-	x->fp = fopen(path, "r");
-	if (!x->fp) {
-		ret = -errno;
-		snprintf(err, err_len, "%s: cannot open: %s", path, strerror(errno));
+	ret = open_config(path, &x->fp, err, err_len);
+	if (ret) {
 		free(x);
 		return ret;
 	}

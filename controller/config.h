@@ -68,6 +68,10 @@ struct cfg_workload {
 	enum ebee_mode ebee_mode;
 	enum cfg_lat ebee_latency; /* default sojourn (README "Which latency feeds parties") */
 	int ebee_latency_line;	   /* 0 = not set in the file */
+	int ebee_mode_line;
+	/* command workloads: run as this user/group instead of root ("" = root) */
+	char user[CFG_NAME_LEN], group[CFG_NAME_LEN];
+	int user_line, group_line;
 };
 
 struct cfg {
@@ -79,8 +83,10 @@ struct cfg {
 	int policy_line;
 	uint64_t seed;
 	char log[CFG_PATH_LEN];
+	int log_line;
 	char cgroup_parent[CFG_NAME_LEN];
 	char state_dir[CFG_PATH_LEN];
+	int state_dir_line;
 	enum cfg_tristate ebee;	     /* open ebee: auto = when a workload needs it */
 	unsigned int ebee_window_ms; /* 0 = 2 * interval_ms */
 	unsigned int avg_window_ms;  /* the "long slack" average */
@@ -120,5 +126,23 @@ int cfg_load_string(struct cfg *c, const char *name, const char *text, char *err
 
 /* Resolve the pid of a pid/pidfile workload now (pidfile re-read). */
 int cfg_workload_pid(const struct cfg_workload *w, pid_t *pid);
+
+/*
+ * config_live.c: check a parsed configuration against the running machine
+ * and this process, changing nothing: cpus that are online, workload pids
+ * that may be managed (not init, not this daemon or an ancestor, not a
+ * kernel thread, not another workload's), ebee modes this build supports,
+ * users and groups that exist, and the files the daemon will write (log,
+ * state_dir) are regular files in directories only root may write.
+ * log_override is --log (NULL: the config's log). Both start-up and
+ * --check-config call it, after cfg_load_file(). 0, or -EINVAL with err
+ * holding "file:line: what is wrong".
+ */
+int cfg_check_live(const struct cfg *c, const char *log_override, char *err, size_t err_len);
+
+/* Is a directory safe to create root's files in: owned by root (or us), and
+ * not writable by a group other than root's or by others? 0 or -EPERM with
+ * why filled. */
+int cfg_dir_safe(const char *dir, char *why, size_t len);
 
 #endif /* PARTIES_CONFIG_H */

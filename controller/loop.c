@@ -276,9 +276,13 @@ static int policy_init(const struct cfg *c, const struct pol_ops *pol, void **st
 	if (pa.err_param >= 0 && pa.err_param < c->nparams)
 		sat(err, len, "%s:%d: [policy %s] %s", c->file, c->params[pa.err_param].line,
 		    pol->name, perr);
-	else
-		sat(err, len, "%s: policy %s: %s", c->file, pol->name,
-		    perr[0] ? perr : strerror(-ret));
+	else /* a combination of settings: the last one given, or where the policy is chosen */
+		sat(err, len, "%s:%d: policy %s: %s", c->file,
+		    c->nparams	     ? c->params[c->nparams - 1].line
+		    : c->policy_line ? c->policy_line
+		    : c->nwl	     ? c->wl[0].line
+				     : 1,
+		    pol->name, perr[0] ? perr : strerror(-ret));
 	return ret;
 }
 
@@ -311,7 +315,9 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 
 		snprintf(w->name, sizeof(w->name), "%s", c->wl[i].name);
 		w->pid = a->pid[i];
-		w->alive = true;
+		/* pid 0: not started (a dry run), never observed; unless the caller
+		 * says what is alive (the simulator's workloads have no pid). */
+		w->alive = a->pid[i] > 0 || (a->alive && a->alive(a->alive_ctx, i, a->pid[i]));
 		w->src = a->src[i];
 		w->aux = a->aux[i];
 		w->target_us = c->wl[i].target_us;
@@ -334,6 +340,14 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 	for (int i = 0; i < l->nwl; i++) {
 		struct loop_wl *w = &l->wl[i];
 
+		if (!w->alive) {
+			/* never started: what setup_resources() gave it is free */
+			act_cpumask_zero(&w->cpus);
+			memset(w->alloc, 0, sizeof(w->alloc));
+			memset(w->min, 0, sizeof(w->min));
+			memset(w->max, 0, sizeof(w->max));
+			continue;
+		}
 		ret = l->mops->add(l->mctx, i, w->name, w->pid,
 				   l->res[POL_RES_CORES].avail ? &w->cpus : NULL,
 				   l->res[POL_RES_QUOTA].avail ? w->alloc[POL_RES_QUOTA] : 0,

@@ -46,6 +46,7 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 	m->verbose = verbose || dry_run;
 	snprintf(m->parent, sizeof(m->parent), "%s", c->cgroup_parent);
 	o.log_ctx = m;
+	o.adopt_pgrps = true; /* a restart takes over the commands, not a second copy */
 	if (dry_run)
 		o.log_level = ACT_LOG_INFO;
 	if (c->cores)
@@ -68,6 +69,22 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 		return NULL;
 	}
 	return m;
+}
+
+int mach_record_pgrp(struct mach *m, const char *wl, pid_t pgid)
+{
+	return m ? act_record_pgrp(m->act, wl, pgid) : 0;
+}
+
+pid_t mach_adopt_pgrp(struct mach *m, const char *wl)
+{
+	return m ? act_adopt_pgrp(m->act, wl) : 0;
+}
+
+void mach_stop_unadopted(struct mach *m)
+{
+	if (m)
+		act_stop_unadopted(m->act);
 }
 
 int mach_restore(struct mach *m)

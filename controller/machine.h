@@ -25,4 +25,11 @@ int mach_restore(struct mach *m);
 
 extern const struct loop_mach_ops mach_ops;
 
+/* Record a launched process group in the state file (stopped by a later cleanup). */
+int mach_record_pgrp(struct mach *m, const char *wl, pid_t pgid);
+/* The live command of workload wl that a killed instance launched, or 0. */
+pid_t mach_adopt_pgrp(struct mach *m, const char *wl);
+/* Stop what a killed instance launched and nobody adopted. */
+void mach_stop_unadopted(struct mach *m);
+
 #endif /* PARTIES_MACHINE_H */

@@ -7,12 +7,18 @@
  * does only that.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +44,7 @@ static void usage(FILE *f)
 		"usage: parties -c FILE.ini [--dry-run] [--duration S] [--log FILE.jsonl] [-v]\n"
 		"       parties -c FILE.ini --cleanup\n"
 		"       parties -c FILE.ini --simulate [--seed N] [--log FILE.jsonl]\n"
+		"       parties --check-config FILE.ini\n"
 		"\n"
 		"Closed-loop resource manager for co-located latency-critical services. Every\n"
 		"interval it reads each workload's p99 (from ebee, in-process eBPF tracing, or a\n"
@@ -45,8 +52,14 @@ static void usage(FILE *f)
 		"the workloads' cgroups (cpuset cores, cpu quota) and cpufreq limits.\n"
 		"\n"
 		"  -c, --config FILE    INI file; every key is documented in configs/example.ini\n"
-		"  -n, --dry-run        change nothing: log what would be written (tracing still\n"
-		"                       needs root when a workload uses source = ebee)\n"
+		"  -n, --dry-run        change nothing outside its own output: log what would be\n"
+		"                       written; workload commands are NOT started (those\n"
+		"                       workloads are reported as not observed), the config's\n"
+		"                       log is not written (--log is), no state file or lock;\n"
+		"                       tracing still needs root when a workload uses ebee\n"
+		"      --check-config FILE  validate FILE, including against this machine (cpus,\n"
+		"                       pids, users, files and directories), change nothing,\n"
+		"                       exit 0 when it would start, 2 with file:line if not\n"
 		"  -d, --duration S     stop after S seconds (default: run until SIGINT/SIGTERM)\n"
 		"  -l, --log FILE       append one JSON line per interval here (overrides\n"
 		"                       [controller] log); a summary line ends the run\n"
@@ -71,7 +84,60 @@ static void usage(FILE *f)
 			pol_registry[i]->desc ? pol_registry[i]->desc : "");
 }
 
-static pid_t launch(const char *cmd)
+/*
+ * Who a command runs as: root unless the workload names a user (its
+ * primary group and supplementary groups) and/or a group. Looked up before
+ * fork: the child only makes system calls.
+ */
+struct ident {
+	bool drop;
+	uid_t uid;
+	gid_t gid;
+	char user[CFG_NAME_LEN];
+};
+
+static int ident_of(const struct cfg_workload *w, struct ident *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->uid = getuid();
+	id->gid = getgid();
+	if (w->user[0]) {
+		struct passwd *pw = getpwnam(w->user);
+
+		if (!pw)
+			return -ENOENT;
+		id->uid = pw->pw_uid;
+		id->gid = pw->pw_gid;
+		snprintf(id->user, sizeof(id->user), "%s", w->user);
+		id->drop = true;
+	}
+	if (w->group[0]) {
+		struct group *gr = getgrnam(w->group);
+
+		if (!gr)
+			return -ENOENT;
+		id->gid = gr->gr_gid;
+		id->drop = true;
+	}
+	return 0;
+}
+
+/* In the child: groups first (setgid needs root), then the uid; any failure is fatal. */
+static int ident_drop(const struct ident *id)
+{
+	if (!id->drop)
+		return 0;
+	if (id->user[0] ? initgroups(id->user, id->gid) : setgroups(0, NULL))
+		return -1;
+	if (setresgid(id->gid, id->gid, id->gid) || setresuid(id->uid, id->uid, id->uid))
+		return -1;
+	/* must not be able to get root back */
+	if (id->uid != 0 && setuid(0) == 0)
+		return -1;
+	return 0;
+}
+
+static pid_t launch(const char *cmd, const struct ident *id)
 {
 	pid_t pid = fork();
 
@@ -80,6 +146,11 @@ static pid_t launch(const char *cmd)
 		sigset_t none;
 
 		setpgid(0, 0);
+		if (ident_drop(id)) {
+			fprintf(stderr, "parties: cannot drop privileges for '%s': %s\n", cmd,
+				strerror(errno));
+			_exit(126);
+		}
 		/* our handler would swallow a SIGTERM that arrives before exec */
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
@@ -97,6 +168,80 @@ static pid_t launch(const char *cmd)
 	return pid;
 }
 
+/*
+ * Every process below us: launched commands, what they forked, and (as a
+ * subreaper) what they orphaned, e.g. a command that called setsid and
+ * left its process group. *n at most max.
+ */
+static size_t descendants(pid_t *out, size_t max)
+{
+	size_t n = 0;
+	bool grew = true;
+
+	while (grew) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		grew = false;
+		if (!d)
+			return n;
+		while ((e = readdir(d)) && n < max) {
+			char path[64], buf[512], *p;
+			int pid = atoi(e->d_name), ppid;
+			bool mine = false, seen = false;
+			FILE *f;
+
+			if (pid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			p = fgets(buf, sizeof(buf), f);
+			fclose(f);
+			if (!p || !(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
+				continue;
+			mine = ppid == getpid();
+			for (size_t i = 0; i < n; i++) {
+				seen |= out[i] == pid;
+				mine |= out[i] == ppid;
+			}
+			if (mine && !seen) {
+				out[n++] = pid;
+				grew = true;
+			}
+		}
+		closedir(d);
+	}
+	return n;
+}
+
+/*
+ * On exit: SIGTERM to every descendant, a grace period, then SIGKILL; reap.
+ * Catches what stop_child() cannot: processes that left the launched group.
+ */
+static void stop_descendants(void)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	pid_t pids[1024];
+	size_t n = descendants(pids, 1024);
+
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], SIGTERM);
+	for (int t = 0; n && t < ACT_PGRP_GRACE_MS / 50; t++) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		n = descendants(pids, 1024);
+		if (n)
+			nanosleep(&ts, NULL);
+	}
+	n = descendants(pids, 1024);
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	while (waitpid(-1, NULL, n ? 0 : WNOHANG) > 0)
+		;
+}
+
 /* Stop a launched command and its process group: SIGTERM, then SIGKILL. */
 static void stop_child(pid_t pid)
 {
@@ -107,7 +252,10 @@ static void stop_child(pid_t pid)
 	for (int i = 0; i < 150; i++) {
 		pid_t r = waitpid(pid, NULL, WNOHANG);
 
-		if (r == pid || (r < 0 && errno == ECHILD))
+		if (r == pid)
+			goto group;
+		/* an adopted command is not our child: wait for it to be gone */
+		if (r < 0 && errno == ECHILD && kill(pid, 0) && errno == ESRCH)
 			goto group;
 		nanosleep(&ts, NULL);
 	}
@@ -116,6 +264,47 @@ static void stop_child(pid_t pid)
 	waitpid(pid, NULL, 0);
 group:
 	kill(-pid, SIGKILL); /* stragglers of the group */
+}
+
+/*
+ * The decision log: never through a symlink, never a FIFO or device (it
+ * would block or write somewhere unexpected), created 0640 whatever the
+ * umask, appended to.
+ */
+static FILE *log_open(const char *path, char *err, size_t len)
+{
+	int fd = open(
+	    path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+	    0640);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		snprintf(err, len, "cannot open log %s: %s%s", path, strerror(errno),
+			 errno == ELOOP ? " (a symbolic link: refused)" : "");
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, len, "log %s is not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, O_APPEND);
+	f = fdopen(fd, "a");
+	if (!f) {
+		snprintf(err, len, "cannot open log %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+/* "FILE:LINE: " of the config for messages about a key (static buffer). */
+static const char *cfg_where(const struct cfg *c, int line)
+{
+	static char buf[CFG_PATH_LEN + 24];
+
+	snprintf(buf, sizeof(buf), line > 0 ? "%s:%d: " : "%s: ", c->file, line);
+	return buf;
 }
 
 /* CPU time of this thread or process in ms (ns resolution, unlike rusage). */
@@ -188,6 +377,7 @@ int main(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "cleanup", no_argument, NULL, 'C' },
+		{ "check-config", required_argument, NULL, 'K' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "simulate", no_argument, NULL, 'S' },
 		{ "seed", required_argument, NULL, 's' },
@@ -195,7 +385,8 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	const char *cfg_path = NULL, *log_path = NULL;
-	bool dry_run = false, cleanup = false, verbose = false, simulate = false;
+	bool dry_run = false, cleanup = false, verbose = false, check_only = false;
+	bool simulate = false;
 	const char *seed_arg = NULL;
 	double duration = 0, loop_cpu = 0, wall0_ms, proc_cpu0;
 	static struct cfg cfg;
@@ -238,6 +429,10 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			cleanup = true;
+			break;
+		case 'K':
+			cfg_path = optarg;
+			check_only = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -284,8 +479,30 @@ int main(int argc, char **argv)
 		fprintf(stderr, "parties: %s\n", err);
 		return 2;
 	}
+	if (check_only && cfg.sim.enabled) {
+		/* a simulation touches nothing real: no live checks */
+		fprintf(stderr, "parties: %s: ok (simulation, %d workload(s), policy %s)\n",
+			cfg_path, cfg.nwl, cfg.policy);
+		return 0;
+	}
 	if (simulate || cfg.sim.enabled)
 		return simulate_main(&cfg, la.pol, simulate, log_path, duration);
+	if (dry_run && !log_path && cfg.log[0])
+		fprintf(stderr, "parties: dry run: not writing the config's log %s (give --log)\n",
+			cfg.log);
+	if (!log_path && cfg.log[0] && !dry_run)
+		log_path = cfg.log;
+	/* --cleanup repairs after workloads that may be gone: only the state_dir matters */
+	if (!cleanup &&
+	    cfg_check_live(&cfg, log_path == cfg.log ? NULL : log_path, err, sizeof(err))) {
+		fprintf(stderr, "parties: %s\n", err);
+		return 2;
+	}
+	if (check_only) {
+		fprintf(stderr, "parties: %s: ok (%d workload(s), policy %s)\n", cfg_path, cfg.nwl,
+			cfg.policy);
+		return 0;
+	}
 	if (cleanup) {
 		struct act_opts o = { .sz = sizeof(o),
 				      .parent = cfg.cgroup_parent,
@@ -298,10 +515,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(stderr, "parties: cleanup of %s: %s\n", cfg.cgroup_parent,
-			e ? "repaired leftovers" : "nothing was left");
+			e ? "repaired what an earlier instance left"
+			  : "nothing was left to repair");
 		return 0;
 	}
 
+	/* orphans of launched commands (setsid, double fork) become our children: stoppable */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal; /* no SA_RESTART: the loop's sleep must wake */
 	sigemptyset(&sa.sa_mask);
@@ -310,13 +530,12 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (!log_path && cfg.log[0])
-		log_path = cfg.log;
 	if (log_path) {
-		log = fopen(log_path, "a");
+		log = log_open(log_path, err, sizeof(err));
 		if (!log) {
-			fprintf(stderr, "parties: cannot open log %s: %s\n", log_path,
-				strerror(errno));
+			fprintf(
+			    stderr, "parties: %s%s\n",
+			    log_path == cfg.log ? cfg_where(&cfg, cfg.log_line) : "--log: ", err);
 			return 2;
 		}
 	}
@@ -347,14 +566,40 @@ int main(int argc, char **argv)
 		const struct cfg_workload *w = &cfg.wl[i];
 		unsigned int stale = cfg.stale_intervals * cfg.interval_ms;
 
-		if (w->find == CFG_FIND_COMMAND) {
-			launched[i] = launch(w->command);
+		if (w->find == CFG_FIND_COMMAND && dry_run) {
+			/* a dry run starts nothing: there is no process to observe */
+			fprintf(stderr,
+				"parties: dry run: workload %s not started (would run '%s' as %s); "
+				"it is not observed\n",
+				w->name, w->command, w->user[0] ? w->user : "root");
+			la.pid[i] = 0;
+		} else if (w->find == CFG_FIND_COMMAND &&
+			   (launched[i] = mach_adopt_pgrp(m, w->name)) > 0) {
+			fprintf(stderr,
+				"parties: workload %s: adopting pid %d, started by an earlier "
+				"instance (not starting a second copy)\n",
+				w->name, (int)launched[i]);
+			la.pid[i] = launched[i];
+		} else if (w->find == CFG_FIND_COMMAND) {
+			struct ident id;
+
+			if (ident_of(w, &id)) {
+				fprintf(stderr, "parties: workload %s: user/group vanished\n",
+					w->name);
+				goto out;
+			}
+			launched[i] = launch(w->command, &id);
 			if (launched[i] < 0) {
 				fprintf(stderr, "parties: workload %s: cannot start '%s': %s\n",
 					w->name, w->command, strerror(errno));
 				goto out;
 			}
 			la.pid[i] = launched[i];
+			if (mach_record_pgrp(m, w->name, launched[i]))
+				fprintf(stderr,
+					"parties: workload %s: cannot record process group %d in "
+					"the state file\n",
+					w->name, (int)launched[i]);
 		} else {
 			int e = cfg_workload_pid(w, &la.pid[i]);
 
@@ -364,7 +609,7 @@ int main(int argc, char **argv)
 				goto out;
 			}
 		}
-		if (eb) {
+		if (eb && la.pid[i] > 0) {
 			struct src *s =
 			    src_ebee_open(eb, la.pid[i], w->ebee_mode,
 					  w->ebee_latency == CFG_LAT_SOJOURN ? EBEE_LAT_SOJOURN
@@ -395,6 +640,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	mach_stop_unadopted(m);
 	la.cfg = &cfg;
 	la.mops = &mach_ops;
 	la.mctx = m;
@@ -404,6 +650,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	loop_ok = true;
+	if (!loop_alive_count(&loop)) {
+		fprintf(stderr, "parties: dry run: no workload is running, nothing to observe\n");
+		goto out;
+	}
 	fprintf(stderr, "parties: managing %d workload(s) with policy %s every %u ms%s\n", cfg.nwl,
 		cfg.policy, cfg.interval_ms, dry_run ? " (dry run)" : "");
 
@@ -425,6 +675,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "parties: every workload has exited; stopping\n");
 			break;
 		}
+		/* orphans reparented to us (subreaper) */
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
 		next += cfg.interval_ms;
 		now = loop_now_ms();
 		if (next < now)
@@ -493,6 +746,7 @@ out:
 	for (int i = 0; i < cfg.nwl; i++)
 		if (launched[i] > 0)
 			stop_child(launched[i]);
+	stop_descendants();
 	if (log)
 		fclose(log);
 	return ret;

@@ -34,7 +34,8 @@ static int client_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	off_t off;
 	int fd, k;
 
-	fd = open(c->path, O_RDONLY | O_CLOEXEC);
+	/* non-blocking: a FIFO put in place of the feed must not stall the loop */
+	fd = open(c->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		snprintf(out->why, sizeof(out->why), "feed %.40s: %s", c->path, strerror(errno));
 		return -errno;
@@ -44,6 +45,11 @@ static int client_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 
 		close(fd);
 		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(out->why, sizeof(out->why), "feed %.40s: not a regular file", c->path);
+		return -EINVAL;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	age_ms = (double)(now.tv_sec - st.st_mtim.tv_sec) * 1e3 +

@@ -47,7 +47,8 @@ run_one() {
 
 progs=()
 if [ "$what" = unit ] || [ "$what" = all ]; then
-	for t in build/tests/unit/test_*; do [ -x "$t" ] && progs+=("$t"); done
+	# TEST_BUILD: another build tree (make asan runs build/asan's unit tests)
+	for t in "${TEST_BUILD:-build}"/tests/unit/test_*; do [ -x "$t" ] && progs+=("$t"); done
 fi
 if [ "$what" = integration ] || [ "$what" = all ]; then
 	if [ "$(id -u)" -ne 0 ]; then

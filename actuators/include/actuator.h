@@ -117,6 +117,10 @@ struct act_opts {
 	const struct act_cgroup_ops *cgroup_ops;
 	const struct act_freq_ops *freq_ops;
 	void *backend_ctx;
+	/* act_open(): keep the live process groups an earlier instance launched
+	 * (act_adopt_pgrp()) instead of stopping them; act_stop_unadopted()
+	 * stops the rest. act_cleanup() always stops them. */
+	bool adopt_pgrps;
 };
 
 /* What this machine lets the actuators control, filled by act_open(). */
@@ -186,9 +190,30 @@ int act_restore(struct act *act);
 
 /*
  * Repair what a killed instance with opts->parent left (as act_open() does
- * first), without opening. For a "--cleanup" command. 0 if nothing was left.
+ * first), without opening. For a "--cleanup" command. 0 if nothing was left,
+ * 1 if something was repaired, -EBUSY while a daemon holds the parent,
+ * -EEXIST if the parent cgroup exists but no state file proves it ours.
  */
 int act_cleanup(const struct act_opts *opts);
+
+/* Grace period between SIGTERM and SIGKILL for leftover process groups. */
+#define ACT_PGRP_GRACE_MS 3000
+
+/*
+ * Record a process group the caller launched (its leader pgid) in the state
+ * file, so that after SIGKILL the next act_open()/act_cleanup() stops it
+ * (SIGTERM, ACT_PGRP_GRACE_MS, SIGKILL) instead of leaving it unmanaged.
+ */
+int act_record_pgrp(struct act *act, const char *wl, pid_t pgid);
+
+/*
+ * With opts->adopt_pgrps: the live process group an earlier instance launched
+ * for workload wl (recorded again, now ours), or 0 if none. A restarted daemon
+ * takes it over rather than starting a second copy of the command.
+ */
+pid_t act_adopt_pgrp(struct act *act, const char *wl);
+/* Stop (SIGTERM, ACT_PGRP_GRACE_MS, SIGKILL) the leftover groups not adopted. */
+void act_stop_unadopted(struct act *act);
 
 /* The capability report (owned by act, valid until act_close()). */
 const struct act_caps *act_caps(const struct act *act);

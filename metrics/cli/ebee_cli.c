@@ -34,8 +34,53 @@ struct cli {
 	int json;
 	int verbose;
 	int top;
+	int all; /* --all: pid 1 asked for explicitly */
 	struct ebee_opts eo;
 };
+
+/*
+ * Size caps. The ring buffer is locked kernel memory that the consumer drains
+ * continuously: at 32 bytes a record (24 + the ring's 8-byte header), 64 MiB
+ * holds two million records, far more than any burst between two polls,
+ * while 1 GiB was accepted and took 2.1 GB. A window entry costs ~32 bytes
+ * (two ring slots and a B+tree key in half-full leaves at worst); 10 million
+ * latencies (~320 MB) is more than a minute and a half at 100k requests/s.
+ */
+#define RINGBUF_MAX (64L << 20)
+#define WINDOW_MAX  10000000L
+
+/* PF_KTHREAD in the flags field of /proc/PID/stat */
+#define PF_KTHREAD 0x00200000UL
+
+static bool kernel_thread(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	int ppid = 0;
+	FILE *f;
+
+	if (pid == 2)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %d %*d %*d %*d %*d %lu", &ppid, &flags) != 2)
+		return false;
+	return (flags & PF_KTHREAD) || ppid == 2;
+}
+
+/* stdout went somewhere that refuses it (a full disk, a closed pipe): say so, exit 1. */
+static int output_failed(void)
+{
+	if (fflush(stdout) != EOF && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "ebee: cannot write the output: %s\n", strerror(errno ? errno : EIO));
+	return 1;
+}
 
 static void usage(FILE *f)
 {
@@ -55,7 +100,9 @@ static void usage(FILE *f)
 	    "  top     live view, refreshed every --interval (default 1000 ms)\n"
 	    "\n"
 	    "Options:\n"
-	    "  -p, --pid PID          process to trace (repeatable, up to %d)\n"
+	    "  -p, --pid PID          process to trace (repeatable, up to %d); not a kernel\n"
+	    "                         thread; pid 1 (every process) needs --all\n"
+	    "      --all              trace pid 1 and so every process on the host (warns)\n"
 	    "  -d, --duration S       stop after S seconds (decimals allowed; default: SIGINT)\n"
 	    "  -i, --interval MS      print every MS milliseconds\n"
 	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write),\n"
@@ -70,8 +117,10 @@ static void usage(FILE *f)
 	    "                         sojourn_p50_ns, sojourn_p90_ns, sojourn_p99_ns,\n"
 	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
 	    "                         probes, window, exited, path\n"
-	    "      --ringbuf-size B   BPF ring buffer bytes, a power of two (default 131072)\n"
-	    "      --window N         latencies kept per pid for the statistics (default 100000)\n"
+	    "      --ringbuf-size B   BPF ring buffer bytes, a power of two, 4096 to 67108864\n"
+	    "                         (default 131072; locked kernel memory)\n"
+	    "      --window N         latencies kept per pid for the statistics, at most\n"
+	    "                         10000000 (default 100000; ~32 bytes each)\n"
 	    "      --window-age MS    also forget latencies older than MS (default: none)\n"
 	    "  -v, --verbose          log mode choices and probe changes to stderr\n"
 	    "  -h, --help             this text\n"
@@ -125,6 +174,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "window", required_argument, NULL, 'W' },
 		{ "window-age", required_argument, NULL, 'A' },
 		{ "path", required_argument, NULL, 'P' },
+		{ "all", no_argument, NULL, 'L' },
 		{},
 	};
 	long v;
@@ -169,14 +219,19 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			usage(stdout);
 			exit(0);
 		case 'R':
-			if (parse_long(optarg, 4096, 1L << 30, &v) || (v & (v - 1)))
-				return die("bad ring buffer size '%s' (a power of two >= 4096)",
+			if (parse_long(optarg, 4096, RINGBUF_MAX, &v) || (v & (v - 1)))
+				return die("bad ring buffer size '%s' (a power of two, 4096 to at "
+					   "most 67108864: locked kernel memory, and 64 MiB holds "
+					   "two million records)",
 					   optarg);
 			c->eo.ringbuf_size = v;
 			break;
 		case 'W':
-			if (parse_long(optarg, 1, 100000000, &v))
-				return die("bad window length '%s'", optarg);
+			if (parse_long(optarg, 1, WINDOW_MAX, &v))
+				return die(
+				    "bad window length '%s' (1 to at most 10000000 latencies, "
+				    "~32 bytes each)",
+				    optarg);
 			c->eo.window_len = v;
 			break;
 		case 'A':
@@ -188,6 +243,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			if (ebee_path_parse(optarg, &c->eo.path))
 				return die("bad path '%s' (auto, socket or syscall)", optarg);
 			break;
+		case 'L':
+			c->all = 1;
+			break;
 		case ':':
 			return die("option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -196,6 +254,30 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	}
 	if (optind < argc)
 		return die("unexpected argument '%s'", argv[optind]);
+	if (c->all) {
+		bool have = false;
+
+		for (int i = 0; i < c->npids; i++)
+			have |= c->pids[i] == 1;
+		if (!have && c->npids < MAX_PIDS)
+			c->pids[c->npids++] = 1;
+	}
+	for (int i = 0; i < c->npids; i++) {
+		if (c->pids[i] == 1 && !c->all)
+			return die("%spid 1 is init: tracing it traces every process on the host; "
+				   "give --all if that is what you mean",
+				   "");
+		if (kernel_thread(c->pids[i])) {
+			fprintf(stderr,
+				"ebee: pid %d is a kernel thread: it makes no system calls to "
+				"trace (see ebee --help)\n",
+				c->pids[i]);
+			return 1;
+		}
+	}
+	if (c->all)
+		fprintf(stderr, "ebee: warning: --all: tracing pid 1 and its descendants, i.e. "
+				"every process on the host\n");
 	if (!c->npids)
 		return die("%sno --pid given", "");
 	return 0;
@@ -445,6 +527,10 @@ int main(int argc, char **argv)
 				top_screen(eb, &c, now - start);
 			else
 				report(eb, &c, 0);
+			if (output_failed()) {
+				ebee_close(eb);
+				return 1;
+			}
 			next += c.interval_ms / 1e3;
 			if (next < now)
 				next = now + c.interval_ms / 1e3;
@@ -457,5 +543,5 @@ int main(int argc, char **argv)
 		report(eb, &c, 1);
 	}
 	ebee_close(eb);
-	return 0;
+	return output_failed();
 }

@@ -27,6 +27,10 @@
 extern "C" {
 #endif
 
+/* This build traces gRPC C-core servers (EBEE_MODE_GRPC): callers may check
+ * it before asking for grpc (a process must still map libgrpc). */
+#define EBEE_HAVE_GRPC 1
+
 /* How request boundaries are found for one workload (design.md 4.1). */
 enum ebee_mode {
 	EBEE_MODE_AUTO = 0, /* observe, then choose conn or io (and revisit) */

@@ -34,10 +34,13 @@ printf '[controller]\ncgroup_parent = %s\n[workload a]\ntarget_ms = 1\nsource = 
 	"$PT_PARENT" "$PT_TMP" >"$PT_TMP/bad.ini"
 bad "$PT_TMP/bad.ini:5: workload a: feed file $PT_TMP/nope does not exist"
 
-# dry run: a client-fed workload, no cgroup appears, exit 0
+# dry run: a client-fed workload, no cgroup appears, exit 0; a command workload is not
+# started (and said to be unobserved), the config's log is not written
 : >"$PT_TMP/feed"
-printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload a]\ncommand = sleep 30\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
-	"$PT_PARENT" "$PT_TMP/state" "$PT_TMP/feed" >"$PT_TMP/dry.ini"
+sleep 30 &
+PT_PIDS+=($!)
+printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload a]\npid = %d\ntarget_ms = 1\ncores = 1\nsource = client:%s\n[workload b]\ncommand = touch %s\ntarget_ms = 1\n' \
+	"$PT_PARENT" "$PT_TMP/state" "$PT_TMP/cfg.jsonl" "$!" "$PT_TMP/feed" "$PT_TMP/launched" >"$PT_TMP/dry.ini"
 (for i in $(seq 1 15); do echo "$((i * 100)) 5000 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
 PT_PIDS+=($!)
 build/parties -c "$PT_TMP/dry.ini" --dry-run --duration 1.5 --log "$PT_TMP/dry.jsonl" 2>"$PT_TMP/dry.err" ||
@@ -45,5 +48,9 @@ build/parties -c "$PT_TMP/dry.ini" --dry-run --duration 1.5 --log "$PT_TMP/dry.j
 [ -z "$(pt_cgroups_left)" ] || die "--dry-run created cgroups: $(pt_cgroups_left)"
 grep -q '"action":"up cores"' "$PT_TMP/dry.jsonl" || die "dry run: no upsize logged for a violating workload"
 grep -q '"p99_client_us":5000.0' "$PT_TMP/dry.jsonl" || die "dry run: client p99 not logged"
-grep -q "would write" "$PT_TMP/dry.err" || die "dry run: no 'would write' in its output"
+grep -q "would write\|would set" "$PT_TMP/dry.err" || die "dry run: no 'would write/set' in its output"
+[ ! -e "$PT_TMP/launched" ] || die "dry run: started a workload command"
+[ ! -e "$PT_TMP/cfg.jsonl" ] || die "dry run: wrote the config's log"
+[ ! -e "$PT_TMP/state" ] || die "dry run: created the state directory"
+grep -q "workload b not started.*not observed" "$PT_TMP/dry.err" || die "dry run: does not say b is unobserved"
 echo "PASS"

@@ -313,18 +313,32 @@ static void test_policy_errors(void **state)
 
 static void test_bad_names(void **state)
 {
+#define RULE                                                                                 \
+	"must be [A-Za-z0-9_-], starting with a letter or digit, 1 to 63 bytes, not tasks, " \
+	"notify_on_release or release_agent"
 	expect_error("[workload a/b]\npid = 1\n",
-		     "t.ini:1: [workload a/b]: workload name 'a/b' must be [A-Za-z0-9_.-], 1 to 63 "
-		     "bytes");
+		     "t.ini:1: [workload a/b]: workload name 'a/b' " RULE);
 	expect_error("[controller]\ncgroup_parent = ../x\n",
-		     "t.ini:2: cgroup_parent: '../x' is not one path component of [A-Za-z0-9_.-] "
-		     "(at most 63 bytes)");
+		     "t.ini:2: cgroup_parent: '../x' " RULE);
+	/* names of cgroup control files: the cgroup would be a file */
+	expect_error("[workload tasks]\npid = 1\n",
+		     "t.ini:1: [workload tasks]: workload name 'tasks' " RULE);
+	expect_error(
+	    "[workload notify_on_release]\npid = 1\n",
+	    "t.ini:1: [workload notify_on_release]: workload name 'notify_on_release' " RULE);
+	expect_error("[workload cgroup.procs]\npid = 1\n",
+		     "t.ini:1: [workload cgroup.procs]: workload name 'cgroup.procs' " RULE);
+	expect_error("[workload -x]\npid = 1\n",
+		     "t.ini:1: [workload -x]: workload name '-x' " RULE);
+	expect_error("[controller]\ncgroup_parent = cpuset.cpus\n",
+		     "t.ini:2: cgroup_parent: 'cpuset.cpus' " RULE);
+#undef RULE
 }
 
 static void test_no_workload(void **state)
 {
 	expect_error("[controller]\ninterval_ms = 100\n",
-		     "t.ini: no [workload NAME] section: nothing to manage");
+		     "t.ini:2: no [workload NAME] section: nothing to manage");
 }
 
 static void test_quota_sum(void **state)

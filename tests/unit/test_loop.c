@@ -299,8 +299,9 @@ static void test_policy_setting_error_has_line(void **state)
 			      pol_find("parties"), true, &ret, err, sizeof(err));
 
 	assert_int_equal(ret, -EINVAL);
-	assert_string_equal(err, "t.ini: policy parties: slack_up (0.3) must be below slack_down "
-				 "(0.2)");
+	/* two settings together: the line of the last one */
+	assert_string_equal(err, "t.ini:3: policy parties: slack_up (0.3) must be below "
+				 "slack_down (0.2)");
 	assert_false(f->m.added[0]);
 	assert_int_equal(loop_check_policy(&f->cfg, pol_find("parties"), err, sizeof(err)),
 			 -EINVAL);

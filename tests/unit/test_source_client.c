@@ -128,6 +128,23 @@ static void test_missing_file(void **state)
 	src_close(s);
 }
 
+/* The feed replaced by a FIFO (no writer): a read returns at once, stale, not blocked. */
+static void test_fifo_does_not_block(void **state)
+{
+	struct src *s = src_client_open(path, 300);
+	struct src_sample o;
+
+	assert_non_null(s);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(5); /* a blocking open would hang: SIGALRM ends the test as a failure */
+	assert_int_equal(src_read(s, 0, &o), -EINVAL);
+	alarm(0);
+	assert_int_equal(o.state, POL_LAT_STALE);
+	assert_non_null(strstr(o.why, "not a regular file"));
+	src_close(s);
+}
+
 static void test_long_feed(void **state)
 {
 	struct src *s = src_client_open(path, 300);
@@ -152,6 +169,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_by_mtime, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_feed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_does_not_block, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

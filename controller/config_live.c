@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The configuration against the running machine: everything that parsing
+ * (config.c, offline and table-like) cannot know. One step, called by the
+ * daemon before it changes anything and by --check-config, so that a config
+ * that passes --check-config starts, and one that would misbehave is refused
+ * with file:line before a workload is launched or a cgroup is created.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+/* PF_KTHREAD in the flags field of /proc/PID/stat (include/linux/sched.h) */
+#define PF_KTHREAD 0x00200000u
+
+/*
+ * ebee builds that trace gRPC define EBEE_HAVE_GRPC in ebee.h; without it
+ * ebee_add() returns -EOPNOTSUPP for EBEE_MODE_GRPC, which used to surface
+ * only after the workload was launched.
+ */
+#ifdef EBEE_HAVE_GRPC
+#define GRPC_SUPPORTED true
+#else
+#define GRPC_SUPPORTED false
+#endif
+
+static int live_fail(const struct cfg *c, int line, char *err, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int live_fail(const struct cfg *c, int line, char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	/* no c: about a command-line argument, which has no file:line */
+	int n = !c	   ? snprintf(err, len, "--")
+		: line > 0 ? snprintf(err, len, "%s:%d: ", c->file, line)
+			   : snprintf(err, len, "%s: ", c->file);
+
+	if (n < 0 || (size_t)n >= len)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(err + n, len - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Parent pid and flags of pid from /proc/PID/stat; -errno. */
+static int proc_stat(pid_t pid, pid_t *ppid, unsigned int *flags)
+{
+	char path[64], buf[1024], *p;
+	unsigned long fl = 0;
+	int ppid_ = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+	if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %lu", &ppid_, &fl) != 2)
+		return -EIO;
+	*ppid = ppid_;
+	*flags = (unsigned int)fl;
+	return 0;
+}
+
+/* Is anc pid itself or one of pid's ancestors? */
+static bool is_ancestor(pid_t anc, pid_t pid)
+{
+	for (int depth = 0; pid > 0 && depth < 4096; depth++) {
+		unsigned int fl;
+		pid_t pp;
+
+		if (pid == anc)
+			return true;
+		if (proc_stat(pid, &pp, &fl))
+			return false;
+		pid = pp;
+	}
+	return false;
+}
+
+/*
+ * A workload is a pid and every descendant: the pids that would make the
+ * daemon manage itself, the whole host or a kernel thread are refused.
+ */
+static int check_pid(const struct cfg *c, const struct cfg_workload *w, pid_t pid, char *err,
+		     size_t len)
+{
+	int line = w->find_line ? w->find_line : w->line;
+	unsigned int flags;
+	pid_t ppid;
+	int e;
+
+	if (pid == 1)
+		return live_fail(c, line, err, len,
+				 "workload %s: pid 1 is init: a workload is a process and all "
+				 "its descendants, so this would be every process on the host",
+				 w->name);
+	if (pid == getpid())
+		return live_fail(c, line, err, len, "workload %s: pid %d is parties itself",
+				 w->name, (int)pid);
+	if (is_ancestor(pid, getpid()))
+		return live_fail(c, line, err, len,
+				 "workload %s: pid %d is an ancestor of parties (pid %d): its "
+				 "descendants include the daemon itself",
+				 w->name, (int)pid, (int)getpid());
+	e = proc_stat(pid, &ppid, &flags);
+	if (e)
+		return live_fail(c, line, err, len, "workload %s: pid %d: %s", w->name, (int)pid,
+				 strerror(-e));
+	if ((flags & PF_KTHREAD) || pid == 2 || ppid == 2)
+		return live_fail(c, line, err, len,
+				 "workload %s: pid %d is a kernel thread: it cannot be moved "
+				 "or traced",
+				 w->name, (int)pid);
+	return 0;
+}
+
+/* The directory part of path ("." for a bare name). */
+static void dir_of(const char *path, char *dir, size_t len)
+{
+	const char *s = strrchr(path, '/');
+
+	if (!s)
+		snprintf(dir, len, ".");
+	else if (s == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(s - path), path);
+}
+
+int cfg_dir_safe(const char *dir, char *why, size_t len)
+{
+	struct stat st;
+
+	if (stat(dir, &st)) {
+		snprintf(why, len, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "%s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	/* the sticky bit does not help: others may still create the name first */
+	if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != 0) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid())) {
+		snprintf(why, len,
+			 "%s is writable by other users (owner uid %u, mode %04o): another user "
+			 "could plant a file or symlink there",
+			 dir, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* A file the daemon appends to: absent, or a regular file of ours; its directory safe. */
+static int check_output(const struct cfg *c, int line, const char *what, const char *path,
+			char *err, size_t len)
+{
+	char dir[PATH_MAX], why[PATH_MAX + 128];
+	struct stat st;
+
+	if (!*path)
+		return live_fail(c, line, err, len, "%s: empty file name", what);
+	if (!lstat(path, &st)) {
+		if (S_ISLNK(st.st_mode))
+			return live_fail(c, line, err, len,
+					 "%s %s is a symbolic link (refused: it could point at "
+					 "any file root can write)",
+					 what, path);
+		if (!S_ISREG(st.st_mode))
+			return live_fail(c, line, err, len, "%s %s is not a regular file", what,
+					 path);
+		if (st.st_uid != geteuid())
+			return live_fail(c, line, err, len, "%s %s belongs to uid %u, not to us",
+					 what, path, (unsigned int)st.st_uid);
+	} else if (errno != ENOENT) {
+		return live_fail(c, line, err, len, "%s %s: %s", what, path, strerror(errno));
+	}
+	dir_of(path, dir, sizeof(dir));
+	if (cfg_dir_safe(dir, why, sizeof(why)))
+		return live_fail(c, line, err, len, "%s directory %s", what, why);
+	return 0;
+}
+
+/* The state directory, or the closest existing directory above it (where it will be made). */
+static int check_state_dir(const struct cfg *c, char *err, size_t len)
+{
+	char dir[PATH_MAX], why[PATH_MAX + 128];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", c->state_dir);
+	while (stat(dir, &st) && errno == ENOENT && strcmp(dir, "/") && strcmp(dir, ".")) {
+		char up[PATH_MAX];
+
+		dir_of(dir, up, sizeof(up));
+		snprintf(dir, sizeof(dir), "%s", up);
+	}
+	if (cfg_dir_safe(dir, why, sizeof(why)))
+		return live_fail(c, c->state_dir_line, err, len, "state_dir: %s", why);
+	return 0;
+}
+
+static int online_mask(struct act_cpumask *m)
+{
+	char buf[1024] = "";
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	return act_cpumask_parse(buf, m);
+}
+
+static int check_cpus(const struct cfg *c, char *err, size_t len)
+{
+	struct act_cpumask on;
+
+	if (online_mask(&on))
+		return 0; /* no sysfs: the actuators will say what they find */
+	for (int cpu = 0; cpu < ACT_CPUMASK_MAX; cpu++) {
+		if (!act_cpumask_isset(&c->cpus, cpu) || act_cpumask_isset(&on, cpu))
+			continue;
+		return live_fail(c, c->cpus_line, err, len,
+				 "cpus: cpu %d is not online on this machine (online: %d cpus)",
+				 cpu, act_cpumask_count(&on));
+	}
+	return 0;
+}
+
+static int check_identity(const struct cfg *c, const struct cfg_workload *w, char *err, size_t len)
+{
+	if ((w->user[0] || w->group[0]) && w->find != CFG_FIND_COMMAND)
+		return live_fail(c, w->user_line ? w->user_line : w->group_line, err, len,
+				 "workload %s: user and group apply to a command the daemon "
+				 "starts, not to a running process",
+				 w->name);
+	if (w->user[0] && !getpwnam(w->user))
+		return live_fail(c, w->user_line, err, len, "workload %s: user '%s' does not exist",
+				 w->name, w->user);
+	if (w->group[0] && !getgrnam(w->group))
+		return live_fail(c, w->group_line, err, len,
+				 "workload %s: group '%s' does not exist", w->name, w->group);
+	return 0;
+}
+
+int cfg_check_live(const struct cfg *c, const char *log_override, char *err, size_t len)
+{
+	pid_t pids[CFG_MAX_WL] = { 0 };
+	int e;
+
+	e = check_cpus(c, err, len);
+	if (e)
+		return e;
+	for (int i = 0; i < c->nwl; i++) {
+		const struct cfg_workload *w = &c->wl[i];
+		int line = w->find_line ? w->find_line : w->line;
+
+		if (w->ebee_mode == EBEE_MODE_GRPC && !GRPC_SUPPORTED)
+			return live_fail(c, w->ebee_mode_line, err, len,
+					 "workload %s: ebee_mode grpc is not supported by this "
+					 "build of ebee",
+					 w->name);
+		e = check_identity(c, w, err, len);
+		if (e)
+			return e;
+		if (w->find != CFG_FIND_PID && w->find != CFG_FIND_PIDFILE)
+			continue;
+		e = cfg_workload_pid(w, &pids[i]);
+		if (e)
+			return live_fail(c, line, err, len, "workload %s: process is gone (%s)",
+					 w->name, strerror(-e));
+		e = check_pid(c, w, pids[i], err, len);
+		if (e)
+			return e;
+		/* one owner per process: the same pid, or one inside another's tree */
+		for (int j = 0; j < i; j++) {
+			if (!pids[j])
+				continue;
+			if (pids[j] == pids[i] || is_ancestor(pids[j], pids[i]) ||
+			    is_ancestor(pids[i], pids[j]))
+				return live_fail(c, line, err, len,
+						 "workload %s: pid %d is already managed by "
+						 "workload %s (pid %d and its descendants)",
+						 w->name, (int)pids[i], c->wl[j].name,
+						 (int)pids[j]);
+		}
+	}
+	if (log_override) {
+		e = check_output(NULL, 0, "log", log_override, err, len);
+		if (e)
+			return e;
+	} else if (c->log[0]) {
+		e = check_output(c, c->log_line, "log", c->log, err, len);
+		if (e)
+			return e;
+	}
+	return check_state_dir(c, err, len);
+}

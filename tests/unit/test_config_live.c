@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cfg_check_live(): the configuration against this machine and this process.
+ * This test process stands for the daemon: its pid, its parent and its
+ * children are the cases. Also cfg_load_file() on a FIFO (must not block)
+ * and on a file others can write (refused: its commands run as root).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+static struct cfg cfg;
+static char err[1024], dir[64];
+static pid_t child, grandchild;
+
+/* A child (sleeping) with a child of its own: a subtree that is not ours. */
+static int setup(void **state)
+{
+	int p[2];
+
+	snprintf(dir, sizeof(dir), "/tmp/test_cfg_liveXXXXXX");
+	if (!mkdtemp(dir) || pipe(p))
+		return -1;
+	child = fork();
+	if (child == 0) {
+		pid_t g = fork();
+
+		if (g == 0) {
+			pause();
+			_exit(0);
+		}
+		if (write(p[1], &g, sizeof(g)) != sizeof(g))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	if (child < 0 || read(p[0], &grandchild, sizeof(grandchild)) != sizeof(grandchild))
+		return -1;
+	close(p[0]);
+	close(p[1]);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	kill(grandchild, SIGKILL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Parse text (with %d replaced by the given pids) and run the live checks. */
+static int live(const char *fmt, ...)
+{
+	char text[2048];
+	va_list ap;
+	int e;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	err[0] = '\0';
+	e = cfg_load_string(&cfg, "t.ini", text, err, sizeof(err));
+	if (e) {
+		print_error("parse: %s\n", err);
+		return 1000;
+	}
+	return cfg_check_live(&cfg, NULL, err, sizeof(err));
+}
+
+static void expect(const char *want)
+{
+	if (!strstr(err, want))
+		fail_msg("'%s' does not contain '%s'", err, want);
+}
+
+static void test_pids(void **state)
+{
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = 1\n"), -EINVAL);
+	expect("t.ini:3: workload a: pid 1 is init");
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = %d\n", (int)getpid()), -EINVAL);
+	expect("t.ini:3: workload a: pid ");
+	expect("is parties itself");
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = %d\n", (int)getppid()), -EINVAL);
+	expect("is an ancestor of parties");
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = 2\n"), -EINVAL);
+	expect("t.ini:3: workload a: pid 2 is a kernel thread");
+	/* a process that is not ours to refuse: fine */
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = %d\n", (int)child), 0);
+}
+
+static void test_one_owner(void **state)
+{
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = %d\n[workload b]\ntarget_ms = "
+			      "1\npid = %d\n",
+			      (int)child, (int)child),
+			 -EINVAL);
+	expect("t.ini:6: workload b: pid");
+	expect("is already managed by workload a");
+	/* b inside a's tree, and the other way round */
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = %d\n[workload b]\ntarget_ms = "
+			      "1\npid = %d\n",
+			      (int)child, (int)grandchild),
+			 -EINVAL);
+	expect("is already managed by workload a");
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = %d\n[workload b]\ntarget_ms = "
+			      "1\npid = %d\n",
+			      (int)grandchild, (int)child),
+			 -EINVAL);
+	expect("is already managed by workload a");
+}
+
+static void test_machine(void **state)
+{
+	assert_int_equal(live("[resources]\ncpus = 0-%d\n[workload a]\ntarget_ms = 1\npid = %d\n",
+			      ACT_CPUMASK_MAX - 1, (int)child),
+			 -EINVAL);
+	expect("t.ini:2: cpus: cpu ");
+	expect("is not online");
+#ifndef EBEE_HAVE_GRPC
+	assert_int_equal(
+	    live("[workload a]\ntarget_ms = 1\npid = %d\nebee_mode = grpc\n", (int)child), -EINVAL);
+	expect("t.ini:4: workload a: ebee_mode grpc is not supported");
+#else /* this build traces gRPC: whether the process maps libgrpc is ebee's check */
+	assert_int_equal(
+	    live("[workload a]\ntarget_ms = 1\npid = %d\nebee_mode = grpc\n", (int)child), 0);
+#endif
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\ncommand = true\nuser = nobody-xyz\n"),
+			 -EINVAL);
+	expect("t.ini:4: workload a: user 'nobody-xyz' does not exist");
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\ncommand = true\ngroup = nogrp-xyz\n"),
+			 -EINVAL);
+	expect("t.ini:4: workload a: group 'nogrp-xyz' does not exist");
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = %d\nuser = nobody\n", (int)child),
+			 -EINVAL);
+	expect("t.ini:4: workload a: user and group apply to a command");
+}
+
+static void test_files(void **state)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/open", dir);
+	assert_int_equal(mkdir(p, 0777), 0);
+	assert_int_equal(chmod(p, 0777), 0);
+	assert_int_equal(live("[controller]\nstate_dir = %s/state\n[workload a]\ntarget_ms = "
+			      "1\npid = %d\n",
+			      p, (int)child),
+			 -EINVAL);
+	expect("t.ini:2: state_dir: ");
+	expect("is writable by other users");
+	assert_int_equal(live("[controller]\nlog = %s/x.jsonl\nstate_dir = %s\n[workload "
+			      "a]\ntarget_ms = 1\npid = %d\n",
+			      p, dir, (int)child),
+			 -EINVAL);
+	expect("t.ini:2: log directory ");
+	snprintf(p, sizeof(p), "%s/link", dir);
+	assert_int_equal(symlink("/etc/hostname", p), 0);
+	assert_int_equal(live("[controller]\nlog = %s\nstate_dir = %s\n[workload a]\ntarget_ms = "
+			      "1\npid = %d\n",
+			      p, dir, (int)child),
+			 -EINVAL);
+	expect("t.ini:2: log ");
+	expect("is a symbolic link");
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(live("[controller]\nstate_dir = %s\n[workload a]\ntarget_ms = "
+			      "1\npid = %d\n",
+			      dir, (int)child),
+			 0);
+	assert_int_equal(cfg_check_live(&cfg, p, err, sizeof(err)), -EINVAL);
+	expect("--log ");
+	expect("fifo is not a regular file");
+}
+
+/* the config file itself: a FIFO is refused at once, a file others may write too */
+static void test_config_file(void **state)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/fifo.ini", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	alarm(5); /* a blocking open would hang the test: let SIGALRM fail it */
+	assert_int_equal(cfg_load_file(&cfg, p, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	expect("fifo.ini: not a regular file");
+	snprintf(p, sizeof(p), "%s/open.ini", dir);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fprintf(f, "[workload a]\ntarget_ms = 1\npid = %d\n", (int)child);
+	fclose(f);
+	assert_int_equal(chmod(p, 0666), 0);
+	assert_int_equal(cfg_load_file(&cfg, p, err, sizeof(err)), -EPERM);
+	expect("open.ini: writable by users other than root");
+	assert_int_equal(chmod(p, 0644), 0);
+	assert_int_equal(cfg_load_file(&cfg, p, err, sizeof(err)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pids),	    cmocka_unit_test(test_one_owner),
+		cmocka_unit_test(test_machine),	    cmocka_unit_test(test_files),
+		cmocka_unit_test(test_config_file),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
