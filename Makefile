@@ -32,9 +32,9 @@ ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
-CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Ibpf -I$(BUILD)
+CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Icommon -Ibpf -I$(BUILD)
 DEPFLAGS  = -MMD -MP
-LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lpthread -lm
+LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lmicrohttpd -lpthread -lm
 TESTLIBS := -lcmocka
 
 # ---------------------------------------------------------------- BPF
@@ -75,11 +75,14 @@ ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
 CTL_SRCS  := $(filter-out controller/main.c,$(wildcard controller/*.c controller/policies/*.c))
 CTL_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS))
+# common/: small modules both programs use (Prometheus exposition, HTTP endpoint)
+COMMON_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c))
 
 LIBEBEE    := $(BUILD)/libebee.a
 LIBACT     := $(BUILD)/libact.a
 LIBPARTIES := $(BUILD)/libparties.a
-ALL_LIBS   := $(LIBPARTIES) $(LIBACT) $(LIBEBEE)
+LIBCOMMON  := $(BUILD)/libcommon.a
+ALL_LIBS   := $(LIBPARTIES) $(LIBACT) $(LIBEBEE) $(LIBCOMMON)
 
 # Skeletons must exist before anything that may include one compiles: the
 # library, and benchmarks that load a BPF object of their own.
@@ -93,6 +96,7 @@ $(BUILD)/obj/%.o: %.c
 $(LIBEBEE): $(EBEE_OBJS)
 $(LIBACT): $(ACT_OBJS)
 $(LIBPARTIES): $(CTL_OBJS)
+$(LIBCOMMON): $(COMMON_OBJS)
 $(ALL_LIBS):
 	$(call msg,AR,$@)
 	$(Q)rm -f $@
@@ -100,7 +104,7 @@ $(ALL_LIBS):
 
 # ---------------------------------------------------------------- programs
 EBEE_CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard metrics/cli/*.c))
-$(BUILD)/ebee: $(EBEE_CLI_OBJS) $(LIBEBEE)
+$(BUILD)/ebee: $(EBEE_CLI_OBJS) $(LIBEBEE) $(LIBCOMMON)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -193,7 +197,7 @@ demo: all
 # present) and mounts tracefs. Root only.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
-	    libmemcached-tools python3 procps iproute2 util-linux
+	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "ebee.h"
+#include "ebee_prom.h"
+#include "promhttp.h"
 
 #define MAX_PIDS 64
 
@@ -27,9 +29,11 @@ static void on_signal(int sig)
 
 struct cli {
 	pid_t pids[MAX_PIDS];
+	char names[MAX_PIDS][EPROM_NAME_LEN]; /* workload label; "" = comm */
 	int npids;
-	double duration_s; /* 0: until SIGINT */
-	long interval_ms;  /* 0: summary only (trace); 1000 default for top */
+	const char *listen; /* --listen ADDR */
+	double duration_s;  /* 0: until SIGINT */
+	long interval_ms;   /* 0: summary only (trace); 1000 default for top */
 	enum ebee_mode mode;
 	int json;
 	int verbose;
@@ -53,7 +57,8 @@ static void usage(FILE *f)
 	    "  top     live view, refreshed every --interval (default 1000 ms)\n"
 	    "\n"
 	    "Options:\n"
-	    "  -p, --pid PID          process to trace (repeatable, up to %d)\n"
+	    "  -p, --pid PID[:NAME]   process to trace (repeatable, up to %d); NAME is its\n"
+	    "                         workload label in metrics (default: its comm)\n"
 	    "  -d, --duration S       stop after S seconds (decimals allowed; default: SIGINT)\n"
 	    "  -i, --interval MS      print every MS milliseconds\n"
 	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write)\n"
@@ -63,6 +68,9 @@ static void usage(FILE *f)
 	    "      --ringbuf-size B   BPF ring buffer bytes, a power of two (default 131072)\n"
 	    "      --window N         latencies kept per pid for the statistics (default 100000)\n"
 	    "      --window-age MS    also forget latencies older than MS (default: none)\n"
+	    "  -L, --listen ADDR      serve Prometheus metrics at http://ADDR/metrics while\n"
+	    "                         tracing; ADDR is HOST:PORT, :PORT (all interfaces) or\n"
+	    "                         [V6]:PORT\n"
 	    "  -v, --verbose          log mode choices and probe changes to stderr\n"
 	    "  -h, --help             this text\n"
 	    "\n"
@@ -92,6 +100,35 @@ static int parse_long(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+static int valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= EPROM_NAME_LEN)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+/* The process's comm, the workload's default name. */
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, len, f))
+		snprintf(buf, len, "%d", (int)pid);
+	else
+		buf[strcspn(buf, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
 static void log_cb(enum ebee_log_level lvl, const char *msg, void *ctx)
 {
 	fprintf(stderr, "%s\n", msg);
@@ -110,20 +147,34 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "ringbuf-size", required_argument, NULL, 'R' },
 		{ "window", required_argument, NULL, 'W' },
 		{ "window-age", required_argument, NULL, 'A' },
+		{ "listen", required_argument, NULL, 'L' },
 		{},
 	};
 	long v;
 	int o;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvh", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:", lo, NULL)) != -1) {
 		switch (o) {
-		case 'p':
-			if (parse_long(optarg, 1, INT_MAX, &v))
+		case 'p': {
+			char num[32], *colon = strchr(optarg, ':');
+			size_t n = colon ? (size_t)(colon - optarg) : strlen(optarg);
+
+			snprintf(num, sizeof(num), "%.*s", (int)(n < 31 ? n : 31), optarg);
+			if (n >= sizeof(num) || parse_long(num, 1, INT_MAX, &v))
 				return die("bad pid '%s'", optarg);
+			if (colon && !valid_name(colon + 1))
+				return die("bad workload name in '%s' (1-63 of A-Z a-z 0-9 _ . -)",
+					   optarg);
 			if (c->npids == MAX_PIDS)
 				return die("too many pids (at most 64): '%s'", optarg);
+			snprintf(c->names[c->npids], sizeof(c->names[0]), "%s",
+				 colon ? colon + 1 : "");
 			c->pids[c->npids++] = v;
+			break;
+		}
+		case 'L':
+			c->listen = optarg;
 			break;
 		case 'd': {
 			char *end;
@@ -320,6 +371,8 @@ int main(int argc, char **argv)
 	struct ebee_trace_opts to = { .sz = sizeof(to) };
 	struct cli c = { .eo = { .sz = sizeof(struct ebee_opts) } };
 	struct sigaction sa = { .sa_handler = on_signal };
+	static struct eprom prom;
+	struct promhttp *http = NULL;
 	double start, next;
 	struct ebee *eb;
 	char msg[512];
@@ -346,6 +399,16 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ebee: no such process: %d\n", c.pids[i]);
 			return 1;
 		}
+
+	for (int i = 0; i < c.npids; i++) {
+		if (!c.names[i][0])
+			comm_of(c.pids[i], c.names[i], sizeof(c.names[i]));
+		eprom_add(&prom, c.pids[i], c.names[i]);
+	}
+	if (c.listen) {
+		c.eo.on_request = eprom_on_request;
+		c.eo.on_request_ctx = &prom;
+	}
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -375,6 +438,17 @@ int main(int argc, char **argv)
 			ebee_close(eb);
 			return 1;
 		}
+	}
+	if (c.listen) {
+		prom.eb = eb;
+		http = promhttp_start(c.listen, eprom_render, &prom, msg, sizeof(msg));
+		if (!http) {
+			fprintf(stderr, "ebee: %s\n", msg);
+			ebee_close(eb);
+			return 1;
+		}
+		fprintf(stderr, "ebee: metrics at http://%s/metrics (port %d)\n", c.listen,
+			promhttp_port(http));
 	}
 	fprintf(stderr, "ebee: tracing %d process%s, probes live (Ctrl-C to stop)\n", c.npids,
 		c.npids == 1 ? "" : "es");
@@ -411,6 +485,7 @@ int main(int argc, char **argv)
 			printf("\n");
 		report(eb, &c, 1);
 	}
+	promhttp_stop(http); /* before the library it reads from */
 	ebee_close(eb);
 	return 0;
 }

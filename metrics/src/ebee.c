@@ -367,6 +367,10 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 	w->total[k]++;
 	if (w->win[k])
 		ebee_window_push(w->win[k], r->end_ns, r->lat_ns);
+	/* ops (issue 13): the request hook; only the kind the queries read, so
+	 * a histogram built from it counts what ebee_get_stats() counts. */
+	if (eb->opts.on_request && k == primary_kind(w))
+		eb->opts.on_request(w->pid, r->lat_ns, eb->opts.on_request_ctx);
 	return 0;
 }
 
@@ -440,6 +444,8 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	eb->opts.log = OPT(opts, log, NULL);
 	eb->opts.log_ctx = OPT(opts, log_ctx, NULL);
 	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
+	eb->opts.on_request = OPT(opts, on_request, NULL);
+	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
 	eb->mp.min_conns = eb->opts.auto_min_conns;
 	eb->mp.min_requests = eb->opts.auto_min_requests;
 	pthread_mutex_init(&eb->lock, NULL);
