@@ -22,6 +22,7 @@
 #include "log.h"
 #include "loop.h"
 #include "machine.h"
+#include "pmetrics.h"
 #include "source.h"
 
 static volatile sig_atomic_t stop_sig;
@@ -50,6 +51,8 @@ static void usage(FILE *f)
 		"                       [controller] log); a summary line ends the run\n"
 		"      --cleanup        only repair what a killed daemon with this config's\n"
 		"                       cgroup_parent left behind, then exit\n"
+		"  -m, --metrics ADDR   serve Prometheus metrics at http://ADDR/metrics\n"
+		"                       (ADDR: HOST:PORT, :PORT for all interfaces, [V6]:PORT)\n"
 		"  -v, --verbose        log every actuator write to stderr\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -131,9 +134,11 @@ int main(int argc, char **argv)
 		{ "cleanup", no_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ 0 },
 	};
-	const char *cfg_path = NULL, *log_path = NULL;
+	const char *cfg_path = NULL, *log_path = NULL, *metrics_addr = NULL;
+	struct pmetrics *pm = NULL;
 	bool dry_run = false, cleanup = false, verbose = false;
 	double duration = 0, loop_cpu = 0, wall0_ms, proc_cpu0;
 	static struct cfg cfg;
@@ -149,7 +154,7 @@ int main(int argc, char **argv)
 	uint64_t next, end = 0;
 	struct sigaction sa;
 
-	while ((opt = getopt_long(argc, argv, "c:nd:l:vh", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:nd:l:vhm:", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cfg_path = optarg;
@@ -176,6 +181,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			cleanup = true;
+			break;
+		case 'm':
+			metrics_addr = optarg;
 			break;
 		case 'v':
 			verbose = true;
@@ -320,6 +328,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	loop_ok = true;
+	if (metrics_addr) {
+		pm = pmetrics_start(metrics_addr, err, sizeof(err));
+		if (!pm) {
+			fprintf(stderr, "parties: --metrics: %s\n", err);
+			ret = 2;
+			goto out;
+		}
+		fprintf(stderr, "parties: metrics at http://%s/metrics (port %d)\n", metrics_addr,
+			pmetrics_port(pm));
+	}
 	fprintf(stderr, "parties: managing %d workload(s) with policy %s every %u ms%s\n", cfg.nwl,
 		cfg.policy, cfg.interval_ms, dry_run ? " (dry run)" : "");
 
@@ -329,7 +347,7 @@ int main(int argc, char **argv)
 	if (duration > 0)
 		end = next + (uint64_t)(duration * 1000.0);
 	while (!stop_sig) {
-		double c0 = cpu_ms(CLOCK_THREAD_CPUTIME_ID);
+		double c0 = cpu_ms(CLOCK_THREAD_CPUTIME_ID), w0 = cpu_ms(CLOCK_MONOTONIC);
 		uint64_t now = loop_now_ms();
 		struct timespec ts;
 
@@ -337,6 +355,7 @@ int main(int argc, char **argv)
 			break;
 		loop_step(&loop, now);
 		loop_cpu += cpu_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
+		pmetrics_update(pm, &loop, (cpu_ms(CLOCK_MONOTONIC) - w0) / 1e3);
 		if (!loop_alive_count(&loop)) {
 			fprintf(stderr, "parties: every workload has exited; stopping\n");
 			break;
@@ -392,6 +411,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	pmetrics_stop(pm); /* before the loop state it reads */
 	if (loop_ok) {
 		loop_fini(&loop);
 	} else {
