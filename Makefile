@@ -31,6 +31,7 @@ BUILD    := build
 ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS   ?= -O2 -g
+VERSION  := 0.1.0
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
 CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Icommon -Ibpf -I$(BUILD)
 DEPFLAGS  = -MMD -MP
@@ -93,6 +94,21 @@ $(BUILD)/obj/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
+# The shared library's objects: position independent, built beside the static ones.
+EBEE_PIC_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(EBEE_SRCS))
+$(EBEE_PIC_OBJS): | $(SKELS)
+$(BUILD)/pic/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC $(WARN) $(DEPFLAGS) -c $< -o $@
+
+# libebee.so.0: the version script exports the ebee.h API and nothing else.
+LIBEBEE_SO := $(BUILD)/libebee.so.0
+$(LIBEBEE_SO): $(EBEE_PIC_OBJS) metrics/libebee.map
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,libebee.so.0 -Wl,--version-script=metrics/libebee.map \
+		-Wl,--no-undefined $(EBEE_PIC_OBJS) -lbpf -lelf -lz -lpthread -lm -o $@
+
 $(LIBEBEE): $(EBEE_OBJS)
 $(LIBACT): $(ACT_OBJS)
 $(LIBPARTIES): $(CTL_OBJS)
@@ -104,6 +120,8 @@ $(ALL_LIBS):
 
 # ---------------------------------------------------------------- programs
 EBEE_CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard metrics/cli/*.c))
+$(EBEE_CLI_OBJS): CPPFLAGS += -DEBEE_VERSION='"$(VERSION)"'
+$(BUILD)/obj/controller/main.o: CPPFLAGS += -DPARTIES_VERSION='"$(VERSION)"'
 $(BUILD)/ebee: $(EBEE_CLI_OBJS) $(LIBEBEE) $(LIBCOMMON)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
@@ -111,7 +129,7 @@ $(BUILD)/ebee: $(EBEE_CLI_OBJS) $(LIBEBEE) $(LIBCOMMON)
 PARTIES_OBJS := $(BUILD)/obj/controller/main.o
 $(BUILD)/parties: $(PARTIES_OBJS) $(ALL_LIBS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lsystemd -o $@
 
 PROGRAMS := $(BUILD)/ebee
 ifneq ($(wildcard controller/main.c),)
@@ -169,11 +187,80 @@ $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LI
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
 
+# ---------------------------------------------------------------- install
+# make install [PREFIX=/usr/local] [DESTDIR=...]; configs go to $(SYSCONFDIR)/parties.
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+
+SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
+	    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+# Generated files depend on the install paths: rebuild them when these change.
+$(BUILD)/paths: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(VERSION) $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(SBINDIR) $(SYSCONFDIR)' | cmp -s - $@ || \
+		echo '$(VERSION) $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(SBINDIR) $(SYSCONFDIR)' > $@
+$(BUILD)/ebee.pc: metrics/ebee.pc.in $(BUILD)/paths
+	$(Q)$(SUBST) $< > $@
+$(BUILD)/parties.service: systemd/parties.service.in $(BUILD)/paths
+	$(Q)$(SUBST) $< > $@
+$(BUILD)/man/%.8: man/%.8.in $(BUILD)/paths
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SUBST) $< > $@
+# parties.ini(5) is generated from the annotated example, so the two cannot disagree.
+$(BUILD)/man/parties.ini.5: configs/example.ini man/ini2man.py $(BUILD)/paths
+	$(Q)mkdir -p $(@D)
+	$(Q)python3 man/ini2man.py $< $(VERSION) > $@
+DIST_FILES := $(BUILD)/ebee.pc $(BUILD)/parties.service $(BUILD)/man/ebee.8 \
+	      $(BUILD)/man/parties.8 $(BUILD)/man/parties.ini.5
+
+# Every installed path, relative to DESTDIR, so uninstall removes exactly these.
+INSTALLED := $(SBINDIR)/ebee $(SBINDIR)/parties $(LIBDIR)/libebee.so.0 $(LIBDIR)/libebee.so \
+	$(LIBDIR)/libebee.a $(INCLUDEDIR)/ebee.h $(LIBDIR)/pkgconfig/ebee.pc \
+	$(SYSCONFDIR)/parties/example.ini $(UNITDIR)/parties.service $(MANDIR)/man8/ebee.8 \
+	$(MANDIR)/man8/parties.8 $(MANDIR)/man5/parties.ini.5 $(COMPDIR)/ebee $(COMPDIR)/parties
+
+.PHONY: install uninstall FORCE
+FORCE:
+install: $(BUILD)/ebee $(BUILD)/parties $(LIBEBEE_SO) $(LIBEBEE) $(DIST_FILES)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 755 $(BUILD)/ebee $(DESTDIR)$(SBINDIR)/ebee
+	$(Q)install -D -m 755 $(BUILD)/parties $(DESTDIR)$(SBINDIR)/parties
+	$(Q)install -D -m 755 $(LIBEBEE_SO) $(DESTDIR)$(LIBDIR)/libebee.so.0
+	$(Q)ln -sf libebee.so.0 $(DESTDIR)$(LIBDIR)/libebee.so
+	$(Q)install -D -m 644 $(LIBEBEE) $(DESTDIR)$(LIBDIR)/libebee.a
+	$(Q)install -D -m 644 metrics/include/ebee.h $(DESTDIR)$(INCLUDEDIR)/ebee.h
+	$(Q)install -D -m 644 $(BUILD)/ebee.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ebee.pc
+	$(Q)install -D -m 644 configs/example.ini $(DESTDIR)$(SYSCONFDIR)/parties/example.ini
+	$(Q)install -D -m 644 $(BUILD)/parties.service $(DESTDIR)$(UNITDIR)/parties.service
+	$(Q)install -D -m 644 $(BUILD)/man/ebee.8 $(DESTDIR)$(MANDIR)/man8/ebee.8
+	$(Q)install -D -m 644 $(BUILD)/man/parties.8 $(DESTDIR)$(MANDIR)/man8/parties.8
+	$(Q)install -D -m 644 $(BUILD)/man/parties.ini.5 $(DESTDIR)$(MANDIR)/man5/parties.ini.5
+	$(Q)install -D -m 644 completion/ebee.bash $(DESTDIR)$(COMPDIR)/ebee
+	$(Q)install -D -m 644 completion/parties.bash $(DESTDIR)$(COMPDIR)/parties
+	@echo '  (parties.service reads $(SYSCONFDIR)/parties/parties.ini: copy example.ini there and edit it)'
+
+# Removes what install put there, then the directories it leaves empty (never others').
+uninstall:
+	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)for d in $(sort $(dir $(addprefix $(DESTDIR),$(INSTALLED)))); do \
+		while [ "$$d" != "$(DESTDIR)/" ] && [ "$$d" != "/" ] && rmdir "$$d" 2>/dev/null; do \
+			d=$$(dirname "$$d")/; \
+		done; \
+	done
+
 # ---------------------------------------------------------------- targets
 .DEFAULT_GOAL := all
 .PHONY: all test unit integration bench demo run deps clean help format
 
-all: $(PROGRAMS) $(FIXTURES)
+all: $(PROGRAMS) $(FIXTURES) $(LIBEBEE_SO) $(DIST_FILES)
 
 tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 
@@ -197,7 +284,8 @@ demo: all
 # present) and mounts tracefs. Root only.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
-	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus
+	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus \
+	    libsystemd-dev systemd man-db bash-completion curl
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
@@ -223,6 +311,9 @@ help:
 	@echo '  integration  integration tests only (root, real BPF, servers, cgroups)'
 	@echo '  bench        benchmarks: print figures as ratios measured side by side'
 	@echo '  demo         the main job: trace a demo server under load and print the summary'
+	@echo '  install      install programs, libebee.so/.a, ebee.h, ebee.pc, man pages, unit,'
+	@echo '               completion (PREFIX=/usr/local, DESTDIR=, SYSCONFDIR=/etc)'
+	@echo '  uninstall    remove exactly what install put there'
 	@echo '  deps         install missing Debian packages, mount tracefs and bpffs (root)'
 	@echo '  vmlinux      regenerate build/vmlinux.h from /sys/kernel/btf/vmlinux'
 	@echo '  format       clang-format every C file'

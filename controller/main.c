@@ -24,6 +24,11 @@
 #include "machine.h"
 #include "pmetrics.h"
 #include "source.h"
+#include "svc.h"
+
+#ifndef PARTIES_VERSION
+#define PARTIES_VERSION "unknown"
+#endif
 
 static volatile sig_atomic_t stop_sig;
 
@@ -54,6 +59,7 @@ static void usage(FILE *f)
 		"  -m, --metrics ADDR   serve Prometheus metrics at http://ADDR/metrics\n"
 		"                       (ADDR: HOST:PORT, :PORT for all interfaces, [V6]:PORT)\n"
 		"  -v, --verbose        log every actuator write to stderr\n"
+		"  -V, --version        print the version and exit\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"On exit (end of --duration, SIGINT, SIGTERM, or a fatal error) every cgroup and\n"
@@ -135,6 +141,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'm' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	const char *cfg_path = NULL, *log_path = NULL, *metrics_addr = NULL;
@@ -154,7 +161,7 @@ int main(int argc, char **argv)
 	uint64_t next, end = 0;
 	struct sigaction sa;
 
-	while ((opt = getopt_long(argc, argv, "c:nd:l:vhm:", lopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:nd:l:vhm:V", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cfg_path = optarg;
@@ -185,6 +192,9 @@ int main(int argc, char **argv)
 		case 'm':
 			metrics_addr = optarg;
 			break;
+		case 'V':
+			printf("parties %s\n", PARTIES_VERSION);
+			return 0;
 		case 'v':
 			verbose = true;
 			break;
@@ -340,6 +350,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "parties: managing %d workload(s) with policy %s every %u ms%s\n", cfg.nwl,
 		cfg.policy, cfg.interval_ms, dry_run ? " (dry run)" : "");
+	svc_ready(&loop, cfg.policy);
 
 	wall0_ms = (double)loop_now_ms();
 	proc_cpu0 = cpu_ms(CLOCK_PROCESS_CPUTIME_ID);
@@ -356,6 +367,7 @@ int main(int argc, char **argv)
 		loop_step(&loop, now);
 		loop_cpu += cpu_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
 		pmetrics_update(pm, &loop, (cpu_ms(CLOCK_MONOTONIC) - w0) / 1e3);
+		svc_interval(&loop);
 		if (!loop_alive_count(&loop)) {
 			fprintf(stderr, "parties: every workload has exited; stopping\n");
 			break;
@@ -411,6 +423,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	svc_stopping();
 	pmetrics_stop(pm); /* before the loop state it reads */
 	if (loop_ok) {
 		loop_fini(&loop);

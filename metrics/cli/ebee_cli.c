@@ -20,6 +20,10 @@
 
 #define MAX_PIDS 64
 
+#ifndef EBEE_VERSION
+#define EBEE_VERSION "unknown"
+#endif
+
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
@@ -72,6 +76,7 @@ static void usage(FILE *f)
 	    "                         tracing; ADDR is HOST:PORT, :PORT (all interfaces) or\n"
 	    "                         [V6]:PORT\n"
 	    "  -v, --verbose          log mode choices and probe changes to stderr\n"
+	    "  -V, --version          print the version and exit\n"
 	    "  -h, --help             this text\n"
 	    "\n"
 	    "requests counts every request completed while tracing; rps, latencies and\n"
@@ -148,13 +153,14 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "window", required_argument, NULL, 'W' },
 		{ "window-age", required_argument, NULL, 'A' },
 		{ "listen", required_argument, NULL, 'L' },
+		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
 	long v;
 	int o;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:V", lo, NULL)) != -1) {
 		switch (o) {
 		case 'p': {
 			char num[32], *colon = strchr(optarg, ':');
@@ -176,6 +182,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		case 'L':
 			c->listen = optarg;
 			break;
+		case 'V':
+			printf("ebee %s\n", EBEE_VERSION);
+			exit(0);
 		case 'd': {
 			char *end;
 
@@ -378,6 +387,10 @@ int main(int argc, char **argv)
 	char msg[512];
 	int err;
 
+	if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+		printf("ebee %s\n", EBEE_VERSION);
+		return 0;
+	}
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 1 : 0;
