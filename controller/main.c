@@ -22,7 +22,9 @@
 #include "log.h"
 #include "loop.h"
 #include "machine.h"
+#include "journal.h"
 #include "pmetrics.h"
+#include "reload.h"
 #include "source.h"
 #include "svc.h"
 
@@ -35,6 +37,50 @@ static volatile sig_atomic_t stop_sig;
 static void on_signal(int sig)
 {
 	stop_sig = sig;
+}
+
+static volatile sig_atomic_t hup;
+
+static void on_hup(int sig)
+{
+	hup = 1;
+}
+
+/* SIGHUP: re-read the configuration (validated first, see reload.h) and
+ * reopen the log (logrotate renames it, then sends SIGHUP). */
+static void reload(const char *cfg_path, struct cfg *cfg, struct loop *l, FILE **log,
+		   const char *log_cli)
+{
+	static struct cfg next;
+	const char *path;
+	char msg[512];
+
+	if (reload_check(cfg_path, cfg, &next, msg, sizeof(msg)) ||
+	    reload_apply(cfg, &next, l, msg, sizeof(msg))) {
+		fprintf(stderr, "parties: reload failed, keeping the running configuration: %s\n",
+			msg);
+	} else {
+		fprintf(stderr, "parties: reloaded %s: %s\n", cfg_path,
+			msg[0] ? msg : "nothing changed");
+	}
+	path = log_cli ? log_cli : (cfg->log[0] ? cfg->log : NULL);
+	if (path) {
+		FILE *f = fopen(path, "a");
+
+		if (!f) {
+			fprintf(stderr,
+				"parties: cannot reopen log %s: %s; still writing the old one\n",
+				path, strerror(errno));
+			return;
+		}
+		if (*log)
+			fclose(*log);
+		*log = f;
+	} else if (*log) {
+		fclose(*log);
+		*log = NULL;
+	}
+	l->log = *log;
 }
 
 static void usage(FILE *f)
@@ -161,6 +207,7 @@ int main(int argc, char **argv)
 	uint64_t next, end = 0;
 	struct sigaction sa;
 
+	journal_stderr_init();
 	while ((opt = getopt_long(argc, argv, "c:nd:l:vhm:V", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -244,6 +291,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -380,9 +428,17 @@ int main(int argc, char **argv)
 			next = end;
 		ts.tv_sec = (time_t)(next / 1000);
 		ts.tv_nsec = (long)(next % 1000) * 1000000L;
-		while (!stop_sig &&
-		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
+		/* a reload between intervals keeps the interval's rhythm */
+		for (;;) {
+			if (hup) {
+				hup = 0;
+				reload(cfg_path, &cfg, &loop, &log,
+				       log_path == cfg.log ? NULL : log_path);
+			}
+			if (stop_sig ||
+			    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != EINTR)
+				break;
+		}
 	}
 	ret = 0;
 	{
