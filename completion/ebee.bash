@@ -15,10 +15,13 @@ _ebee()
 	-m | --mode)
 		COMPREPLY=($(compgen -W "auto conn io" -- "$cur"))
 		return ;;
+	-g | --cgroup)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
 	-d | --duration | -i | --interval | --ringbuf-size | --window | --window-age | -L | --listen)
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "--pid --duration --interval --mode --json --ringbuf-size
-		--window --window-age --listen --verbose --version --help" -- "$cur"))
+		--window --window-age --listen --cgroup --verbose --version --help" -- "$cur"))
 }
 complete -F _ebee ebee

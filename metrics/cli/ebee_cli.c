@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ebee.h"
+#include "cgwatch.h"
 #include "ebee_prom.h"
 #include "promhttp.h"
 
@@ -36,6 +37,7 @@ struct cli {
 	char names[MAX_PIDS][EPROM_NAME_LEN]; /* workload label; "" = comm */
 	int npids;
 	const char *listen; /* --listen ADDR */
+	const char *cgroup; /* --cgroup PATH */
 	double duration_s;  /* 0: until SIGINT */
 	long interval_ms;   /* 0: summary only (trace); 1000 default for top */
 	enum ebee_mode mode;
@@ -50,6 +52,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "Usage: ebee trace --pid PID [--pid PID ...] [options]\n"
+	    "       ebee trace --cgroup PATH [options]\n"
 	    "       ebee top   --pid PID [--pid PID ...] [options]\n"
 	    "\n"
 	    "Observe the server-side request latency and throughput of running processes\n"
@@ -63,6 +66,10 @@ static void usage(FILE *f)
 	    "Options:\n"
 	    "  -p, --pid PID[:NAME]   process to trace (repeatable, up to %d); NAME is its\n"
 	    "                         workload label in metrics (default: its comm)\n"
+	    "  -g, --cgroup PATH      trace every process of this cgroup and its descendants,\n"
+	    "                         including processes that join later (checked every\n"
+	    "                         200 ms); PATH is a cgroup directory or a path under\n"
+	    "                         /sys/fs/cgroup{,/unified,/systemd}; label: its name\n"
 	    "  -d, --duration S       stop after S seconds (decimals allowed; default: SIGINT)\n"
 	    "  -i, --interval MS      print every MS milliseconds\n"
 	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write)\n"
@@ -154,13 +161,14 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "window-age", required_argument, NULL, 'A' },
 		{ "listen", required_argument, NULL, 'L' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{},
 	};
 	long v;
 	int o;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:V", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:", lo, NULL)) != -1) {
 		switch (o) {
 		case 'p': {
 			char num[32], *colon = strchr(optarg, ':');
@@ -181,6 +189,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		}
 		case 'L':
 			c->listen = optarg;
+			break;
+		case 'g':
+			c->cgroup = optarg;
 			break;
 		case 'V':
 			printf("ebee %s\n", EBEE_VERSION);
@@ -237,8 +248,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	}
 	if (optind < argc)
 		return die("unexpected argument '%s'", argv[optind]);
-	if (!c->npids)
-		return die("%sno --pid given", "");
+	if (!c->npids && !c->cgroup)
+		return die("%sno --pid or --cgroup given", "");
 	if (c->mode == EBEE_MODE_GRPC)
 		return die("%smode grpc is not available yet", "");
 	return 0;
@@ -366,6 +377,8 @@ static double mono_s(void)
 
 static int all_exited(struct ebee *eb, const struct cli *c)
 {
+	if (c->cgroup)
+		return 0; /* processes may join the cgroup later */
 	for (int i = 0; i < c->npids; i++) {
 		struct ebee_stats st = { .sz = sizeof(st) };
 
@@ -375,12 +388,56 @@ static int all_exited(struct ebee *eb, const struct cli *c)
 	return 1;
 }
 
+/* Trace the cgroup's processes not traced yet. Children of traced processes
+ * are already followed by ebee (-EEXIST/-EBUSY): remembered, not retried. */
+static void cgroup_scan(struct ebee *eb, struct cli *c, const struct cgwatch *cw,
+			struct eprom *prom, const struct ebee_trace_opts *to)
+{
+	static pid_t skip[4096];
+	static int nskip, warned;
+	pid_t pids[1024];
+	int n = cgwatch_scan(cw, pids, 1024);
+
+	for (int i = 0; i < n; i++) {
+		int known = 0, err;
+
+		for (int k = 0; k < c->npids && !known; k++)
+			known = c->pids[k] == pids[i];
+		for (int k = 0; k < nskip && !known; k++)
+			known = skip[k] == pids[i];
+		if (known)
+			continue;
+		if (c->npids == MAX_PIDS) {
+			if (!warned++)
+				fprintf(stderr,
+					"ebee: cgroup %s: more than %d processes; "
+					"the rest are not traced\n",
+					cw->name, MAX_PIDS);
+			return;
+		}
+		/* before tracing starts, so the request hook finds the entry */
+		if (c->listen)
+			eprom_add(prom, pids[i], cw->name);
+		err = ebee_start_tracing(eb, pids[i], to);
+		if (!err) {
+			snprintf(c->names[c->npids], sizeof(c->names[0]), "%s", cw->name);
+			c->pids[c->npids++] = pids[i];
+			if (c->verbose)
+				fprintf(stderr, "ebee: cgroup %s: tracing pid %d\n", cw->name,
+					pids[i]);
+		} else if (nskip < (int)(sizeof(skip) / sizeof(skip[0]))) {
+			skip[nskip++] = pids[i];
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct ebee_trace_opts to = { .sz = sizeof(to) };
 	struct cli c = { .eo = { .sz = sizeof(struct ebee_opts) } };
 	struct sigaction sa = { .sa_handler = on_signal };
 	static struct eprom prom;
+	struct cgwatch cw;
 	struct promhttp *http = NULL;
 	double start, next;
 	struct ebee *eb;
@@ -413,6 +470,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 
+	if (c.cgroup && cgwatch_open(&cw, c.cgroup, NULL, msg, sizeof(msg))) {
+		fprintf(stderr, "ebee: %s\n", msg);
+		return 1;
+	}
 	for (int i = 0; i < c.npids; i++) {
 		if (!c.names[i][0])
 			comm_of(c.pids[i], c.names[i], sizeof(c.names[i]));
@@ -452,6 +513,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (c.cgroup)
+		cgroup_scan(eb, &c, &cw, &prom, &to);
 	if (c.listen) {
 		prom.eb = eb;
 		http = promhttp_start(c.listen, eprom_render, &prom, msg, sizeof(msg));
@@ -463,8 +526,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ebee: metrics at http://%s/metrics (port %d)\n", c.listen,
 			promhttp_port(http));
 	}
-	fprintf(stderr, "ebee: tracing %d process%s, probes live (Ctrl-C to stop)\n", c.npids,
-		c.npids == 1 ? "" : "es");
+	fprintf(stderr, "ebee: tracing %d process%s%s%s, probes live (Ctrl-C to stop)\n", c.npids,
+		c.npids == 1 ? "" : "es", c.cgroup ? " of cgroup " : "", c.cgroup ? cw.dir : "");
 
 	start = mono_s();
 	next = start + c.interval_ms / 1e3;
@@ -481,6 +544,8 @@ int main(int argc, char **argv)
 			dt = 0.2; /* notice exits and signals promptly */
 		if (dt > 0)
 			usleep(dt * 1e6);
+		if (c.cgroup)
+			cgroup_scan(eb, &c, &cw, &prom, &to);
 		now = mono_s();
 		if (c.interval_ms && now >= next) {
 			if (c.top)

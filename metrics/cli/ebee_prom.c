@@ -17,18 +17,22 @@ int eprom_add(struct eprom *p, pid_t pid, const char *name)
 
 	if (p->nwl == EPROM_MAX_WL)
 		return -ENOSPC;
-	w = &p->wl[p->nwl++];
+	w = &p->wl[p->nwl];
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
 	snprintf(w->name, sizeof(w->name), "%s", name);
+	/* --cgroup adds workloads while the consumer and HTTP threads read the
+	 * table: publish the entry before the count that makes it visible */
+	__atomic_store_n(&p->nwl, p->nwl + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 void eprom_on_request(pid_t pid, uint64_t lat_ns, void *ctx)
 {
 	struct eprom *p = ctx;
+	int n = __atomic_load_n(&p->nwl, __ATOMIC_ACQUIRE);
 
-	for (int i = 0; i < p->nwl; i++) {
+	for (int i = 0; i < n; i++) {
 		struct eprom_wl *w = &p->wl[i];
 
 		if (w->pid != pid)
@@ -84,15 +88,16 @@ int eprom_render(struct prom_buf *b, void *ctx)
 	struct eprom *p = ctx;
 	char pids[EPROM_MAX_WL][16];
 	struct prom_label l[EPROM_MAX_WL][3];
+	int nwl = __atomic_load_n(&p->nwl, __ATOMIC_ACQUIRE);
 
-	for (int i = 0; i < p->nwl; i++) {
+	for (int i = 0; i < nwl; i++) {
 		take(p, i, &snaps[i]);
 		snprintf(pids[i], sizeof(pids[i]), "%d", (int)p->wl[i].pid);
 		l[i][0] = (struct prom_label){ "workload", p->wl[i].name };
 		l[i][1] = (struct prom_label){ "pid", pids[i] };
 	}
-#define EACH(i)                          \
-	for (int i = 0; i < p->nwl; i++) \
+#define EACH(i)                       \
+	for (int i = 0; i < nwl; i++) \
 		if (snaps[i].ok)
 
 	prom_family(b, "ebee_request_duration_seconds", PROM_HISTOGRAM,
