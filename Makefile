@@ -146,7 +146,7 @@ $(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/%.o
 LOADGEN_SRCS := $(wildcard experiments/loadgen/*.c)
 ifneq ($(LOADGEN_SRCS),)
 PROGRAMS += $(BUILD)/loadgen
-$(BUILD)/loadgen: $(patsubst %.c,$(BUILD)/obj/%.o,$(LOADGEN_SRCS))
+$(BUILD)/loadgen: $(patsubst %.c,$(BUILD)/obj/%.o,$(LOADGEN_SRCS)) $(LIBCOMMON)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
 endif

@@ -12,6 +12,9 @@ _ebee()
 	-p | --pid)
 		COMPREPLY=($(compgen -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur"))
 		return ;;
+	-s | --sort)
+		COMPREPLY=($(compgen -W "p99 rps requests pid" -- "$cur"))
+		return ;;
 	-m | --mode)
 		COMPREPLY=($(compgen -W "auto conn io" -- "$cur"))
 		return ;;
@@ -22,6 +25,6 @@ _ebee()
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "--pid --duration --interval --mode --json --ringbuf-size
-		--window --window-age --listen --cgroup --verbose --version --help" -- "$cur"))
+		--window --window-age --listen --cgroup --hist --sort --verbose --version --help" -- "$cur"))
 }
 complete -F _ebee ebee

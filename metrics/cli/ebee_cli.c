@@ -13,10 +13,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include "ebee.h"
 #include "cgwatch.h"
 #include "ebee_prom.h"
+#include "jsonw.h"
 #include "promhttp.h"
 
 #define MAX_PIDS 64
@@ -27,6 +29,9 @@
 
 static volatile sig_atomic_t stop_flag;
 
+/* ebee top --sort */
+static enum top_sort { S_P99, S_RPS, S_REQ, S_PID } top_sort_key;
+
 static void on_signal(int sig)
 {
 	stop_flag = 1;
@@ -35,9 +40,11 @@ static void on_signal(int sig)
 struct cli {
 	pid_t pids[MAX_PIDS];
 	char names[MAX_PIDS][EPROM_NAME_LEN]; /* workload label; "" = comm */
+	char comms[MAX_PIDS][16];	      /* /proc/PID/comm when tracing began */
 	int npids;
 	const char *listen; /* --listen ADDR */
 	const char *cgroup; /* --cgroup PATH */
+	int hist;	    /* --hist */
 	double duration_s;  /* 0: until SIGINT */
 	long interval_ms;   /* 0: summary only (trace); 1000 default for top */
 	enum ebee_mode mode;
@@ -74,7 +81,8 @@ static void usage(FILE *f)
 	    "  -i, --interval MS      print every MS milliseconds\n"
 	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write)\n"
 	    "  -j, --json             one JSON object per pid per line, latencies in ns:\n"
-	    "                         pid, mode, requests, rps, latest_ns, avg_ns, p50_ns,\n"
+	    "                         time (UTC), pid, comm, name (the workload label),\n"
+	    "                         mode, requests, rps, latest_ns, avg_ns, p50_ns,\n"
 	    "                         p90_ns, p99_ns, p999_ns, dropped, probes, window, exited\n"
 	    "      --ringbuf-size B   BPF ring buffer bytes, a power of two (default 131072)\n"
 	    "      --window N         latencies kept per pid for the statistics (default 100000)\n"
@@ -82,6 +90,13 @@ static void usage(FILE *f)
 	    "  -L, --listen ADDR      serve Prometheus metrics at http://ADDR/metrics while\n"
 	    "                         tracing; ADDR is HOST:PORT, :PORT (all interfaces) or\n"
 	    "                         [V6]:PORT\n"
+	    "  -H, --hist             with each report, a log2 histogram of every request's\n"
+	    "                         latency in us since tracing began (as bcc's runqlat);\n"
+	    "                         with --json, the counts as \"log2_us\" (slot k >= 1:\n"
+	    "                         2^(k-1) .. 2^k-1 us)\n"
+	    "  -s, --sort KEY         top: order rows by p99 (default), rps, requests\n"
+	    "                         (largest first) or pid; columns that do not fit the\n"
+	    "                         terminal are left out, least useful first\n"
 	    "  -v, --verbose          log mode choices and probe changes to stderr\n"
 	    "  -V, --version          print the version and exit\n"
 	    "  -h, --help             this text\n"
@@ -162,13 +177,15 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "listen", required_argument, NULL, 'L' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "cgroup", required_argument, NULL, 'g' },
+		{ "hist", no_argument, NULL, 'H' },
+		{ "sort", required_argument, NULL, 's' },
 		{},
 	};
 	long v;
 	int o;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:Hs:", lo, NULL)) != -1) {
 		switch (o) {
 		case 'p': {
 			char num[32], *colon = strchr(optarg, ':');
@@ -192,6 +209,21 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			break;
 		case 'g':
 			c->cgroup = optarg;
+			break;
+		case 'H':
+			c->hist = 1;
+			break;
+		case 's':
+			if (!strcmp(optarg, "p99"))
+				top_sort_key = S_P99;
+			else if (!strcmp(optarg, "rps"))
+				top_sort_key = S_RPS;
+			else if (!strcmp(optarg, "requests"))
+				top_sort_key = S_REQ;
+			else if (!strcmp(optarg, "pid"))
+				top_sort_key = S_PID;
+			else
+				return die("bad sort key '%s' (p99, rps, requests or pid)", optarg);
 			break;
 		case 'V':
 			printf("ebee %s\n", EBEE_VERSION);
@@ -249,7 +281,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	if (optind < argc)
 		return die("unexpected argument '%s'", argv[optind]);
 	if (!c->npids && !c->cgroup)
-		return die("%sno --pid or --cgroup given", "");
+		return die("%sno --pid given (nor --cgroup)", "");
 	if (c->mode == EBEE_MODE_GRPC)
 		return die("%smode grpc is not available yet", "");
 	return 0;
@@ -282,27 +314,56 @@ static void collect(struct ebee *eb, pid_t pid, struct row *r)
 			r->have_lat = 0;
 }
 
-static void print_json(const struct row *r)
+static struct eprom prom; /* request hook's histograms: --listen, --hist */
+
+static void print_json(const struct row *r, const char *name, const char *comm, int hist)
 {
 	char probes[96];
+	struct jw j;
 
-	printf("{\"pid\":%d,\"mode\":\"%s\",\"requests\":%llu,", r->pid, ebee_mode_str(r->st.mode),
-	       (unsigned long long)r->st.requests);
+	jw_begin(&j, stdout);
+	jw_time(&j, "time");
+	jw_int(&j, "pid", r->pid);
+	jw_str(&j, "comm", comm);
+	jw_str(&j, "name", name);
+	jw_str(&j, "mode", ebee_mode_str(r->st.mode));
+	jw_uint(&j, "requests", r->st.requests);
 	if (r->have_rps)
-		printf("\"rps\":%.1f,", r->rps);
+		jw_num(&j, "rps", r->rps, 1);
 	else
-		printf("\"rps\":0,");
-	if (r->have_lat)
-		printf("\"latest_ns\":%llu,\"avg_ns\":%.0f,\"p50_ns\":%.0f,\"p90_ns\":%.0f,"
-		       "\"p99_ns\":%.0f,\"p999_ns\":%.0f,",
-		       (unsigned long long)r->latest, r->avg, r->p[0], r->p[1], r->p[2], r->p[3]);
-	else
-		printf("\"latest_ns\":null,\"avg_ns\":null,\"p50_ns\":null,\"p90_ns\":null,"
-		       "\"p99_ns\":null,\"p999_ns\":null,");
-	printf("\"dropped\":%llu,\"probes\":\"%s\",\"window\":%llu,\"exited\":%s}\n",
-	       (unsigned long long)r->st.dropped,
-	       ebee_probes_str(r->st.probes, probes, sizeof(probes)),
-	       (unsigned long long)r->st.window_count, r->st.exited ? "true" : "false");
+		jw_int(&j, "rps", 0);
+	if (r->have_lat) {
+		jw_uint(&j, "latest_ns", r->latest);
+		jw_num(&j, "avg_ns", r->avg, 0);
+		jw_num(&j, "p50_ns", r->p[0], 0);
+		jw_num(&j, "p90_ns", r->p[1], 0);
+		jw_num(&j, "p99_ns", r->p[2], 0);
+		jw_num(&j, "p999_ns", r->p[3], 0);
+	} else {
+		static const char *const k[] = { "latest_ns", "avg_ns", "p50_ns",
+						 "p90_ns",    "p99_ns", "p999_ns" };
+
+		for (int i = 0; i < 6; i++)
+			jw_null(&j, k[i]);
+	}
+	jw_uint(&j, "dropped", r->st.dropped);
+	jw_str(&j, "probes", ebee_probes_str(r->st.probes, probes, sizeof(probes)));
+	jw_uint(&j, "window", r->st.window_count);
+	jw_bool(&j, "exited", r->st.exited);
+	if (hist) {
+		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
+
+		for (int i = 0; i < n; i++) {
+			if (prom.wl[i].pid != r->pid)
+				continue;
+			jw_arr(&j, "log2_us");
+			for (int k = 0; k < EPROM_LOG2_SLOTS; k++)
+				jw_uint(&j, NULL,
+					__atomic_load_n(&prom.wl[i].log2_us[k], __ATOMIC_RELAXED));
+			jw_close(&j);
+		}
+	}
+	jw_end(&j);
 }
 
 static void print_header(void)
@@ -333,36 +394,167 @@ static void report(struct ebee *eb, const struct cli *c, int header)
 		collect(eb, c->pids[i], &r);
 		if (r.err)
 			continue;
-		if (c->json)
-			print_json(&r);
-		else
+		if (c->json) {
+			print_json(&r, c->names[i], c->comms[i], c->hist);
+		} else {
 			print_text(&r);
+			if (c->hist) {
+				printf("\npid %d (%s) request latency:\n", r.pid, c->comms[i]);
+				eprom_print_log2(&prom, r.pid, stdout);
+				printf("\n");
+			}
+		}
 	}
 	fflush(stdout);
 }
 
-static void top_screen(struct ebee *eb, const struct cli *c, double elapsed)
+/* ebee top's columns; on a narrow terminal the highest drop numbers go
+ * first, so the row never wraps and the columns never shift. */
+enum { C_PID, C_MODE, C_REQ, C_RPS, C_LATEST, C_AVG, C_P50, C_P90, C_P99, C_P999, C_DROP, NCOL };
+static const struct {
+	const char *hdr;
+	int w, drop;
+} cols[NCOL] = {
+	[C_PID] = { "PID", 8, 0 },	     [C_MODE] = { "MODE", 5, 0 },
+	[C_REQ] = { "REQUESTS", 10, 1 },     [C_RPS] = { "RPS", 10, 0 },
+	[C_LATEST] = { "LATEST_us", 10, 7 }, [C_AVG] = { "AVG_us", 10, 5 },
+	[C_P50] = { "P50_us", 10, 4 },	     [C_P90] = { "P90_us", 10, 6 },
+	[C_P99] = { "P99_us", 10, 0 },	     [C_P999] = { "P99.9_us", 10, 3 },
+	[C_DROP] = { "DROPPED", 8, 2 },
+};
+
+static int term_width(void)
 {
+	struct winsize ws;
+	const char *e = getenv("COLUMNS");
+
+	if (e && atoi(e) > 0)
+		return atoi(e);
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		return ws.ws_col;
+	return 1000;
+}
+
+/* Columns shown for a width: drop the highest drop numbers until it fits. */
+static void top_columns(int width, bool show[NCOL])
+{
+	for (int level = 7;; level--) {
+		int w = 0;
+
+		for (int k = 0; k < NCOL; k++) {
+			show[k] = cols[k].drop <= level;
+			w += show[k] ? cols[k].w + (k ? 1 : 0) : 0;
+		}
+		if (w <= width || level == 0)
+			return;
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double kx, ky;
+
+	switch (top_sort_key) {
+	case S_RPS:
+		kx = x->have_rps ? x->rps : -1, ky = y->have_rps ? y->rps : -1;
+		break;
+	case S_REQ:
+		kx = x->st.requests, ky = y->st.requests;
+		break;
+	case S_PID:
+		return x->pid - y->pid;
+	default:
+		kx = x->have_lat ? x->p[2] : -1, ky = y->have_lat ? y->p[2] : -1;
+		break;
+	}
+	if (kx != ky)
+		return kx < ky ? 1 : -1; /* largest first */
+	return x->pid - y->pid;
+}
+
+static void top_cell(const struct row *r, int k, char *buf, size_t len)
+{
+	const double us[] = {
+		[C_LATEST] = r->latest / 1e3, [C_AVG] = r->avg / 1e3,  [C_P50] = r->p[0] / 1e3,
+		[C_P90] = r->p[1] / 1e3,      [C_P99] = r->p[2] / 1e3, [C_P999] = r->p[3] / 1e3
+	};
+
+	switch (k) {
+	case C_PID:
+		snprintf(buf, len, "%d", r->pid);
+		break;
+	case C_MODE:
+		snprintf(buf, len, "%s", ebee_mode_str(r->st.mode));
+		break;
+	case C_REQ:
+		snprintf(buf, len, "%llu", (unsigned long long)r->st.requests);
+		break;
+	case C_RPS:
+		snprintf(buf, len, "%.1f", r->have_rps ? r->rps : 0.0);
+		break;
+	case C_DROP:
+		snprintf(buf, len, "%llu", (unsigned long long)r->st.dropped);
+		break;
+	default:
+		if (r->have_lat)
+			snprintf(buf, len, "%.1f", us[k]);
+		else
+			snprintf(buf, len, "-");
+	}
+}
+
+/* One screen of top; clear = 0 for the final one, left on the terminal. */
+static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int clear)
+{
+	static const char *const sort_names[] = { "p99", "rps", "requests", "pid" };
 	struct ebee_global_stats g = { .sz = sizeof(g) };
-	char probes[96];
-	struct row r;
+	static struct row rows[MAX_PIDS];
+	int width = term_width(), n = 0;
+	bool show[NCOL];
+	char probes[96], line[1024], cell[32];
 
 	ebee_get_global_stats(eb, &g);
-	printf("\033[H\033[J");
-	printf("ebee top  %.0fs  workloads %u  records %llu  dropped %llu  probes [%s]\n\n",
-	       elapsed, g.workloads, (unsigned long long)g.records, (unsigned long long)g.dropped,
-	       ebee_probes_str(g.probes, probes, sizeof(probes)));
-	print_header();
 	for (int i = 0; i < c->npids; i++) {
-		collect(eb, c->pids[i], &r);
-		if (r.err)
-			continue;
-		print_text(&r);
-		printf(
-		    "         procs %u  probes [%s]  window %llu over %.2fs  mode switches %llu\n",
-		    r.st.nprocs, ebee_probes_str(r.st.probes, probes, sizeof(probes)),
-		    (unsigned long long)r.st.window_count, r.st.window_span_ns / 1e9,
-		    (unsigned long long)r.st.mode_switches);
+		collect(eb, c->pids[i], &rows[n]);
+		if (!rows[n].err)
+			n++;
+	}
+	qsort(rows, n, sizeof(rows[0]), row_cmp);
+	top_columns(width, show);
+	if (width > (int)sizeof(line) - 1)
+		width = sizeof(line) - 1;
+	if (clear)
+		printf("\033[H\033[J");
+	snprintf(line, sizeof(line),
+		 "ebee top  %.0fs  workloads %u  records %llu  dropped %llu  sort %s  probes [%s]",
+		 elapsed, g.workloads, (unsigned long long)g.records, (unsigned long long)g.dropped,
+		 sort_names[top_sort_key], ebee_probes_str(g.probes, probes, sizeof(probes)));
+	printf("%.*s\n\n", width, line);
+	for (int pass = 0; pass <= n; pass++) {
+		const struct row *r = pass ? &rows[pass - 1] : NULL;
+		int off = 0;
+
+		for (int k = 0; k < NCOL; k++) {
+			if (!show[k])
+				continue;
+			if (r)
+				top_cell(r, k, cell, sizeof(cell));
+			off += snprintf(line + off, sizeof(line) - off,
+					k == C_PID || k == C_MODE ? "%s%-*s" : "%s%*s",
+					off ? " " : "", cols[k].w, r ? cell : cols[k].hdr);
+		}
+		printf("%.*s\n", width, line);
+		if (r) {
+			snprintf(line, sizeof(line),
+				 "         procs %u  probes [%s]  window %llu over %.2fs  mode "
+				 "switches %llu",
+				 r->st.nprocs,
+				 ebee_probes_str(r->st.probes, probes, sizeof(probes)),
+				 (unsigned long long)r->st.window_count, r->st.window_span_ns / 1e9,
+				 (unsigned long long)r->st.mode_switches);
+			printf("%.*s\n", width, line);
+		}
 	}
 	fflush(stdout);
 }
@@ -416,11 +608,12 @@ static void cgroup_scan(struct ebee *eb, struct cli *c, const struct cgwatch *cw
 			return;
 		}
 		/* before tracing starts, so the request hook finds the entry */
-		if (c->listen)
+		if (c->listen || c->hist)
 			eprom_add(prom, pids[i], cw->name);
 		err = ebee_start_tracing(eb, pids[i], to);
 		if (!err) {
 			snprintf(c->names[c->npids], sizeof(c->names[0]), "%s", cw->name);
+			comm_of(pids[i], c->comms[c->npids], sizeof(c->comms[0]));
 			c->pids[c->npids++] = pids[i];
 			if (c->verbose)
 				fprintf(stderr, "ebee: cgroup %s: tracing pid %d\n", cw->name,
@@ -436,7 +629,6 @@ int main(int argc, char **argv)
 	struct ebee_trace_opts to = { .sz = sizeof(to) };
 	struct cli c = { .eo = { .sz = sizeof(struct ebee_opts) } };
 	struct sigaction sa = { .sa_handler = on_signal };
-	static struct eprom prom;
 	struct cgwatch cw;
 	struct promhttp *http = NULL;
 	double start, next;
@@ -475,11 +667,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < c.npids; i++) {
+		comm_of(c.pids[i], c.comms[i], sizeof(c.comms[i]));
 		if (!c.names[i][0])
-			comm_of(c.pids[i], c.names[i], sizeof(c.names[i]));
+			snprintf(c.names[i], sizeof(c.names[i]), "%s", c.comms[i]);
 		eprom_add(&prom, c.pids[i], c.names[i]);
 	}
-	if (c.listen) {
+	if (c.listen || c.hist) {
 		c.eo.on_request = eprom_on_request;
 		c.eo.on_request_ctx = &prom;
 	}
@@ -549,7 +742,7 @@ int main(int argc, char **argv)
 		now = mono_s();
 		if (c.interval_ms && now >= next) {
 			if (c.top)
-				top_screen(eb, &c, now - start);
+				top_screen(eb, &c, now - start, 1);
 			else
 				report(eb, &c, 0);
 			next += c.interval_ms / 1e3;
@@ -558,9 +751,10 @@ int main(int argc, char **argv)
 		}
 	}
 	ebee_flush(eb);
-	if (!c.top || !c.json) {
-		if (c.top)
-			printf("\n");
+	if (c.top) {
+		printf("\n");
+		top_screen(eb, &c, mono_s() - start, 0);
+	} else {
 		report(eb, &c, 1);
 	}
 	promhttp_stop(http); /* before the library it reads from */

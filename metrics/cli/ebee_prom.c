@@ -39,8 +39,50 @@ void eprom_on_request(pid_t pid, uint64_t lat_ns, void *ctx)
 			continue;
 		__atomic_fetch_add(&w->counts[latb_index(lat_ns)], 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->sum_ns, lat_ns, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->log2_us[eprom_log2_slot(lat_ns)], 1, __ATOMIC_RELAXED);
 		return;
 	}
+}
+
+int eprom_log2_slot(uint64_t lat_ns)
+{
+	uint64_t us = lat_ns / 1000;
+	int k = us ? 64 - __builtin_clzll(us) : 1;
+
+	return k < EPROM_LOG2_SLOTS ? k : EPROM_LOG2_SLOTS - 1;
+}
+
+int eprom_print_log2(const struct eprom *p, pid_t pid, FILE *f)
+{
+	static const char stars[] = "****************************************";
+	const struct eprom_wl *w = NULL;
+	uint64_t v[EPROM_LOG2_SLOTS], max = 0;
+	int n = __atomic_load_n(&p->nwl, __ATOMIC_ACQUIRE), last = 0;
+
+	for (int i = 0; i < n && !w; i++)
+		if (p->wl[i].pid == pid)
+			w = &p->wl[i];
+	if (!w)
+		return 0;
+	for (int k = 0; k < EPROM_LOG2_SLOTS; k++) {
+		v[k] = __atomic_load_n(&w->log2_us[k], __ATOMIC_RELAXED);
+		if (v[k]) {
+			last = k;
+			if (v[k] > max)
+				max = v[k];
+		}
+	}
+	fprintf(f, "%-24s : count     distribution\n", "     usecs");
+	for (int k = 1; k <= last; k++) {
+		unsigned long long lo = (1ull << k) >> 1, hi = (1ull << k) - 1;
+		int bar = max ? (int)(v[k] * 40 / max) : 0;
+
+		if (lo == hi)
+			lo--;
+		fprintf(f, "%10llu -> %-10llu : %-8llu |%-40.*s|\n", lo, hi,
+			(unsigned long long)v[k], bar, stars);
+	}
+	return last;
 }
 
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };

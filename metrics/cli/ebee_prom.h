@@ -8,14 +8,16 @@
 #define EBEE_PROM_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "ebee.h"
 #include "latbuckets.h"
 #include "prom.h"
 
-#define EPROM_MAX_WL   64
-#define EPROM_NAME_LEN 64
+#define EPROM_MAX_WL	 64
+#define EPROM_NAME_LEN	 64
+#define EPROM_LOG2_SLOTS 40
 
 struct eprom_wl {
 	pid_t pid;
@@ -24,6 +26,9 @@ struct eprom_wl {
 	 * atomics, the page sums the buckets for _count so it stays consistent */
 	uint64_t counts[LATB_COUNT + 1];
 	uint64_t sum_ns;
+	/* --hist: log2 slots of the latency in us, as bcc's tools count them:
+	 * slot k >= 1 holds [2^(k-1), 2^k - 1] us (0 us counts in slot 1) */
+	uint64_t log2_us[EPROM_LOG2_SLOTS];
 };
 
 struct eprom {
@@ -36,6 +41,10 @@ struct eprom {
 int eprom_add(struct eprom *p, pid_t pid, const char *name);
 /* The ebee_opts.on_request hook; ctx is the struct eprom. */
 void eprom_on_request(pid_t pid, uint64_t lat_ns, void *ctx);
+/* The log2 slot of a latency (see struct eprom_wl). */
+int eprom_log2_slot(uint64_t lat_ns);
+/* Print pid's log2 histogram as bcc's runqlat does; returns slots printed. */
+int eprom_print_log2(const struct eprom *p, pid_t pid, FILE *f);
 /* promhttp_render_fn; ctx is the struct eprom. */
 int eprom_render(struct prom_buf *b, void *ctx);
 
