@@ -3,9 +3,7 @@
 # traced and their requests counted exactly; a server outside the cgroup is not; the path
 # may be given relative to the hierarchy; a missing cgroup is a one-line error.
 set -u
-cd "$(dirname "$0")/../.."
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
-[ -x build/ebee ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
+. "$(dirname "$0")/../lib/ebeetest.sh"
 if [ -d /sys/fs/cgroup/unified ] && [ -f /sys/fs/cgroup/unified/cgroup.procs ]; then
 	base=/sys/fs/cgroup/unified
 elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
@@ -16,28 +14,16 @@ else
 fi
 name=ebee-test-cg-$$
 cg=$base/$name
-tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
-pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	ebeetest_cleanup
 	for _ in $(seq 20); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
-	rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 mkdir "$cg" || fail "mkdir $cg"
 
-start() { # start NAME: a cpr_server; prints nothing, sets ${NAME}_pid and ${NAME}_port
-	build/fixtures/cpr_server --ready-file "$tmp/$1.ready" --timeout 60 >/dev/null 2>&1 &
-	pids+=($!)
-	eval "${1}_pid=$!"
-	for _ in $(seq 100); do [ -s "$tmp/$1.ready" ] && break; sleep 0.05; done
-	eval "${1}_port=$(cat "$tmp/$1.ready")"
-}
-start a
+start_cpr a
 echo "$a_pid" >"$cg/cgroup.procs" || fail "cannot move pid $a_pid into $cg"
-start out
+start_cpr out
 
 build/ebee trace --cgroup "/$name" --duration 4 --json >"$tmp/out.json" 2>"$tmp/err" &
 eb=$!
@@ -45,7 +31,7 @@ pids+=($eb)
 for _ in $(seq 100); do grep -qs "probes live" "$tmp/err" && break; sleep 0.05; done
 grep -q "of cgroup $cg" "$tmp/err" || fail "no start line naming the cgroup: $(cat "$tmp/err")"
 
-start b
+start_cpr b
 echo "$b_pid" >"$cg/cgroup.procs" || fail "cannot move pid $b_pid into $cg"
 sleep 0.6 # the watcher checks every 200 ms
 build/fixtures/http_client --port "$a_port" --requests 31 >/dev/null || fail "client a"

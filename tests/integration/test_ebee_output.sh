@@ -3,27 +3,9 @@
 # requests), JSON lines with a wall-clock time, comm and name (and log2_us with --hist),
 # and `ebee top` sorted by p99 that keeps its columns on a narrow terminal.
 set -u
-cd "$(dirname "$0")/../.."
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
-[ -x build/ebee ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
-tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-start() { # start NAME DELAY_MS
-	build/fixtures/cpr_server --ready-file "$tmp/$1.ready" --delay-ms "$2" --timeout 60 >/dev/null 2>&1 &
-	pids+=($!)
-	eval "${1}_pid=$!"
-	for _ in $(seq 100); do [ -s "$tmp/$1.ready" ] && break; sleep 0.05; done
-	eval "${1}_port=$(cat "$tmp/$1.ready")"
-}
-start fast 1
-start slow 4
+. "$(dirname "$0")/../lib/ebeetest.sh"
+start_cpr fast --delay-ms 1
+start_cpr slow --delay-ms 4
 live() { for _ in $(seq 100); do grep -qs "probes live" "$1" && return; sleep 0.05; done; fail "ebee did not start: $(cat "$1")"; }
 
 build/ebee trace --pid "$fast_pid" --duration 3 --hist >"$tmp/hist" 2>"$tmp/e1" &

@@ -28,14 +28,20 @@ sleep 0.5
 last_target() { tail -1 "$1" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["wl"][0]["target_us"]))'; }
 [ "$(last_target "$PT_TMP/log.jsonl")" = 1000 ] || die "initial target"
 
+# hup WAIT_FOR WANT WHY: SIGHUP, wait (3 s) for a line with WAIT_FOR, FAIL without WANT
+hup()
+{
+	kill -HUP $PT_PARTIES
+	for _ in $(seq 30); do grep -q "$1" "$PT_TMP/err" && break; sleep 0.1; done
+	grep -q "$2" "$PT_TMP/err" || { cat "$PT_TMP/err"; die "$3"; }
+	sleep 0.6
+	kill -0 $PT_PARTIES || die "SIGHUP stopped the daemon"
+}
+
 # --- good file
 ini 200 10 0.1
-kill -HUP $PT_PARTIES
-for _ in $(seq 30); do grep -q "reloaded" "$PT_TMP/err" && break; sleep 0.1; done
-grep -q "reloaded $PT_TMP/p.ini: \[policy parties\] settings (policy state restarted), interval_ms 100 -> 200, web target 1 -> 10 ms" "$PT_TMP/err" ||
-	{ cat "$PT_TMP/err"; die "good reload not reported"; }
-sleep 0.6
-kill -0 $PT_PARTIES || die "SIGHUP stopped the daemon"
+hup "reloaded" "reloaded $PT_TMP/p.ini: \[policy parties\] settings (policy state restarted), interval_ms 100 -> 200, web target 1 -> 10 ms" \
+	"good reload not reported"
 [ "$(last_target "$PT_TMP/log.jsonl")" = 10000 ] || die "the new target is not in force"
 n0=$(grep -c '' "$PT_TMP/log.jsonl"); sleep 1; n1=$(grep -c '' "$PT_TMP/log.jsonl")
 [ $((n1 - n0)) -le 6 ] || die "interval_ms 200 not in force: $((n1 - n0)) lines in 1 s"
@@ -43,21 +49,15 @@ echo "ok: good file applied (target 10 ms, interval 200 ms, policy settings)"
 
 # --- bad file: file:line, the running configuration stays
 ini 200 0 0.1
-kill -HUP $PT_PARTIES
-for _ in $(seq 30); do grep -q "reload failed" "$PT_TMP/err" && break; sleep 0.1; done
-grep -q "reload failed, keeping the running configuration: $PT_TMP/p.ini:13: target_ms must be > 0" "$PT_TMP/err" ||
-	{ cat "$PT_TMP/err"; die "bad file not reported with file:line"; }
-sleep 0.5
-kill -0 $PT_PARTIES || die "a bad file stopped the daemon"
+hup "reload failed" "reload failed, keeping the running configuration: $PT_TMP/p.ini:13: target_ms must be > 0" \
+	"bad file not reported with file:line"
 [ "$(last_target "$PT_TMP/log.jsonl")" = 10000 ] || die "a bad file changed the target"
 echo "ok: bad file refused with file:line, target still 10 ms"
 
 # --- a change only a restart can make
 ini 200 10 0.1 "max_cores = 1"
-kill -HUP $PT_PARTIES
-for _ in $(seq 30); do grep -q "needs a restart" "$PT_TMP/err" && break; sleep 0.1; done
-grep -q "the limits of workload web changed: that needs a restart" "$PT_TMP/err" ||
-	{ cat "$PT_TMP/err"; die "restart-only change not refused"; }
+hup "needs a restart" "the limits of workload web changed: that needs a restart" \
+	"restart-only change not refused"
 echo "ok: restart-only change refused"
 
 # --- logrotate: rename, SIGHUP, the daemon writes the new file

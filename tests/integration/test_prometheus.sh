@@ -5,30 +5,14 @@
 # p99 must agree with the p99 ebee itself reports for the same 10 s window within 10%, and
 # every scraped page must pass `promtool check metrics`.
 set -u
-cd "$(dirname "$0")/../.."
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+. "$(dirname "$0")/../lib/ebeetest.sh"
 for b in prometheus promtool curl python3; do
 	command -v $b >/dev/null || { echo "SKIP: $b is not installed (make deps)"; exit 77; }
 done
-[ -x build/ebee ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
 . tests/lib/servers.sh
 
-tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-build/fixtures/cpr_server --ready-file "$tmp/ready" --delay-ms 2 --threads 4 --timeout 120 \
-	>"$tmp/srv.out" 2>&1 &
-srv=$!
-pids+=($srv)
-for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
-port=$(cat "$tmp/ready")
+start_cpr web --delay-ms 2 --threads 4
+srv=$web_pid port=$web_port
 [ -n "$port" ] || fail "test server did not start"
 
 eport=$(free_port)
