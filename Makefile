@@ -31,11 +31,12 @@ BUILD    := build
 ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS   ?= -O2 -g
+VERSION  := 0.1.0
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
-CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Ibpf -I$(BUILD)
+CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Icommon -Ibpf -I$(BUILD)
 DEPFLAGS  = -MMD -MP
 # -lstdc++: libebee demangles libgrpc's C++ symbols with __cxa_demangle (metrics/src/grpc_elf.c).
-LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lpthread -lm -lstdc++
+LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lmicrohttpd -lpthread -lm -lstdc++
 TESTLIBS := -lcmocka
 
 # ---------------------------------------------------------------- BPF
@@ -76,11 +77,14 @@ ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
 CTL_SRCS  := $(filter-out controller/main.c,$(wildcard controller/*.c controller/policies/*.c))
 CTL_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS))
+# common/: small modules both programs use (Prometheus exposition, HTTP endpoint)
+COMMON_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c))
 
 LIBEBEE    := $(BUILD)/libebee.a
 LIBACT     := $(BUILD)/libact.a
 LIBPARTIES := $(BUILD)/libparties.a
-ALL_LIBS   := $(LIBPARTIES) $(LIBACT) $(LIBEBEE)
+LIBCOMMON  := $(BUILD)/libcommon.a
+ALL_LIBS   := $(LIBPARTIES) $(LIBACT) $(LIBEBEE) $(LIBCOMMON)
 
 # Skeletons must exist before anything that may include one compiles: the
 # library, and benchmarks that load a BPF object of their own.
@@ -91,9 +95,25 @@ $(BUILD)/obj/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
+# The shared library's objects: position independent, built beside the static ones.
+EBEE_PIC_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(EBEE_SRCS))
+$(EBEE_PIC_OBJS): | $(SKELS)
+$(BUILD)/pic/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC $(WARN) $(DEPFLAGS) -c $< -o $@
+
+# libebee.so.0: the version script exports the ebee.h API and nothing else.
+LIBEBEE_SO := $(BUILD)/libebee.so.0
+$(LIBEBEE_SO): $(EBEE_PIC_OBJS) metrics/libebee.map
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,libebee.so.0 -Wl,--version-script=metrics/libebee.map \
+		-Wl,--no-undefined $(EBEE_PIC_OBJS) -lbpf -lelf -lz -lpthread -lm -lstdc++ -o $@
+
 $(LIBEBEE): $(EBEE_OBJS)
 $(LIBACT): $(ACT_OBJS)
 $(LIBPARTIES): $(CTL_OBJS)
+$(LIBCOMMON): $(COMMON_OBJS)
 $(ALL_LIBS):
 	$(call msg,AR,$@)
 	$(Q)rm -f $@
@@ -101,14 +121,16 @@ $(ALL_LIBS):
 
 # ---------------------------------------------------------------- programs
 EBEE_CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard metrics/cli/*.c))
-$(BUILD)/ebee: $(EBEE_CLI_OBJS) $(LIBEBEE)
+$(EBEE_CLI_OBJS): CPPFLAGS += -DEBEE_VERSION='"$(VERSION)"'
+$(BUILD)/obj/controller/main.o: CPPFLAGS += -DPARTIES_VERSION='"$(VERSION)"'
+$(BUILD)/ebee: $(EBEE_CLI_OBJS) $(LIBEBEE) $(LIBCOMMON)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 PARTIES_OBJS := $(BUILD)/obj/controller/main.o
 $(BUILD)/parties: $(PARTIES_OBJS) $(ALL_LIBS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -lsystemd -o $@
 
 PROGRAMS := $(BUILD)/ebee
 ifneq ($(wildcard controller/main.c),)
@@ -163,7 +185,7 @@ $(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/grpc/%.o $(GRPC_GEN_OBJS)
 LOADGEN_SRCS := $(wildcard experiments/loadgen/*.c)
 ifneq ($(LOADGEN_SRCS),)
 PROGRAMS += $(BUILD)/loadgen
-$(BUILD)/loadgen: $(patsubst %.c,$(BUILD)/obj/%.o,$(LOADGEN_SRCS))
+$(BUILD)/loadgen: $(patsubst %.c,$(BUILD)/obj/%.o,$(LOADGEN_SRCS)) $(LIBCOMMON)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
 endif
@@ -204,11 +226,80 @@ $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LI
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
 
+# ---------------------------------------------------------------- install
+# make install [PREFIX=/usr/local] [DESTDIR=...]; configs go to $(SYSCONFDIR)/parties.
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+
+SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
+	    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+# Generated files depend on the install paths: rebuild them when these change.
+$(BUILD)/paths: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(VERSION) $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(SBINDIR) $(SYSCONFDIR)' | cmp -s - $@ || \
+		echo '$(VERSION) $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(SBINDIR) $(SYSCONFDIR)' > $@
+$(BUILD)/ebee.pc: metrics/ebee.pc.in $(BUILD)/paths
+	$(Q)$(SUBST) $< > $@
+$(BUILD)/parties.service: systemd/parties.service.in $(BUILD)/paths
+	$(Q)$(SUBST) $< > $@
+$(BUILD)/man/%.8: man/%.8.in $(BUILD)/paths
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SUBST) $< > $@
+# parties.ini(5) is generated from the annotated example, so the two cannot disagree.
+$(BUILD)/man/parties.ini.5: configs/example.ini man/ini2man.py $(BUILD)/paths
+	$(Q)mkdir -p $(@D)
+	$(Q)python3 man/ini2man.py $< $(VERSION) > $@
+DIST_FILES := $(BUILD)/ebee.pc $(BUILD)/parties.service $(BUILD)/man/ebee.8 \
+	      $(BUILD)/man/parties.8 $(BUILD)/man/parties.ini.5
+
+# Every installed path, relative to DESTDIR, so uninstall removes exactly these.
+INSTALLED := $(SBINDIR)/ebee $(SBINDIR)/parties $(LIBDIR)/libebee.so.0 $(LIBDIR)/libebee.so \
+	$(LIBDIR)/libebee.a $(INCLUDEDIR)/ebee.h $(LIBDIR)/pkgconfig/ebee.pc \
+	$(SYSCONFDIR)/parties/example.ini $(UNITDIR)/parties.service $(MANDIR)/man8/ebee.8 \
+	$(MANDIR)/man8/parties.8 $(MANDIR)/man5/parties.ini.5 $(COMPDIR)/ebee $(COMPDIR)/parties
+
+.PHONY: install uninstall FORCE
+FORCE:
+install: $(BUILD)/ebee $(BUILD)/parties $(LIBEBEE_SO) $(LIBEBEE) $(DIST_FILES)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 755 $(BUILD)/ebee $(DESTDIR)$(SBINDIR)/ebee
+	$(Q)install -D -m 755 $(BUILD)/parties $(DESTDIR)$(SBINDIR)/parties
+	$(Q)install -D -m 755 $(LIBEBEE_SO) $(DESTDIR)$(LIBDIR)/libebee.so.0
+	$(Q)ln -sf libebee.so.0 $(DESTDIR)$(LIBDIR)/libebee.so
+	$(Q)install -D -m 644 $(LIBEBEE) $(DESTDIR)$(LIBDIR)/libebee.a
+	$(Q)install -D -m 644 metrics/include/ebee.h $(DESTDIR)$(INCLUDEDIR)/ebee.h
+	$(Q)install -D -m 644 $(BUILD)/ebee.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ebee.pc
+	$(Q)install -D -m 644 configs/example.ini $(DESTDIR)$(SYSCONFDIR)/parties/example.ini
+	$(Q)install -D -m 644 $(BUILD)/parties.service $(DESTDIR)$(UNITDIR)/parties.service
+	$(Q)install -D -m 644 $(BUILD)/man/ebee.8 $(DESTDIR)$(MANDIR)/man8/ebee.8
+	$(Q)install -D -m 644 $(BUILD)/man/parties.8 $(DESTDIR)$(MANDIR)/man8/parties.8
+	$(Q)install -D -m 644 $(BUILD)/man/parties.ini.5 $(DESTDIR)$(MANDIR)/man5/parties.ini.5
+	$(Q)install -D -m 644 completion/ebee.bash $(DESTDIR)$(COMPDIR)/ebee
+	$(Q)install -D -m 644 completion/parties.bash $(DESTDIR)$(COMPDIR)/parties
+	@echo '  (parties.service reads $(SYSCONFDIR)/parties/parties.ini: copy example.ini there and edit it)'
+
+# Removes what install put there, then the directories it leaves empty (never others').
+uninstall:
+	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)for d in $(sort $(dir $(addprefix $(DESTDIR),$(INSTALLED)))); do \
+		while [ "$$d" != "$(DESTDIR)/" ] && [ "$$d" != "/" ] && rmdir "$$d" 2>/dev/null; do \
+			d=$$(dirname "$$d")/; \
+		done; \
+	done
+
 # ---------------------------------------------------------------- targets
 .DEFAULT_GOAL := all
 .PHONY: all test unit integration bench demo run deps clean help format figure11-sim
 
-all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES)
+all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(DIST_FILES)
 
 tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 
@@ -250,8 +341,10 @@ demo: all
 # present) and mounts tracefs. Root only.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
-	    libmemcached-tools python3 procps iproute2 util-linux \
-	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler time liburing-dev
+	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus \
+	    libsystemd-dev systemd man-db bash-completion curl \
+	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
+	    protobuf-compiler time liburing-dev
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
@@ -279,6 +372,9 @@ help:
 	@echo '  asan         ASan+UBSan build (build/asan) of the unit tests and parties; runs them and the config fuzz'
 	@echo '  demo         the main job: trace a demo server under load and print the summary'
 	@echo '  figure11-sim the Figure 11 study simulated at the paper scale (no root; ~10 min)'
+	@echo '  install      install programs, libebee.so/.a, ebee.h, ebee.pc, man pages, unit,'
+	@echo '               completion (PREFIX=/usr/local, DESTDIR=, SYSCONFDIR=/etc)'
+	@echo '  uninstall    remove exactly what install put there'
 	@echo '  deps         install missing Debian packages, mount tracefs and bpffs (root)'
 	@echo '  vmlinux      regenerate build/vmlinux.h from /sys/kernel/btf/vmlinux'
 	@echo '  format       clang-format every C file'

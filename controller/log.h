@@ -1,32 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The decision log: one JSON object per line (JSONL). A tiny writer that
- * knows commas and string escaping; numbers that are not finite are written
- * as null, so a missing latency never reads as 0.
+ * The decision log: one JSON object per line (JSONL), written with the
+ * project's one JSON writer (common/jsonw.h); these names are the
+ * controller's spelling of it.
  */
 #ifndef PARTIES_LOG_H
 #define PARTIES_LOG_H
 
-#include <stdbool.h>
-#include <stdio.h>
+#include "jsonw.h"
 
-#define LOG_DEPTH 8
+#define LOG_DEPTH JW_DEPTH
+#define log_json  jw
 
-struct log_json {
-	FILE *f;
-	int depth;
-	bool first[LOG_DEPTH];
-	char kind[LOG_DEPTH]; /* closing character of each open level */
-};
-
-void log_json_begin(struct log_json *j, FILE *f);	/* { */
-void log_json_end(struct log_json *j);			/* }\n and flush */
-void log_json_obj(struct log_json *j, const char *key); /* key may be NULL in arrays */
-void log_json_arr(struct log_json *j, const char *key);
-void log_json_close(struct log_json *j);				 /* } or ] */
-void log_json_str(struct log_json *j, const char *key, const char *val); /* NULL: null */
-void log_json_num(struct log_json *j, const char *key, double val, int prec);
-void log_json_int(struct log_json *j, const char *key, long long val);
-void log_json_bool(struct log_json *j, const char *key, bool val);
+#define log_json_begin jw_begin
+#define log_json_end   jw_end
+#define log_json_obj   jw_obj
+#define log_json_arr   jw_arr
+#define log_json_close jw_close
+#define log_json_str   jw_str
+#define log_json_num   jw_num
+#define log_json_int   jw_int
+#define log_json_bool  jw_bool
 
 #endif /* PARTIES_LOG_H */

@@ -863,3 +863,19 @@ void loop_fini(struct loop *l)
 	l->pol = NULL;
 	l->pol_state = NULL;
 }
+
+/* ops (issue 13): a reload (SIGHUP) with changed [policy] settings: build the
+ * new state first, so a refused setting leaves the running policy alone. The
+ * policy's history (wheel position, judgements) starts over. */
+int loop_restart_policy(struct loop *l, const struct cfg *c, char *err, size_t len)
+{
+	void *state;
+	int ret = policy_init(c, l->pol, &state, err, len);
+
+	if (ret)
+		return ret;
+	if (l->pol->exit)
+		l->pol->exit(l->pol_state);
+	l->pol_state = state;
+	return 0;
+}

@@ -128,6 +128,10 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t err_l
 /* Initialise the policy with the config's settings and free it again: the
  * start-up check. 0 or a negative errno with "file:line: what" in err. */
 int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err, size_t err_len);
+/* Replace the policy's state by one initialised from c's [policy] settings
+ * (same policy). 0, or a negative errno with "file:line: what" in err and the
+ * running state kept. */
+int loop_restart_policy(struct loop *l, const struct cfg *c, char *err, size_t err_len);
 /* One interval at monotonic time now_ms. */
 int loop_step(struct loop *l, uint64_t now_ms);
 /* Workloads still alive. */

@@ -6,6 +6,7 @@
 
 #include "actuator.h"
 #include "cpu_usage.h"
+#include "journal.h"
 #include "machine.h"
 
 struct mach {
@@ -23,7 +24,7 @@ static void act_log(enum act_log_level level, const char *msg, void *ctx)
 	struct mach *m = ctx;
 
 	if (level == ACT_LOG_WARN || (m && m->verbose))
-		fprintf(stderr, "parties: %s\n", msg);
+		fprintf(stderr, "%sparties: %s\n", journal_pfx(level == ACT_LOG_WARN ? 4 : 7), msg);
 }
 
 struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *err, size_t len)

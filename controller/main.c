@@ -29,13 +29,65 @@
 #include "loop.h"
 #include "machine.h"
 #include "sim_run.h"
+#include "journal.h"
+#include "pmetrics.h"
+#include "reload.h"
 #include "source.h"
+#include "svc.h"
+
+#ifndef PARTIES_VERSION
+#define PARTIES_VERSION "unknown"
+#endif
 
 static volatile sig_atomic_t stop_sig;
 
 static void on_signal(int sig)
 {
 	stop_sig = sig;
+}
+
+static volatile sig_atomic_t hup;
+
+static void on_hup(int sig)
+{
+	hup = 1;
+}
+
+/* SIGHUP: re-read the configuration (validated first, see reload.h) and
+ * reopen the log (logrotate renames it, then sends SIGHUP). */
+static void reload(const char *cfg_path, struct cfg *cfg, struct loop *l, FILE **log,
+		   const char *log_cli)
+{
+	static struct cfg next;
+	const char *path;
+	char msg[512];
+
+	if (reload_check(cfg_path, cfg, &next, msg, sizeof(msg)) ||
+	    reload_apply(cfg, &next, l, msg, sizeof(msg))) {
+		fprintf(stderr, "parties: reload failed, keeping the running configuration: %s\n",
+			msg);
+	} else {
+		fprintf(stderr, "parties: reloaded %s: %s\n", cfg_path,
+			msg[0] ? msg : "nothing changed");
+	}
+	path = log_cli ? log_cli : (cfg->log[0] ? cfg->log : NULL);
+	if (path) {
+		FILE *f = fopen(path, "a");
+
+		if (!f) {
+			fprintf(stderr,
+				"parties: cannot reopen log %s: %s; still writing the old one\n",
+				path, strerror(errno));
+			return;
+		}
+		if (*log)
+			fclose(*log);
+		*log = f;
+	} else if (*log) {
+		fclose(*log);
+		*log = NULL;
+	}
+	l->log = *log;
 }
 
 static void usage(FILE *f)
@@ -65,12 +117,15 @@ static void usage(FILE *f)
 		"                       [controller] log); a summary line ends the run\n"
 		"      --cleanup        only repair what a killed daemon with this config's\n"
 		"                       cgroup_parent left behind, then exit\n"
+		"  -m, --metrics ADDR   serve Prometheus metrics at http://ADDR/metrics\n"
+		"                       (ADDR: HOST:PORT, :PORT for all interfaces, [V6]:PORT)\n"
 		"  -v, --verbose        log every actuator write to stderr\n"
 		"      --simulate       run the loop and the policy against the request-level\n"
 		"                       model of the config's [simulation] section, in virtual\n"
 		"                       time (no root, nothing on the machine changes); --log\n"
 		"                       is then truncated, --duration is virtual seconds\n"
 		"      --seed N         override [controller] seed (policy and model)\n"
+		"  -V, --version        print the version and exit\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"On exit (end of --duration, SIGINT, SIGTERM, or a fatal error) every cgroup and\n"
@@ -382,9 +437,12 @@ int main(int argc, char **argv)
 		{ "simulate", no_argument, NULL, 'S' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	const char *cfg_path = NULL, *log_path = NULL;
+	const char *cfg_path = NULL, *log_path = NULL, *metrics_addr = NULL;
+	struct pmetrics *pm = NULL;
 	bool dry_run = false, cleanup = false, verbose = false, check_only = false;
 	bool simulate = false;
 	const char *seed_arg = NULL;
@@ -402,7 +460,8 @@ int main(int argc, char **argv)
 	uint64_t next, end = 0;
 	struct sigaction sa;
 
-	while ((opt = getopt_long(argc, argv, "c:nd:l:vh", lopts, NULL)) != -1) {
+	journal_stderr_init();
+	while ((opt = getopt_long(argc, argv, "c:nd:l:vhm:V", lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cfg_path = optarg;
@@ -434,6 +493,12 @@ int main(int argc, char **argv)
 			cfg_path = optarg;
 			check_only = true;
 			break;
+		case 'm':
+			metrics_addr = optarg;
+			break;
+		case 'V':
+			printf("parties %s\n", PARTIES_VERSION);
+			return 0;
 		case 'v':
 			verbose = true;
 			break;
@@ -527,6 +592,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -654,8 +720,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "parties: dry run: no workload is running, nothing to observe\n");
 		goto out;
 	}
+	if (metrics_addr) {
+		pm = pmetrics_start(metrics_addr, err, sizeof(err));
+		if (!pm) {
+			fprintf(stderr, "parties: --metrics: %s\n", err);
+			ret = 2;
+			goto out;
+		}
+		fprintf(stderr, "parties: metrics at http://%s/metrics (port %d)\n", metrics_addr,
+			pmetrics_port(pm));
+	}
 	fprintf(stderr, "parties: managing %d workload(s) with policy %s every %u ms%s\n", cfg.nwl,
 		cfg.policy, cfg.interval_ms, dry_run ? " (dry run)" : "");
+	svc_ready(&loop, cfg.policy);
 
 	wall0_ms = (double)loop_now_ms();
 	proc_cpu0 = cpu_ms(CLOCK_PROCESS_CPUTIME_ID);
@@ -663,7 +740,7 @@ int main(int argc, char **argv)
 	if (duration > 0)
 		end = next + (uint64_t)(duration * 1000.0);
 	while (!stop_sig) {
-		double c0 = cpu_ms(CLOCK_THREAD_CPUTIME_ID);
+		double c0 = cpu_ms(CLOCK_THREAD_CPUTIME_ID), w0 = cpu_ms(CLOCK_MONOTONIC);
 		uint64_t now = loop_now_ms();
 		struct timespec ts;
 
@@ -671,6 +748,8 @@ int main(int argc, char **argv)
 			break;
 		loop_step(&loop, now);
 		loop_cpu += cpu_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
+		pmetrics_update(pm, &loop, (cpu_ms(CLOCK_MONOTONIC) - w0) / 1e3);
+		svc_interval(&loop);
 		if (!loop_alive_count(&loop)) {
 			fprintf(stderr, "parties: every workload has exited; stopping\n");
 			break;
@@ -686,9 +765,17 @@ int main(int argc, char **argv)
 			next = end;
 		ts.tv_sec = (time_t)(next / 1000);
 		ts.tv_nsec = (long)(next % 1000) * 1000000L;
-		while (!stop_sig &&
-		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
+		/* a reload between intervals keeps the interval's rhythm */
+		for (;;) {
+			if (hup) {
+				hup = 0;
+				reload(cfg_path, &cfg, &loop, &log,
+				       log_path == cfg.log ? NULL : log_path);
+			}
+			if (stop_sig ||
+			    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != EINTR)
+				break;
+		}
 	}
 	ret = 0;
 	{
@@ -729,6 +816,8 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	svc_stopping();
+	pmetrics_stop(pm); /* before the loop state it reads */
 	if (loop_ok) {
 		loop_fini(&loop);
 	} else {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "loadgen.h"
 
 static const char usage_text[] =
@@ -325,17 +326,34 @@ static void print_summary(const struct lg_config *cfg, const struct lg_result *r
 	for (size_t i = 0; i < n; i++)
 		mean += v[i] / n;
 	if (json) {
-		printf("{\"proto\":\"%s\",\"sent\":%lld,\"ok\":%lld,\"errors\":%lld,\"late\":%lld,"
-		       "\"dropped\":%lld,\"timeouts\":%lld,\"unsent\":%lld,\"abandoned\":%lld,"
-		       "\"offered_rps\":%.1f,\"achieved_rps\":%.1f,\"duration_s\":%.3f,"
-		       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
-		       "\"max_us\":%.1f,\"mean_us\":%.1f,\"conns_opened\":%lld,\"max_open\":%d",
-		       cfg->proto == LG_HTTP ? "http" : "memcached", r->sent, r->ok, r->errors,
-		       r->late, r->dropped, r->timeouts, r->unsent, r->abandoned, offered, rps,
-		       r->duration_s, p50, p90, p99, p999, max, mean, r->conns_opened, r->max_open);
-		if (cfg->proto == LG_MEMCACHED)
-			printf(",\"gets\":%lld,\"hits\":%lld", r->gets, r->hits);
-		printf("}\n");
+		struct jw j;
+
+		jw_begin(&j, stdout);
+		jw_str(&j, "proto", cfg->proto == LG_HTTP ? "http" : "memcached");
+		jw_int(&j, "sent", r->sent);
+		jw_int(&j, "ok", r->ok);
+		jw_int(&j, "errors", r->errors);
+		jw_int(&j, "late", r->late);
+		jw_int(&j, "dropped", r->dropped);
+		jw_int(&j, "timeouts", r->timeouts);
+		jw_int(&j, "unsent", r->unsent);
+		jw_int(&j, "abandoned", r->abandoned);
+		jw_num(&j, "offered_rps", offered, 1);
+		jw_num(&j, "achieved_rps", rps, 1);
+		jw_num(&j, "duration_s", r->duration_s, 3);
+		jw_num(&j, "p50_us", p50, 1);
+		jw_num(&j, "p90_us", p90, 1);
+		jw_num(&j, "p99_us", p99, 1);
+		jw_num(&j, "p999_us", p999, 1);
+		jw_num(&j, "max_us", max, 1);
+		jw_num(&j, "mean_us", mean, 1);
+		jw_int(&j, "conns_opened", r->conns_opened);
+		jw_int(&j, "max_open", r->max_open);
+		if (cfg->proto == LG_MEMCACHED) {
+			jw_int(&j, "gets", r->gets);
+			jw_int(&j, "hits", r->hits);
+		}
+		jw_end(&j);
 		return;
 	}
 	printf("sent %lld ok %lld errors %lld late %lld\n", r->sent, r->ok, r->errors, r->late);

@@ -13,12 +13,24 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include "ebee.h"
+#include "cgwatch.h"
+#include "ebee_prom.h"
+#include "jsonw.h"
+#include "promhttp.h"
 
 #define MAX_PIDS 64
 
+#ifndef EBEE_VERSION
+#define EBEE_VERSION "unknown"
+#endif
+
 static volatile sig_atomic_t stop_flag;
+
+/* ebee top --sort */
+static enum top_sort { S_P99, S_RPS, S_REQ, S_PID } top_sort_key;
 
 static void on_signal(int sig)
 {
@@ -27,9 +39,14 @@ static void on_signal(int sig)
 
 struct cli {
 	pid_t pids[MAX_PIDS];
+	char names[MAX_PIDS][EPROM_NAME_LEN]; /* workload label; "" = comm */
+	char comms[MAX_PIDS][16];	      /* /proc/PID/comm when tracing began */
 	int npids;
-	double duration_s; /* 0: until SIGINT */
-	long interval_ms;  /* 0: summary only (trace); 1000 default for top */
+	const char *listen; /* --listen ADDR */
+	const char *cgroup; /* --cgroup PATH */
+	int hist;	    /* --hist */
+	double duration_s;  /* 0: until SIGINT */
+	long interval_ms;   /* 0: summary only (trace); 1000 default for top */
 	enum ebee_mode mode;
 	int json;
 	int verbose;
@@ -87,6 +104,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "Usage: ebee trace --pid PID [--pid PID ...] [options]\n"
+	    "       ebee trace --cgroup PATH [options]\n"
 	    "       ebee top   --pid PID [--pid PID ...] [options]\n"
 	    "\n"
 	    "Observe the server-side request latency and throughput of running processes\n"
@@ -100,9 +118,14 @@ static void usage(FILE *f)
 	    "  top     live view, refreshed every --interval (default 1000 ms)\n"
 	    "\n"
 	    "Options:\n"
-	    "  -p, --pid PID          process to trace (repeatable, up to %d); not a kernel\n"
-	    "                         thread; pid 1 (every process) needs --all\n"
+	    "  -p, --pid PID[:NAME]   process to trace (repeatable, up to %d); NAME is its\n"
+	    "                         workload label in metrics (default: its comm); not a\n"
+	    "                         kernel thread; pid 1 (every process) needs --all\n"
 	    "      --all              trace pid 1 and so every process on the host (warns)\n"
+	    "  -g, --cgroup PATH      trace every process of this cgroup and its descendants,\n"
+	    "                         including processes that join later (checked every\n"
+	    "                         200 ms); PATH is a cgroup directory or a path under\n"
+	    "                         /sys/fs/cgroup{,/unified,/systemd}; label: its name\n"
 	    "  -d, --duration S       stop after S seconds (decimals allowed; default: SIGINT)\n"
 	    "  -i, --interval MS      print every MS milliseconds\n"
 	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write),\n"
@@ -112,7 +135,8 @@ static void usage(FILE *f)
 	    "      --path PATH        auto (default: socket if the kernel has the socket\n"
 	    "                         tracepoints, else syscall), socket or syscall\n"
 	    "  -j, --json             one JSON object per pid per line, latencies in ns:\n"
-	    "                         pid, mode, requests, rps, latest_ns, avg_ns, p50_ns,\n"
+	    "                         time (UTC), pid, comm, name (the workload label),\n"
+	    "                         mode, requests, rps, latest_ns, avg_ns, p50_ns,\n"
 	    "                         p90_ns, p99_ns, p999_ns (service latency), sojourn_avg_ns,\n"
 	    "                         sojourn_p50_ns, sojourn_p90_ns, sojourn_p99_ns,\n"
 	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
@@ -122,7 +146,18 @@ static void usage(FILE *f)
 	    "      --window N         latencies kept per pid for the statistics, at most\n"
 	    "                         10000000 (default 100000; ~32 bytes each)\n"
 	    "      --window-age MS    also forget latencies older than MS (default: none)\n"
+	    "  -L, --listen ADDR      serve Prometheus metrics at http://ADDR/metrics while\n"
+	    "                         tracing; ADDR is HOST:PORT, :PORT (all interfaces) or\n"
+	    "                         [V6]:PORT\n"
+	    "  -H, --hist             with each report, a log2 histogram of every request's\n"
+	    "                         latency in us since tracing began (as bcc's runqlat);\n"
+	    "                         with --json, the counts as \"log2_us\" (slot k >= 1:\n"
+	    "                         2^(k-1) .. 2^k-1 us)\n"
+	    "  -s, --sort KEY         top: order rows by p99 (default), rps, requests\n"
+	    "                         (largest first) or pid; columns that do not fit the\n"
+	    "                         terminal are left out, least useful first\n"
 	    "  -v, --verbose          log mode choices and probe changes to stderr\n"
+	    "  -V, --version          print the version and exit\n"
 	    "  -h, --help             this text\n"
 	    "\n"
 	    "requests counts every request completed while tracing; rps, latencies and\n"
@@ -155,6 +190,35 @@ static int parse_long(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+static int valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= EPROM_NAME_LEN)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+/* The process's comm, the workload's default name. */
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, len, f))
+		snprintf(buf, len, "%d", (int)pid);
+	else
+		buf[strcspn(buf, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
 static void log_cb(enum ebee_log_level lvl, const char *msg, void *ctx)
 {
 	fprintf(stderr, "%s\n", msg);
@@ -173,23 +237,62 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "ringbuf-size", required_argument, NULL, 'R' },
 		{ "window", required_argument, NULL, 'W' },
 		{ "window-age", required_argument, NULL, 'A' },
+		{ "listen", required_argument, NULL, 'L' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "cgroup", required_argument, NULL, 'g' },
+		{ "hist", no_argument, NULL, 'H' },
+		{ "sort", required_argument, NULL, 's' },
 		{ "path", required_argument, NULL, 'P' },
-		{ "all", no_argument, NULL, 'L' },
+		{ "all", no_argument, NULL, 'a' },
 		{},
 	};
 	long v;
 	int o;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvh", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:Hs:", lo, NULL)) != -1) {
 		switch (o) {
-		case 'p':
-			if (parse_long(optarg, 1, INT_MAX, &v))
+		case 'p': {
+			char num[32], *colon = strchr(optarg, ':');
+			size_t n = colon ? (size_t)(colon - optarg) : strlen(optarg);
+
+			snprintf(num, sizeof(num), "%.*s", (int)(n < 31 ? n : 31), optarg);
+			if (n >= sizeof(num) || parse_long(num, 1, INT_MAX, &v))
 				return die("bad pid '%s'", optarg);
+			if (colon && !valid_name(colon + 1))
+				return die("bad workload name in '%s' (1-63 of A-Z a-z 0-9 _ . -)",
+					   optarg);
 			if (c->npids == MAX_PIDS)
 				return die("too many pids (at most 64): '%s'", optarg);
+			snprintf(c->names[c->npids], sizeof(c->names[0]), "%s",
+				 colon ? colon + 1 : "");
 			c->pids[c->npids++] = v;
 			break;
+		}
+		case 'L':
+			c->listen = optarg;
+			break;
+		case 'g':
+			c->cgroup = optarg;
+			break;
+		case 'H':
+			c->hist = 1;
+			break;
+		case 's':
+			if (!strcmp(optarg, "p99"))
+				top_sort_key = S_P99;
+			else if (!strcmp(optarg, "rps"))
+				top_sort_key = S_RPS;
+			else if (!strcmp(optarg, "requests"))
+				top_sort_key = S_REQ;
+			else if (!strcmp(optarg, "pid"))
+				top_sort_key = S_PID;
+			else
+				return die("bad sort key '%s' (p99, rps, requests or pid)", optarg);
+			break;
+		case 'V':
+			printf("ebee %s\n", EBEE_VERSION);
+			exit(0);
 		case 'd': {
 			char *end;
 
@@ -243,7 +346,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			if (ebee_path_parse(optarg, &c->eo.path))
 				return die("bad path '%s' (auto, socket or syscall)", optarg);
 			break;
-		case 'L':
+		case 'a':
 			c->all = 1;
 			break;
 		case ':':
@@ -278,8 +381,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	if (c->all)
 		fprintf(stderr, "ebee: warning: --all: tracing pid 1 and its descendants, i.e. "
 				"every process on the host\n");
-	if (!c->npids)
-		return die("%sno --pid given", "");
+	if (!c->npids && !c->cgroup)
+		return die("%sno --pid given (nor --cgroup)", "");
 	return 0;
 }
 
@@ -317,36 +420,71 @@ static void collect(struct ebee *eb, pid_t pid, struct row *r)
 			r->have_soj = 0;
 }
 
-static void print_json(const struct row *r)
+static struct eprom prom; /* request hook's histograms: --listen, --hist */
+
+static void print_json(const struct row *r, const char *name, const char *comm, int hist)
 {
 	char probes[96];
+	struct jw j;
 
-	printf("{\"pid\":%d,\"mode\":\"%s\",\"requests\":%llu,", r->pid, ebee_mode_str(r->st.mode),
-	       (unsigned long long)r->st.requests);
+	jw_begin(&j, stdout);
+	jw_time(&j, "time");
+	jw_int(&j, "pid", r->pid);
+	jw_str(&j, "comm", comm);
+	jw_str(&j, "name", name);
+	jw_str(&j, "mode", ebee_mode_str(r->st.mode));
+	jw_uint(&j, "requests", r->st.requests);
 	if (r->have_rps)
-		printf("\"rps\":%.1f,", r->rps);
+		jw_num(&j, "rps", r->rps, 1);
 	else
-		printf("\"rps\":0,");
-	if (r->have_lat)
-		printf("\"latest_ns\":%llu,\"avg_ns\":%.0f,\"p50_ns\":%.0f,\"p90_ns\":%.0f,"
-		       "\"p99_ns\":%.0f,\"p999_ns\":%.0f,",
-		       (unsigned long long)r->latest, r->avg, r->p[0], r->p[1], r->p[2], r->p[3]);
-	else
-		printf("\"latest_ns\":null,\"avg_ns\":null,\"p50_ns\":null,\"p90_ns\":null,"
-		       "\"p99_ns\":null,\"p999_ns\":null,");
-	if (r->have_soj)
-		printf("\"sojourn_avg_ns\":%.0f,\"sojourn_p50_ns\":%.0f,\"sojourn_p90_ns\":%.0f,"
-		       "\"sojourn_p99_ns\":%.0f,\"sojourn_p999_ns\":%.0f,",
-		       r->soj_avg, r->soj_p[0], r->soj_p[1], r->soj_p[2], r->soj_p[3]);
-	else
-		printf("\"sojourn_avg_ns\":null,\"sojourn_p50_ns\":null,\"sojourn_p90_ns\":null,"
-		       "\"sojourn_p99_ns\":null,\"sojourn_p999_ns\":null,");
-	printf("\"dropped\":%llu,\"probes\":\"%s\",\"window\":%llu,\"exited\":%s,"
-	       "\"path\":\"%s\"}\n",
-	       (unsigned long long)r->st.dropped,
-	       ebee_probes_str(r->st.probes, probes, sizeof(probes)),
-	       (unsigned long long)r->st.window_count, r->st.exited ? "true" : "false",
-	       ebee_path_str(path_in_use));
+		jw_int(&j, "rps", 0);
+	if (r->have_lat) {
+		jw_uint(&j, "latest_ns", r->latest);
+		jw_num(&j, "avg_ns", r->avg, 0);
+		jw_num(&j, "p50_ns", r->p[0], 0);
+		jw_num(&j, "p90_ns", r->p[1], 0);
+		jw_num(&j, "p99_ns", r->p[2], 0);
+		jw_num(&j, "p999_ns", r->p[3], 0);
+	} else {
+		static const char *const k[] = { "latest_ns", "avg_ns", "p50_ns",
+						 "p90_ns",    "p99_ns", "p999_ns" };
+
+		for (int i = 0; i < 6; i++)
+			jw_null(&j, k[i]);
+	}
+	if (r->have_soj) {
+		jw_num(&j, "sojourn_avg_ns", r->soj_avg, 0);
+		jw_num(&j, "sojourn_p50_ns", r->soj_p[0], 0);
+		jw_num(&j, "sojourn_p90_ns", r->soj_p[1], 0);
+		jw_num(&j, "sojourn_p99_ns", r->soj_p[2], 0);
+		jw_num(&j, "sojourn_p999_ns", r->soj_p[3], 0);
+	} else {
+		static const char *const k[] = { "sojourn_avg_ns", "sojourn_p50_ns",
+						 "sojourn_p90_ns", "sojourn_p99_ns",
+						 "sojourn_p999_ns" };
+
+		for (int i = 0; i < 5; i++)
+			jw_null(&j, k[i]);
+	}
+	jw_uint(&j, "dropped", r->st.dropped);
+	jw_str(&j, "probes", ebee_probes_str(r->st.probes, probes, sizeof(probes)));
+	jw_uint(&j, "window", r->st.window_count);
+	jw_bool(&j, "exited", r->st.exited);
+	jw_str(&j, "path", ebee_path_str(path_in_use));
+	if (hist) {
+		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
+
+		for (int i = 0; i < n; i++) {
+			if (prom.wl[i].pid != r->pid)
+				continue;
+			jw_arr(&j, "log2_us");
+			for (int k = 0; k < EPROM_LOG2_SLOTS; k++)
+				jw_uint(&j, NULL,
+					__atomic_load_n(&prom.wl[i].log2_us[k], __ATOMIC_RELAXED));
+			jw_close(&j);
+		}
+	}
+	jw_end(&j);
 }
 
 static void print_header(void)
@@ -382,37 +520,195 @@ static void report(struct ebee *eb, const struct cli *c, int header)
 		collect(eb, c->pids[i], &r);
 		if (r.err)
 			continue;
-		if (c->json)
-			print_json(&r);
-		else
+		if (c->json) {
+			print_json(&r, c->names[i], c->comms[i], c->hist);
+		} else {
 			print_text(&r);
+			if (c->hist) {
+				printf("\npid %d (%s) request latency:\n", r.pid, c->comms[i]);
+				eprom_print_log2(&prom, r.pid, stdout);
+				printf("\n");
+			}
+		}
 	}
 	fflush(stdout);
 }
 
-static void top_screen(struct ebee *eb, const struct cli *c, double elapsed)
+/* ebee top's columns; on a narrow terminal the highest drop numbers go
+ * first, so the row never wraps and the columns never shift. */
+enum {
+	C_PID,
+	C_MODE,
+	C_REQ,
+	C_RPS,
+	C_LATEST,
+	C_AVG,
+	C_P50,
+	C_P90,
+	C_P99,
+	C_P999,
+	C_SOJ_P99,
+	C_DROP,
+	NCOL
+};
+static const struct {
+	const char *hdr;
+	int w, drop;
+} cols[NCOL] = {
+	[C_PID] = { "PID", 8, 0 },
+	[C_MODE] = { "MODE", 5, 0 },
+	[C_REQ] = { "REQUESTS", 10, 1 },
+	[C_RPS] = { "RPS", 10, 0 },
+	[C_LATEST] = { "LATEST_us", 10, 7 },
+	[C_AVG] = { "AVG_us", 10, 5 },
+	[C_P50] = { "P50_us", 10, 4 },
+	[C_P90] = { "P90_us", 10, 6 },
+	[C_P99] = { "P99_us", 10, 0 },
+	[C_P999] = { "P99.9_us", 10, 3 },
+	[C_SOJ_P99] = { "SOJ_P99_us", 11, 0 },
+	[C_DROP] = { "DROPPED", 8, 2 },
+};
+
+static int term_width(void)
 {
+	struct winsize ws;
+	const char *e = getenv("COLUMNS");
+
+	if (e && atoi(e) > 0)
+		return atoi(e);
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		return ws.ws_col;
+	return 1000;
+}
+
+/* Columns shown for a width: drop the highest drop numbers until it fits. */
+static void top_columns(int width, bool show[NCOL])
+{
+	for (int level = 7;; level--) {
+		int w = 0;
+
+		for (int k = 0; k < NCOL; k++) {
+			show[k] = cols[k].drop <= level;
+			w += show[k] ? cols[k].w + (k ? 1 : 0) : 0;
+		}
+		if (w <= width || level == 0)
+			return;
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double kx, ky;
+
+	switch (top_sort_key) {
+	case S_RPS:
+		kx = x->have_rps ? x->rps : -1, ky = y->have_rps ? y->rps : -1;
+		break;
+	case S_REQ:
+		kx = x->st.requests, ky = y->st.requests;
+		break;
+	case S_PID:
+		return x->pid - y->pid;
+	default:
+		kx = x->have_lat ? x->p[2] : -1, ky = y->have_lat ? y->p[2] : -1;
+		break;
+	}
+	if (kx != ky)
+		return kx < ky ? 1 : -1; /* largest first */
+	return x->pid - y->pid;
+}
+
+static void top_cell(const struct row *r, int k, char *buf, size_t len)
+{
+	const double us[] = {
+		[C_LATEST] = r->latest / 1e3, [C_AVG] = r->avg / 1e3,  [C_P50] = r->p[0] / 1e3,
+		[C_P90] = r->p[1] / 1e3,      [C_P99] = r->p[2] / 1e3, [C_P999] = r->p[3] / 1e3
+	};
+
+	switch (k) {
+	case C_PID:
+		snprintf(buf, len, "%d", r->pid);
+		break;
+	case C_MODE:
+		snprintf(buf, len, "%s", ebee_mode_str(r->st.mode));
+		break;
+	case C_REQ:
+		snprintf(buf, len, "%llu", (unsigned long long)r->st.requests);
+		break;
+	case C_RPS:
+		snprintf(buf, len, "%.1f", r->have_rps ? r->rps : 0.0);
+		break;
+	case C_DROP:
+		snprintf(buf, len, "%llu", (unsigned long long)r->st.dropped);
+		break;
+	case C_SOJ_P99:
+		if (r->have_soj)
+			snprintf(buf, len, "%.1f", r->soj_p[2] / 1e3);
+		else
+			snprintf(buf, len, "-");
+		break;
+	default:
+		if (r->have_lat)
+			snprintf(buf, len, "%.1f", us[k]);
+		else
+			snprintf(buf, len, "-");
+	}
+}
+
+/* One screen of top; clear = 0 for the final one, left on the terminal. */
+static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int clear)
+{
+	static const char *const sort_names[] = { "p99", "rps", "requests", "pid" };
 	struct ebee_global_stats g = { .sz = sizeof(g) };
-	char probes[96];
-	struct row r;
+	static struct row rows[MAX_PIDS];
+	int width = term_width(), n = 0;
+	bool show[NCOL];
+	char probes[96], line[1024], cell[32];
 
 	ebee_get_global_stats(eb, &g);
-	printf("\033[H\033[J");
-	printf(
-	    "ebee top  %.0fs  %s path  workloads %u  records %llu  dropped %llu  probes [%s]\n\n",
-	    elapsed, ebee_path_str(g.path), g.workloads, (unsigned long long)g.records,
-	    (unsigned long long)g.dropped, ebee_probes_str(g.probes, probes, sizeof(probes)));
-	print_header();
 	for (int i = 0; i < c->npids; i++) {
-		collect(eb, c->pids[i], &r);
-		if (r.err)
-			continue;
-		print_text(&r);
-		printf(
-		    "         procs %u  probes [%s]  window %llu over %.2fs  mode switches %llu\n",
-		    r.st.nprocs, ebee_probes_str(r.st.probes, probes, sizeof(probes)),
-		    (unsigned long long)r.st.window_count, r.st.window_span_ns / 1e9,
-		    (unsigned long long)r.st.mode_switches);
+		collect(eb, c->pids[i], &rows[n]);
+		if (!rows[n].err)
+			n++;
+	}
+	qsort(rows, n, sizeof(rows[0]), row_cmp);
+	top_columns(width, show);
+	if (width > (int)sizeof(line) - 1)
+		width = sizeof(line) - 1;
+	if (clear)
+		printf("\033[H\033[J");
+	snprintf(line, sizeof(line),
+		 "ebee top  %.0fs  %s path  workloads %u  records %llu  dropped %llu  sort %s  "
+		 "probes [%s]",
+		 elapsed, ebee_path_str(g.path), g.workloads, (unsigned long long)g.records,
+		 (unsigned long long)g.dropped, sort_names[top_sort_key],
+		 ebee_probes_str(g.probes, probes, sizeof(probes)));
+	printf("%.*s\n\n", width, line);
+	for (int pass = 0; pass <= n; pass++) {
+		const struct row *r = pass ? &rows[pass - 1] : NULL;
+		int off = 0;
+
+		for (int k = 0; k < NCOL; k++) {
+			if (!show[k])
+				continue;
+			if (r)
+				top_cell(r, k, cell, sizeof(cell));
+			off += snprintf(line + off, sizeof(line) - off,
+					k == C_PID || k == C_MODE ? "%s%-*s" : "%s%*s",
+					off ? " " : "", cols[k].w, r ? cell : cols[k].hdr);
+		}
+		printf("%.*s\n", width, line);
+		if (r) {
+			snprintf(line, sizeof(line),
+				 "         procs %u  probes [%s]  window %llu over %.2fs  mode "
+				 "switches %llu",
+				 r->st.nprocs,
+				 ebee_probes_str(r->st.probes, probes, sizeof(probes)),
+				 (unsigned long long)r->st.window_count, r->st.window_span_ns / 1e9,
+				 (unsigned long long)r->st.mode_switches);
+			printf("%.*s\n", width, line);
+		}
 	}
 	fflush(stdout);
 }
@@ -427,6 +723,8 @@ static double mono_s(void)
 
 static int all_exited(struct ebee *eb, const struct cli *c)
 {
+	if (c->cgroup)
+		return 0; /* processes may join the cgroup later */
 	for (int i = 0; i < c->npids; i++) {
 		struct ebee_stats st = { .sz = sizeof(st) };
 
@@ -436,16 +734,66 @@ static int all_exited(struct ebee *eb, const struct cli *c)
 	return 1;
 }
 
+/* Trace the cgroup's processes not traced yet. Children of traced processes
+ * are already followed by ebee (-EEXIST/-EBUSY): remembered, not retried. */
+static void cgroup_scan(struct ebee *eb, struct cli *c, const struct cgwatch *cw,
+			struct eprom *prom, const struct ebee_trace_opts *to)
+{
+	static pid_t skip[4096];
+	static int nskip, warned;
+	pid_t pids[1024];
+	int n = cgwatch_scan(cw, pids, 1024);
+
+	for (int i = 0; i < n; i++) {
+		int known = 0, err;
+
+		for (int k = 0; k < c->npids && !known; k++)
+			known = c->pids[k] == pids[i];
+		for (int k = 0; k < nskip && !known; k++)
+			known = skip[k] == pids[i];
+		if (known)
+			continue;
+		if (c->npids == MAX_PIDS) {
+			if (!warned++)
+				fprintf(stderr,
+					"ebee: cgroup %s: more than %d processes; "
+					"the rest are not traced\n",
+					cw->name, MAX_PIDS);
+			return;
+		}
+		/* before tracing starts, so the request hook finds the entry */
+		if (c->listen || c->hist)
+			eprom_add(prom, pids[i], cw->name);
+		err = ebee_start_tracing(eb, pids[i], to);
+		if (!err) {
+			snprintf(c->names[c->npids], sizeof(c->names[0]), "%s", cw->name);
+			comm_of(pids[i], c->comms[c->npids], sizeof(c->comms[0]));
+			c->pids[c->npids++] = pids[i];
+			if (c->verbose)
+				fprintf(stderr, "ebee: cgroup %s: tracing pid %d\n", cw->name,
+					pids[i]);
+		} else if (nskip < (int)(sizeof(skip) / sizeof(skip[0]))) {
+			skip[nskip++] = pids[i];
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct ebee_trace_opts to = { .sz = sizeof(to) };
 	struct cli c = { .eo = { .sz = sizeof(struct ebee_opts) } };
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct cgwatch cw;
+	struct promhttp *http = NULL;
 	double start, next;
 	struct ebee *eb;
 	char msg[512];
 	int err;
 
+	if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+		printf("ebee %s\n", EBEE_VERSION);
+		return 0;
+	}
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 1 : 0;
@@ -467,6 +815,21 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ebee: no such process: %d\n", c.pids[i]);
 			return 1;
 		}
+
+	if (c.cgroup && cgwatch_open(&cw, c.cgroup, NULL, msg, sizeof(msg))) {
+		fprintf(stderr, "ebee: %s\n", msg);
+		return 1;
+	}
+	for (int i = 0; i < c.npids; i++) {
+		comm_of(c.pids[i], c.comms[i], sizeof(c.comms[i]));
+		if (!c.names[i][0])
+			snprintf(c.names[i], sizeof(c.names[i]), "%s", c.comms[i]);
+		eprom_add(&prom, c.pids[i], c.names[i]);
+	}
+	if (c.listen || c.hist) {
+		c.eo.on_request = eprom_on_request;
+		c.eo.on_request_ctx = &prom;
+	}
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -503,8 +866,21 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	fprintf(stderr, "ebee: tracing %d process%s, probes live (Ctrl-C to stop)\n", c.npids,
-		c.npids == 1 ? "" : "es");
+	if (c.cgroup)
+		cgroup_scan(eb, &c, &cw, &prom, &to);
+	if (c.listen) {
+		prom.eb = eb;
+		http = promhttp_start(c.listen, eprom_render, &prom, msg, sizeof(msg));
+		if (!http) {
+			fprintf(stderr, "ebee: %s\n", msg);
+			ebee_close(eb);
+			return 1;
+		}
+		fprintf(stderr, "ebee: metrics at http://%s/metrics (port %d)\n", c.listen,
+			promhttp_port(http));
+	}
+	fprintf(stderr, "ebee: tracing %d process%s%s%s, probes live (Ctrl-C to stop)\n", c.npids,
+		c.npids == 1 ? "" : "es", c.cgroup ? " of cgroup " : "", c.cgroup ? cw.dir : "");
 
 	start = mono_s();
 	next = start + c.interval_ms / 1e3;
@@ -521,10 +897,12 @@ int main(int argc, char **argv)
 			dt = 0.2; /* notice exits and signals promptly */
 		if (dt > 0)
 			usleep(dt * 1e6);
+		if (c.cgroup)
+			cgroup_scan(eb, &c, &cw, &prom, &to);
 		now = mono_s();
 		if (c.interval_ms && now >= next) {
 			if (c.top)
-				top_screen(eb, &c, now - start);
+				top_screen(eb, &c, now - start, 1);
 			else
 				report(eb, &c, 0);
 			if (output_failed()) {
@@ -537,11 +915,13 @@ int main(int argc, char **argv)
 		}
 	}
 	ebee_flush(eb);
-	if (!c.top || !c.json) {
-		if (c.top)
-			printf("\n");
+	if (c.top) {
+		printf("\n");
+		top_screen(eb, &c, mono_s() - start, 0);
+	} else {
 		report(eb, &c, 1);
 	}
+	promhttp_stop(http); /* before the library it reads from */
 	ebee_close(eb);
 	return output_failed();
 }

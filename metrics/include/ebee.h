@@ -101,6 +101,13 @@ struct ebee_opts {
 	void *log_ctx;
 	enum ebee_log_level log_level; /* highest level passed to log */
 	enum ebee_path path;	       /* EBEE_PATH_AUTO by default */
+	/* Called for every completed request counted for a workload (records of
+	 * the pattern its mode reads), as the consumer thread drains them, to
+	 * build histograms or exports without polling. Runs with the library's
+	 * lock held: keep it short and call nothing of this API from it.
+	 * NULL: none. */
+	void (*on_request)(pid_t pid, uint64_t lat_ns, void *ctx);
+	void *on_request_ctx;
 };
 
 /* Per-workload tracing options. */

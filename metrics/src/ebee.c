@@ -590,6 +590,10 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 		ebee_window_push(w->win[k][EBEE_LAT_SERVICE], r->end_ns, r->lat_ns);
 	if (w->win[k][EBEE_LAT_SOJOURN] && r->soj_ns)
 		ebee_window_push(w->win[k][EBEE_LAT_SOJOURN], r->end_ns, r->soj_ns);
+	/* ops (issue 13): the request hook; only the kind the queries read, so
+	 * a histogram built from it counts what ebee_get_stats() counts. */
+	if (eb->opts.on_request && k == primary_kind(w))
+		eb->opts.on_request(w->pid, r->lat_ns, eb->opts.on_request_ctx);
 	return 0;
 }
 
@@ -676,6 +680,8 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	eb->opts.log_ctx = OPT(opts, log_ctx, NULL);
 	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
 	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
+	eb->opts.on_request = OPT(opts, on_request, NULL);
+	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
 	eb->mp.min_conns = eb->opts.auto_min_conns;
 	eb->mp.min_requests = eb->opts.auto_min_requests;
 	pthread_mutex_init(&eb->lock, NULL);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The JSON line writer (see jsonw.h).
+ */
 #include <math.h>
+#include <time.h>
 
-#include "log.h"
+#include "jsonw.h"
 
 static void put_str(FILE *f, const char *s)
 {
@@ -17,7 +21,7 @@ static void put_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void sep(struct log_json *j, const char *key)
+static void sep(struct jw *j, const char *key)
 {
 	if (!j->first[j->depth])
 		fputc(',', j->f);
@@ -28,7 +32,7 @@ static void sep(struct log_json *j, const char *key)
 	}
 }
 
-void log_json_begin(struct log_json *j, FILE *f)
+void jw_begin(struct jw *j, FILE *f)
 {
 	j->f = f;
 	j->depth = 0;
@@ -37,35 +41,35 @@ void log_json_begin(struct log_json *j, FILE *f)
 	fputc('{', f);
 }
 
-void log_json_end(struct log_json *j)
+void jw_end(struct jw *j)
 {
 	while (j->depth > 0)
-		log_json_close(j);
+		jw_close(j);
 	fputs("}\n", j->f);
 	fflush(j->f);
 }
 
-static void open_(struct log_json *j, const char *key, char open, char close)
+static void open_(struct jw *j, const char *key, char open, char close)
 {
 	sep(j, key);
 	fputc(open, j->f);
-	if (j->depth < LOG_DEPTH - 1)
+	if (j->depth < JW_DEPTH - 1)
 		j->depth++;
 	j->first[j->depth] = true;
 	j->kind[j->depth] = close;
 }
 
-void log_json_obj(struct log_json *j, const char *key)
+void jw_obj(struct jw *j, const char *key)
 {
 	open_(j, key, '{', '}');
 }
 
-void log_json_arr(struct log_json *j, const char *key)
+void jw_arr(struct jw *j, const char *key)
 {
 	open_(j, key, '[', ']');
 }
 
-void log_json_close(struct log_json *j)
+void jw_close(struct jw *j)
 {
 	if (j->depth == 0)
 		return;
@@ -73,7 +77,7 @@ void log_json_close(struct log_json *j)
 	j->depth--;
 }
 
-void log_json_str(struct log_json *j, const char *key, const char *val)
+void jw_str(struct jw *j, const char *key, const char *val)
 {
 	sep(j, key);
 	if (val)
@@ -82,7 +86,7 @@ void log_json_str(struct log_json *j, const char *key, const char *val)
 		fputs("null", j->f);
 }
 
-void log_json_num(struct log_json *j, const char *key, double val, int prec)
+void jw_num(struct jw *j, const char *key, double val, int prec)
 {
 	sep(j, key);
 	if (isfinite(val))
@@ -91,14 +95,39 @@ void log_json_num(struct log_json *j, const char *key, double val, int prec)
 		fputs("null", j->f);
 }
 
-void log_json_int(struct log_json *j, const char *key, long long val)
+void jw_int(struct jw *j, const char *key, long long val)
 {
 	sep(j, key);
 	fprintf(j->f, "%lld", val);
 }
 
-void log_json_bool(struct log_json *j, const char *key, bool val)
+void jw_uint(struct jw *j, const char *key, unsigned long long val)
+{
+	sep(j, key);
+	fprintf(j->f, "%llu", val);
+}
+
+void jw_bool(struct jw *j, const char *key, bool val)
 {
 	sep(j, key);
 	fputs(val ? "true" : "false", j->f);
+}
+
+void jw_null(struct jw *j, const char *key)
+{
+	sep(j, key);
+	fputs("null", j->f);
+}
+
+void jw_time(struct jw *j, const char *key)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[40];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	sep(j, key);
+	fprintf(j->f, "\"%s.%03ldZ\"", buf, ts.tv_nsec / 1000000);
 }

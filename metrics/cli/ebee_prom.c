@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The metrics `ebee trace --listen` serves. Names follow the Prometheus
+ * conventions: seconds, _total on counters, one `workload` label (plus `pid`,
+ * since a tracer is bound to processes).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ebee_prom.h"
+
+int eprom_add(struct eprom *p, pid_t pid, const char *name)
+{
+	struct eprom_wl *w;
+
+	if (p->nwl == EPROM_MAX_WL)
+		return -ENOSPC;
+	w = &p->wl[p->nwl];
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	/* --cgroup adds workloads while the consumer and HTTP threads read the
+	 * table: publish the entry before the count that makes it visible */
+	__atomic_store_n(&p->nwl, p->nwl + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void eprom_on_request(pid_t pid, uint64_t lat_ns, void *ctx)
+{
+	struct eprom *p = ctx;
+	int n = __atomic_load_n(&p->nwl, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++) {
+		struct eprom_wl *w = &p->wl[i];
+
+		if (w->pid != pid)
+			continue;
+		__atomic_fetch_add(&w->counts[latb_index(lat_ns)], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->sum_ns, lat_ns, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->log2_us[eprom_log2_slot(lat_ns)], 1, __ATOMIC_RELAXED);
+		return;
+	}
+}
+
+int eprom_log2_slot(uint64_t lat_ns)
+{
+	uint64_t us = lat_ns / 1000;
+	int k = us ? 64 - __builtin_clzll(us) : 1;
+
+	return k < EPROM_LOG2_SLOTS ? k : EPROM_LOG2_SLOTS - 1;
+}
+
+int eprom_print_log2(const struct eprom *p, pid_t pid, FILE *f)
+{
+	static const char stars[] = "****************************************";
+	const struct eprom_wl *w = NULL;
+	uint64_t v[EPROM_LOG2_SLOTS], max = 0;
+	int n = __atomic_load_n(&p->nwl, __ATOMIC_ACQUIRE), last = 0;
+
+	for (int i = 0; i < n && !w; i++)
+		if (p->wl[i].pid == pid)
+			w = &p->wl[i];
+	if (!w)
+		return 0;
+	for (int k = 0; k < EPROM_LOG2_SLOTS; k++) {
+		v[k] = __atomic_load_n(&w->log2_us[k], __ATOMIC_RELAXED);
+		if (v[k]) {
+			last = k;
+			if (v[k] > max)
+				max = v[k];
+		}
+	}
+	fprintf(f, "%-24s : count     distribution\n", "     usecs");
+	for (int k = 1; k <= last; k++) {
+		unsigned long long lo = (1ull << k) >> 1, hi = (1ull << k) - 1;
+		int bar = max ? (int)(v[k] * 40 / max) : 0;
+
+		if (lo == hi)
+			lo--;
+		fprintf(f, "%10llu -> %-10llu : %-8llu |%-40.*s|\n", lo, hi,
+			(unsigned long long)v[k], bar, stars);
+	}
+	return last;
+}
+
+static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
+#define NQ (int)(sizeof(quantiles) / sizeof(quantiles[0]))
+
+struct snap {
+	int ok; /* the workload is traced */
+	struct ebee_stats st;
+	uint64_t counts[LATB_COUNT + 1];
+	uint64_t count;
+	double sum_s;
+	double q[NQ]; /* seconds; NaN when the window is empty */
+	double rps;
+};
+
+static void take(struct eprom *p, int i, struct snap *s)
+{
+	struct eprom_wl *w = &p->wl[i];
+
+	memset(s, 0, sizeof(*s));
+	s->st.sz = sizeof(s->st);
+	s->ok = p->eb && !ebee_get_stats(p->eb, w->pid, &s->st);
+	if (!s->ok)
+		return;
+	for (int k = 0; k <= LATB_COUNT; k++) {
+		s->counts[k] = __atomic_load_n(&w->counts[k], __ATOMIC_RELAXED);
+		s->count += s->counts[k];
+	}
+	s->sum_s = (double)__atomic_load_n(&w->sum_ns, __ATOMIC_RELAXED) / 1e9;
+	for (int k = 0; k < NQ; k++) {
+		double ns;
+
+		s->q[k] = ebee_get_latency_percentile(p->eb, w->pid, quantiles[k] * 100, &ns)
+			      ? NAN
+			      : ns / 1e9;
+	}
+	if (ebee_get_rps(p->eb, w->pid, &s->rps))
+		s->rps = 0;
+}
+
+int eprom_render(struct prom_buf *b, void *ctx)
+{
+	static struct snap snaps[EPROM_MAX_WL]; /* one scrape at a time (promhttp.h) */
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+	struct eprom *p = ctx;
+	char pids[EPROM_MAX_WL][16];
+	struct prom_label l[EPROM_MAX_WL][3];
+	int nwl = __atomic_load_n(&p->nwl, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < nwl; i++) {
+		take(p, i, &snaps[i]);
+		snprintf(pids[i], sizeof(pids[i]), "%d", (int)p->wl[i].pid);
+		l[i][0] = (struct prom_label){ "workload", p->wl[i].name };
+		l[i][1] = (struct prom_label){ "pid", pids[i] };
+	}
+#define EACH(i)                       \
+	for (int i = 0; i < nwl; i++) \
+		if (snaps[i].ok)
+
+	prom_family(b, "ebee_request_duration_seconds", PROM_HISTOGRAM,
+		    "Server-side request latency, every request since tracing began.");
+	EACH(i)
+	prom_histogram(b, l[i], 2, latb_bound_s, snaps[i].counts, LATB_COUNT, snaps[i].sum_s);
+
+	prom_family(b, "ebee_request_duration_window_seconds", PROM_SUMMARY,
+		    "Exact latency quantiles over ebee's window (--window, --window-age); "
+		    "_sum and _count since tracing began.");
+	EACH(i) prom_summary(b, l[i], 2, quantiles, snaps[i].q, NQ, snaps[i].sum_s, snaps[i].count);
+
+	prom_family(b, "ebee_requests_total", PROM_COUNTER, "Requests completed while traced.");
+	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.requests);
+
+	prom_family(b, "ebee_lost_records_total", PROM_COUNTER,
+		    "Request records the kernel could not queue for this workload.");
+	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.dropped);
+
+	prom_family(b, "ebee_window_requests_per_second", PROM_GAUGE,
+		    "Throughput over ebee's window.");
+	EACH(i) prom_sample(b, l[i], 2, snaps[i].rps);
+
+	prom_family(b, "ebee_window_requests", PROM_GAUGE, "Requests in ebee's window.");
+	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.window_count);
+
+	prom_family(b, "ebee_mode", PROM_GAUGE,
+		    "How request boundaries are found: 1 for the mode in force (auto while "
+		    "undecided), 0 for the others.");
+	EACH(i) for (int m = 0; m < EBEE_MODE_COUNT; m++)
+	{
+		l[i][2] = (struct prom_label){ "mode", ebee_mode_str(m) };
+		prom_sample(b, l[i], 3, snaps[i].st.mode == (enum ebee_mode)m);
+	}
+
+	prom_family(b, "ebee_mode_switches_total", PROM_COUNTER,
+		    "Times the automatic mode choice changed.");
+	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.mode_switches);
+
+	prom_family(b, "ebee_processes", PROM_GAUGE,
+		    "Processes in the workload (the pid and its descendants).");
+	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.nprocs);
+
+	prom_family(b, "ebee_exited", PROM_GAUGE, "1 once the traced process has exited.");
+	EACH(i) prom_sample(b, l[i], 2, snaps[i].st.exited);
+#undef EACH
+
+	if (p->eb && !ebee_get_global_stats(p->eb, &g)) {
+		prom_family(b, "ebee_records_total", PROM_COUNTER,
+			    "Records consumed from the ring buffer, all workloads.");
+		prom_sample(b, NULL, 0, (double)g.records);
+		prom_family(b, "ebee_ringbuf_lost_records_total", PROM_COUNTER,
+			    "Ring buffer reservations that failed, all CPUs and workloads.");
+		prom_sample(b, NULL, 0, (double)g.dropped);
+		prom_family(b, "ebee_workloads", PROM_GAUGE, "Workloads traced.");
+		prom_sample(b, NULL, 0, g.workloads);
+	}
+	return b->err;
+}

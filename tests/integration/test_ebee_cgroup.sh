@@ -1,0 +1,53 @@
+#!/bin/bash
+# ebee trace --cgroup: a server started inside a cgroup and one moved into it later are both
+# traced and their requests counted exactly; a server outside the cgroup is not; the path
+# may be given relative to the hierarchy; a missing cgroup is a one-line error.
+set -u
+. "$(dirname "$0")/../lib/ebeetest.sh"
+if [ -d /sys/fs/cgroup/unified ] && [ -f /sys/fs/cgroup/unified/cgroup.procs ]; then
+	base=/sys/fs/cgroup/unified
+elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+	base=/sys/fs/cgroup
+else
+	echo "SKIP: no cgroup v2 hierarchy mounted"
+	exit 77
+fi
+name=ebee-test-cg-$$
+cg=$base/$name
+cleanup() {
+	ebeetest_cleanup
+	for _ in $(seq 20); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+}
+trap cleanup EXIT
+mkdir "$cg" || fail "mkdir $cg"
+
+start_cpr a
+echo "$a_pid" >"$cg/cgroup.procs" || fail "cannot move pid $a_pid into $cg"
+start_cpr out
+
+build/ebee trace --cgroup "/$name" --duration 4 --json >"$tmp/out.json" 2>"$tmp/err" &
+eb=$!
+pids+=($eb)
+for _ in $(seq 100); do grep -qs "probes live" "$tmp/err" && break; sleep 0.05; done
+grep -q "of cgroup $cg" "$tmp/err" || fail "no start line naming the cgroup: $(cat "$tmp/err")"
+
+start_cpr b
+echo "$b_pid" >"$cg/cgroup.procs" || fail "cannot move pid $b_pid into $cg"
+sleep 0.6 # the watcher checks every 200 ms
+build/fixtures/http_client --port "$a_port" --requests 31 >/dev/null || fail "client a"
+build/fixtures/http_client --port "$b_port" --requests 47 >/dev/null || fail "client b"
+build/fixtures/http_client --port "$out_port" --requests 13 >/dev/null || fail "client out"
+wait $eb || fail "ebee exited non-zero: $(cat "$tmp/err")"
+python3 - "$tmp/out.json" "$a_pid" "$b_pid" "$out_pid" <<'PY' || fail "counts wrong: $(cat "$tmp/out.json")"
+import json, sys
+rows = {o["pid"]: o for o in map(json.loads, open(sys.argv[1]).read().splitlines())}
+a, b, out = map(int, sys.argv[2:])
+assert rows[a]["requests"] == 31, rows[a]
+assert rows[b]["requests"] == 47, rows[b]
+assert out not in rows, "a process outside the cgroup was traced"
+print(f"ok: started inside: {rows[a]['requests']} of 31; joined later: {rows[b]['requests']} of 47; outside: not traced")
+PY
+
+build/ebee trace --cgroup /no-such-cgroup-$$ --duration 1 2>"$tmp/err2"
+[ $? = 1 ] && grep -q "no cgroup '/no-such-cgroup-$$'" "$tmp/err2" || fail "missing cgroup: $(cat "$tmp/err2")"
+echo PASS

@@ -1,0 +1,56 @@
+#!/bin/bash
+# What ebee prints for people: --hist (bcc-style log2 histogram whose counts add up to the
+# requests), JSON lines with a wall-clock time, comm and name (and log2_us with --hist),
+# and `ebee top` sorted by p99 that keeps its columns on a narrow terminal.
+set -u
+. "$(dirname "$0")/../lib/ebeetest.sh"
+start_cpr fast --delay-ms 1
+start_cpr slow --delay-ms 4
+live() { for _ in $(seq 100); do grep -qs "probes live" "$1" && return; sleep 0.05; done; fail "ebee did not start: $(cat "$1")"; }
+
+build/ebee trace --pid "$fast_pid" --duration 3 --hist >"$tmp/hist" 2>"$tmp/e1" &
+pids+=($!); e1=$!
+build/ebee trace --pid "$fast_pid:front" --duration 3 --hist --json >"$tmp/json" 2>"$tmp/e2" &
+pids+=($!); e2=$!
+COLUMNS=60 build/ebee top --pid "$fast_pid" --pid "$slow_pid" --duration 3 --interval 500 >"$tmp/top60" 2>"$tmp/e3" &
+pids+=($!); e3=$!
+COLUMNS=200 build/ebee top --pid "$fast_pid" --pid "$slow_pid" --duration 3 --interval 500 --sort pid \
+	>"$tmp/top200" 2>"$tmp/e4" &
+pids+=($!); e4=$!
+live "$tmp/e1"; live "$tmp/e2"; live "$tmp/e3"; live "$tmp/e4"
+build/fixtures/http_client --port "$fast_port" --requests 90 >/dev/null || fail "client"
+build/fixtures/http_client --port "$slow_port" --requests 40 >/dev/null || fail "client"
+wait $e1 && wait $e2 && wait $e3 && wait $e4 || fail "an ebee exited non-zero"
+
+grep -qE '^ +usecs +: count +distribution$' "$tmp/hist" || { cat "$tmp/hist"; fail "no histogram header"; }
+sum=$(awk '/ -> / { s += $5 } END { print s }' "$tmp/hist")
+[ "$sum" = 90 ] || { cat "$tmp/hist"; fail "histogram counts add up to $sum, not 90"; }
+grep -q '^      1024 -> 2047       : ' "$tmp/hist" || fail "no 1024 -> 2047 us row for a 1 ms server"
+echo "ok: --hist: $sum requests in the log2 histogram"
+
+python3 - "$tmp/json" "$fast_pid" <<'PY' || fail "json: $(cat "$tmp/json")"
+import json, sys, datetime
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+t = datetime.datetime.strptime(o["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+age = (datetime.datetime.now(datetime.timezone.utc) - t).total_seconds()
+assert 0 <= age < 10, age
+assert o["pid"] == int(sys.argv[2]) and o["comm"] == "cpr_server" and o["name"] == "front", o
+assert sum(o["log2_us"]) == o["requests"] == 90, o
+print(f"ok: json: time {o['time']} ({age:.1f} s ago), comm {o['comm']}, name {o['name']}, log2_us sums to 90")
+PY
+
+strip() { sed 's/\x1b\[[HJ]//g' "$1"; }
+long=$(strip "$tmp/top60" | awk 'length > 60' | head -1)
+[ -z "$long" ] || fail "a top line is wider than 60 columns: '$long'"
+hdr=$(strip "$tmp/top60" | grep '^PID' | tail -1)
+for c in PID MODE RPS P99_us; do echo "$hdr" | grep -qw "$c" || fail "60 columns: $c missing: $hdr"; done
+echo "$hdr" | grep -q LATEST_us && fail "60 columns: LATEST_us kept: $hdr"
+first=$(strip "$tmp/top60" | grep -A1 '^PID' | tail -1 | awk '{ print $1 }')
+[ "$first" = "$slow_pid" ] || fail "top not sorted by p99 (first row $first, slow server $slow_pid)"
+hdr=$(strip "$tmp/top200" | grep '^PID' | tail -1)
+[ "$(echo "$hdr" | wc -w)" = 11 ] || fail "200 columns: not every column: $hdr"
+first=$(strip "$tmp/top200" | grep -A1 '^PID' | tail -1 | awk '{ print $1 }')
+want=$(printf '%s\n%s\n' "$fast_pid" "$slow_pid" | sort -n | head -1)
+[ "$first" = "$want" ] || fail "--sort pid: first row $first"
+echo "ok: top: 60 columns keep PID MODE RPS P99_us and drop the rest, sorted by p99; 200 columns show all"
+echo PASS

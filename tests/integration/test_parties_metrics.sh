@@ -1,0 +1,45 @@
+#!/bin/bash
+# parties --metrics: while a dry run manages a client-fed workload, /metrics serves a page
+# promtool accepts, with the target, slack, cores and the upsize action counted; a taken
+# port stops start-up with exit 2 and the reason.
+. "$(dirname "$0")/test_parties_lib.sh"
+pt_require build/parties curl promtool
+
+: >"$PT_TMP/feed"
+printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload web]\ncommand = sleep 30\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
+	"$PT_PARENT" "$PT_TMP/state" "$PT_TMP/feed" >"$PT_TMP/dry.ini"
+(for i in $(seq 1 40); do echo "$((i * 100)) 5000 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
+PT_PIDS+=($!)
+build/parties -c "$PT_TMP/dry.ini" --dry-run --duration 4 --metrics 127.0.0.1:0 2>"$PT_TMP/err" &
+PT_PARTIES=$!
+port=
+for _ in $(seq 50); do
+	port=$(sed -n 's/.*metrics at .*(port \([0-9]*\)).*/\1/p' "$PT_TMP/err")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] || { cat "$PT_TMP/err"; die "no 'metrics at' line"; }
+sleep 1.5
+curl -fsS "http://127.0.0.1:$port/metrics" >"$PT_TMP/page" || die "scrape failed"
+promtool check metrics <"$PT_TMP/page" || { cat "$PT_TMP/page"; die "promtool rejects the page"; }
+for want in 'parties_target_seconds{workload="web"} 0.001' \
+	'parties_slack_ratio{workload="web"} -4' \
+	'parties_actions_total{workload="web",kind="up cores"} ' \
+	'parties_cores{workload="web"} ' \
+	'parties_intervals_total ' 'process_cpu_seconds_total '; do
+	grep -qF "$want" "$PT_TMP/page" || { cat "$PT_TMP/page"; die "page lacks '$want'"; }
+done
+ct=$(curl -fsS -o /dev/null -w '%{content_type}' "http://127.0.0.1:$port/metrics")
+[ "$ct" = "text/plain; version=0.0.4; charset=utf-8" ] || die "content type '$ct'"
+code=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nope")
+[ "$code" = 404 ] || die "/nope: HTTP $code, want 404"
+
+# the port is taken now: a second daemon refuses to start, changing nothing
+build/parties -c "$PT_TMP/dry.ini" --dry-run --duration 1 --metrics "127.0.0.1:$port" \
+	2>"$PT_TMP/err2"
+rc=$?
+[ $rc = 2 ] || { cat "$PT_TMP/err2"; die "taken port: exit $rc, want 2"; }
+grep -q "Address already in use" "$PT_TMP/err2" || { cat "$PT_TMP/err2"; die "no reason given"; }
+wait $PT_PARTIES || die "parties exited non-zero"
+PT_PARTIES=
+echo "PASS"

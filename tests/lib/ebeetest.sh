@@ -1,0 +1,28 @@
+# shellcheck shell=bash
+# Common start of the ebee integration scripts (sourced): the repository as working
+# directory, root and a built tree required, a temporary directory $tmp, processes to stop
+# in the array pids, and fail MSG. The EXIT trap stops those processes and removes $tmp.
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+[ -x build/ebee ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
+tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
+pids=()
+ebeetest_cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap ebeetest_cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# start_cpr NAME [CPR_SERVER ARGS...]: a cpr_server in the background, stopped on exit;
+# sets NAME_pid and NAME_port (empty if it did not start within 5 s).
+start_cpr() {
+	local name=$1
+	shift
+	build/fixtures/cpr_server --ready-file "$tmp/$name.ready" --timeout 60 "$@" >/dev/null 2>&1 &
+	pids+=($!)
+	eval "${name}_pid=$!"
+	for _ in $(seq 100); do [ -s "$tmp/$name.ready" ] && break; sleep 0.05; done
+	eval "${name}_port=$(cat "$tmp/$name.ready" 2>/dev/null)"
+}
