@@ -6,6 +6,7 @@
  * that passes --check-config starts, and one that would misbehave is refused
  * with file:line before a workload is launched or a cgroup is created.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -93,6 +94,59 @@ static bool is_ancestor(pid_t anc, pid_t pid)
 		pid = pp;
 	}
 	return false;
+}
+
+/* Does pid map a libgrpc (libgrpc.so* or libgrpc_unsecure.so*, the names
+ * ebee looks for)? */
+static bool maps_libgrpc(pid_t pid)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *b = strrchr(line, '/');
+
+		if (!b++)
+			continue;
+		if (!strncmp(b, "libgrpc_unsecure", 16))
+			b += 16;
+		else if (!strncmp(b, "libgrpc", 7))
+			b += 7;
+		else
+			continue;
+		found = !strncmp(b, ".so", 3) && (b[3] == '\n' || b[3] == '.');
+	}
+	fclose(f);
+	return found;
+}
+
+/* ebee_mode = grpc on a running process: it, or one of its descendants (a
+ * master's workers), must map libgrpc, or ebee would refuse it only after
+ * start-up. A command's process does not exist yet: ebee says so then. */
+static bool subtree_maps_libgrpc(pid_t pid)
+{
+	struct dirent *d;
+	bool found;
+	DIR *dir;
+
+	if (maps_libgrpc(pid))
+		return true;
+	dir = opendir("/proc");
+	if (!dir)
+		return true; /* cannot tell: leave it to ebee */
+	found = false;
+	while (!found && (d = readdir(dir))) {
+		pid_t p = (pid_t)atoi(d->d_name);
+
+		found = p > 0 && p != pid && is_ancestor(pid, p) && maps_libgrpc(p);
+	}
+	closedir(dir);
+	return found;
 }
 
 /*
@@ -294,6 +348,12 @@ int cfg_check_live(const struct cfg *c, const char *log_override, char *err, siz
 		e = check_pid(c, w, pids[i], err, len);
 		if (e)
 			return e;
+		if (w->ebee_mode == EBEE_MODE_GRPC && w->source == CFG_SRC_EBEE &&
+		    !subtree_maps_libgrpc(pids[i]))
+			return live_fail(c, w->ebee_mode_line, err, len,
+					 "workload %s: ebee_mode grpc, but process %d (and its "
+					 "descendants) maps no libgrpc: not a gRPC C-core server",
+					 w->name, (int)pids[i]);
 		/* one owner per process: the same pid, or one inside another's tree */
 		for (int j = 0; j < i; j++) {
 			if (!pids[j])

@@ -55,8 +55,10 @@ static void on_hup(int sig)
 
 /* SIGHUP: re-read the configuration (validated first, see reload.h) and
  * reopen the log (logrotate renames it, then sends SIGHUP). */
+static FILE *log_open(const char *path, char *err, size_t len);
+
 static void reload(const char *cfg_path, struct cfg *cfg, struct loop *l, FILE **log,
-		   const char *log_cli)
+		   const char *log_cli, bool dry_run)
 {
 	static struct cfg next;
 	const char *path;
@@ -70,14 +72,14 @@ static void reload(const char *cfg_path, struct cfg *cfg, struct loop *l, FILE *
 		fprintf(stderr, "parties: reloaded %s: %s\n", cfg_path,
 			msg[0] ? msg : "nothing changed");
 	}
-	path = log_cli ? log_cli : (cfg->log[0] ? cfg->log : NULL);
+	/* The same rules as at start-up: a dry run writes only --log, and the
+	 * file is opened as log_open() opens it (no symlink, 0640, regular). */
+	path = log_cli ? log_cli : (cfg->log[0] && !dry_run ? cfg->log : NULL);
 	if (path) {
-		FILE *f = fopen(path, "a");
+		FILE *f = log_open(path, msg, sizeof(msg));
 
 		if (!f) {
-			fprintf(stderr,
-				"parties: cannot reopen log %s: %s; still writing the old one\n",
-				path, strerror(errno));
+			fprintf(stderr, "parties: %s; still writing the old one\n", msg);
 			return;
 		}
 		if (*log)
@@ -770,7 +772,7 @@ int main(int argc, char **argv)
 			if (hup) {
 				hup = 0;
 				reload(cfg_path, &cfg, &loop, &log,
-				       log_path == cfg.log ? NULL : log_path);
+				       log_path == cfg.log ? NULL : log_path, dry_run);
 			}
 			if (stop_sig ||
 			    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != EINTR)

@@ -7,20 +7,24 @@
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties
 
+# the workload: a process of the test's own
+sleep 30 &
+WEB=$!
+PT_PIDS+=($WEB)
 : >"$PT_TMP/feed"
 (for i in $(seq 1 100); do echo "$((i * 100)) 500 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
 PT_PIDS+=($!)
 ini()
 {
 	# ini INTERVAL TARGET_MS SLACK_UP [EXTRA WORKLOAD KEY]
-	printf '[controller]\ninterval_ms = %s\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\ncpus = 0-1\nquota = true\n[policy parties]\nslack_up = %s\n[workload web]\ncommand = sleep 30\ntarget_ms = %s\ncores = 1\nsource = client:%s\n%s' \
-		"$1" "$PT_TMP" "$PT_TMP/state" "$PT_TMP/log.jsonl" "$3" "$2" "$PT_TMP/feed" "${4:-}" |
+	printf '[controller]\ninterval_ms = %s\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\ncpus = 0-1\nquota = true\n[policy parties]\nslack_up = %s\n[workload web]\npid = %s\ntarget_ms = %s\ncores = 1\nsource = client:%s\n%s' \
+		"$1" "$PT_TMP" "$PT_TMP/state" "$PT_TMP/log.jsonl" "$3" "$WEB" "$2" "$PT_TMP/feed" "${4:-}" |
 		sed "s|cgroup_parent = $PT_TMP|cgroup_parent = $PT_PARENT|" >"$PT_TMP/p.ini"
 }
 ini 100 1 0.05
 touch "$PT_TMP/err"
 dev_ino=$(stat -c '%d:%i' "$PT_TMP/err")
-JOURNAL_STREAM=$dev_ino build/parties -c "$PT_TMP/p.ini" --dry-run --duration 20 2>>"$PT_TMP/err" &
+JOURNAL_STREAM=$dev_ino build/parties -c "$PT_TMP/p.ini" --dry-run --log "$PT_TMP/log.jsonl" --duration 20 2>>"$PT_TMP/err" &
 PT_PARTIES=$!
 for _ in $(seq 50); do grep -q "managing 1 workload" "$PT_TMP/err" && break; sleep 0.1; done
 grep -q "managing 1 workload" "$PT_TMP/err" || { cat "$PT_TMP/err"; die "parties did not start"; }

@@ -138,9 +138,11 @@ static void test_machine(void **state)
 	assert_int_equal(
 	    live("[workload a]\ntarget_ms = 1\npid = %d\nebee_mode = grpc\n", (int)child), -EINVAL);
 	expect("t.ini:4: workload a: ebee_mode grpc is not supported");
-#else /* this build traces gRPC: whether the process maps libgrpc is ebee's check */
+#else /* this build traces gRPC: the process (a test child) must map libgrpc */
 	assert_int_equal(
-	    live("[workload a]\ntarget_ms = 1\npid = %d\nebee_mode = grpc\n", (int)child), 0);
+	    live("[workload a]\ntarget_ms = 1\npid = %d\nebee_mode = grpc\n", (int)child), -EINVAL);
+	expect("t.ini:4: workload a: ebee_mode grpc, but process");
+	expect("maps no libgrpc");
 #endif
 	assert_int_equal(live("[workload a]\ntarget_ms = 1\ncommand = true\nuser = nobody-xyz\n"),
 			 -EINVAL);
