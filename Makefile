@@ -303,8 +303,11 @@ all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(DIST_FILES)
 
 tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 
-# `make test` is what CI runs: every unit and integration test, one summary line.
+# `make test` is what CI runs: the sanitizer pass (`make asan`: unit tests and the config
+# fuzz under ASan+UBSan, about half a minute), then every unit and integration test, ending
+# with one summary line.
 test: tests-build
+	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)tests/run.sh all
 
 unit: tests-build
@@ -322,7 +325,7 @@ figure11-sim: all
 
 # Sanitizer build: the unit tests and parties with ASan+UBSan (any report is fatal) in
 # build/asan, then every unit test, then (as root) the config fuzz against that parties.
-# Not part of `make test` (a second full build): run `make asan`.
+# `make test` runs it before the suite; `make asan` alone runs just this.
 ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	       -fno-sanitize-recover=all
 .PHONY: asan asan-build

@@ -822,8 +822,12 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < c.npids; i++) {
 		comm_of(c.pids[i], c.comms[i], sizeof(c.comms[i]));
-		if (!c.names[i][0])
-			snprintf(c.names[i], sizeof(c.names[i]), "%s", c.comms[i]);
+		if (!c.names[i][0]) { /* comm (< 16 bytes) fits: names hold 64 */
+			size_t n = strnlen(c.comms[i], sizeof(c.comms[i]) - 1);
+
+			memcpy(c.names[i], c.comms[i], n);
+			c.names[i][n] = '\0';
+		}
 		eprom_add(&prom, c.pids[i], c.names[i]);
 	}
 	if (c.listen || c.hist) {
