@@ -383,6 +383,13 @@ __s64 adopt_live;
  * its generation differs. */
 __u32 wl_gen;
 
+/* Most sockets of the host carry no local storage at all: one load tells,
+ * where the helper call that would find nothing costs several times that. */
+static __always_inline bool has_storage(const struct sock *sk)
+{
+	return sk->sk_bpf_storage != NULL;
+}
+
 static __always_inline void sconn_del(struct sock *sk)
 {
 	if (!bpf_sk_storage_delete(&sconns, sk))
@@ -488,7 +495,7 @@ static __always_inline struct ebee_sconn *sock_lookup(struct sock *sk, __u64 *no
 
 	if (!sk)
 		return NULL;
-	c = bpf_sk_storage_get(&sconns, sk, 0, 0);
+	c = has_storage(sk) ? bpf_sk_storage_get(&sconns, sk, 0, 0) : NULL;
 	if (!c)
 		return adopt_live > 0 ? sconn_adopt(sk, now) : NULL;
 	if (!c->wid || c->gen != wl_gen)
@@ -555,6 +562,8 @@ int BPF_PROG(sock_data_ready, const struct sock *sk)
 {
 	struct ebee_sconn *c;
 
+	if (!has_storage(sk))
+		return 0;
 	c = bpf_sk_storage_get(&sconns, (struct sock *)sk, 0, 0);
 	if (c && c->state != EBEE_CS_READING && !(c->flags & EBEE_CF_ARRIVED)) {
 		c->arrive_ns = bpf_ktime_get_ns();
