@@ -252,6 +252,12 @@ int ebee_kern_set_probes(struct ebee_kern *k, unsigned int mask, char *msg, size
 	unsigned int add = mask & ~k->probes, del = k->probes & ~mask;
 	int err;
 
+	/* Storages whose socket closed while the state hook was off were freed
+	 * without the programs' count seeing it: start counting afresh. Those
+	 * still alive count negative when they close, which only loosens the
+	 * cap for a while; a stale count could otherwise block all tracking. */
+	if (add & EBEE_PROBE_SOCK_STATE)
+		__atomic_store_n(&k->skel->bss->live_socks, 0, __ATOMIC_SEQ_CST);
 	/* Attach first so that a failure leaves the old set intact. */
 	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1) {
 		if (!(add & bit) || bit == EBEE_PROBE_GRPC)
@@ -525,9 +531,12 @@ static uint64_t count_entries(int fd)
 
 uint64_t ebee_kern_conn_count(struct ebee_kern *k)
 {
-	if (k->opts.sock_path)
-		return __atomic_load_n(&k->skel->bss->live_socks, __ATOMIC_RELAXED);
-	return count_entries(bpf_map__fd(k->skel->maps.conns));
+	int64_t n;
+
+	if (!k->opts.sock_path)
+		return count_entries(bpf_map__fd(k->skel->maps.conns));
+	n = __atomic_load_n(&k->skel->bss->live_socks, __ATOMIC_RELAXED);
+	return n > 0 ? (uint64_t)n : 0;
 }
 
 int ebee_kern_epoll_fd(struct ebee_kern *k)
