@@ -55,9 +55,9 @@
  * began are adopted by user space from /proc by their ports and claimed by
  * their first I/O. Costs per memcached request (memcaslap -T 2 -c 32),
  * measured with kernel.bpf_stats_enabled on a shared, noisy 2-core machine:
- * 6 events, 0.80-0.83 us of BPF in all, against 1.12-1.24 us with the
+ * 6 events, 0.76-0.83 us of BPF in all, against 1.12-1.24 us with the
  * address-keyed LRU hashes and process-map gate this replaced (same runs):
- * sock_recv 198-202 ns (it emits the record: ring buffer reserve/submit),
+ * sock_recv 177-202 ns (it emits the record: ring buffer reserve/submit),
  * sock_send 99-106 ns, sk_data_ready 100-108 ns (was 262-291, 143-157,
  * 154-172). Half the events are the load generator's or on its sockets and
  * end at the sk_bpf_storage load; what remains of them is the tracepoint's
