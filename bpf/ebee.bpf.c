@@ -24,18 +24,23 @@
  * The socket path (default when present: Linux after 6.1). Programs are
  * tp_btf (BTF raw tracepoints: typed arguments, no tracefs, no perf buffer
  * record per event):
- *   sock_recv_length / sock_send_length fire after every sock_recvmsg /
- *     sock_sendmsg in the caller's context (read, recv*, readv, write, send*,
- *     writev, sendfile, io_uring socket I/O): gated by the traced-process map,
- *     they drive the io state machine of the connection, keyed by its
- *     struct sock address, so a request is the same whichever process of the
- *     workload (a forked child, an io_uring worker) touches the socket.
+ *   Per-socket state lives in socket-local storage (BPF_MAP_TYPE_SK_STORAGE)
+ *   of the struct sock, so a request is the same whichever process of the
+ *   workload (a forked child, an io_uring worker) touches the socket.
  *   inet_sock_set_state: SYN_RECV -> ESTABLISHED is a passive open whose
  *     handshake completed (it entered the accept queue). That runs in softirq
- *     with no process to gate on, so every passive open of the host goes into
- *     an LRU map until a traced process reads or writes the socket (claims it)
- *     or it closes. The server's close (-> FIN_WAIT1 or LAST_ACK) or a reset
- *     (-> CLOSE) ends the connection.
+ *     with no process to gate on, so every passive open of the host gets a
+ *     storage (wid 0, unclaimed) until a process reads or writes the socket:
+ *     a traced one claims it for its workload, any other drops the storage.
+ *     The server's close (-> FIN_WAIT1 or LAST_ACK) or a reset (-> CLOSE)
+ *     ends the connection and drops the storage.
+ *   sock_recv_length / sock_send_length fire after every sock_recvmsg /
+ *     sock_sendmsg in the caller's context (read, recv*, readv, write, send*,
+ *     writev, sendfile, io_uring socket I/O) and drive the io state machine.
+ *     The storage is the gate: a socket without one is not ours (one helper
+ *     call that finds nothing); a claimed one is the workload's, whose flags
+ *     it caches, re-read only when user space bumps wl_gen (a mode change or
+ *     a workload removed). The process map is looked up only at the claim.
  *   sk_data_ready: data arrived; the first arrival after a response is the
  *     next request's sojourn start. Only io needs it, so conn prunes it.
  * Choices, and why. No syscall tracepoint is attached on this path, in either
@@ -48,9 +53,16 @@
  * read or write on the socket (no accept hook); a connection the server
  * closes without any I/O is not a request. Connections open before tracing
  * began are adopted by user space from /proc by their ports and claimed by
- * their first I/O. Costs per memcached request, measured on a shared, noisy
- * 2-core machine: 6 events (3 of them the load generator's, rejected by the
- * process gate) at ~150-300 ns each, against 8 syscall events.
+ * their first I/O. Costs per memcached request (memcaslap -T 2 -c 32),
+ * measured with kernel.bpf_stats_enabled on a shared, noisy 2-core machine:
+ * 6 events, 0.76-0.83 us of BPF in all, against 1.12-1.24 us with the
+ * address-keyed LRU hashes and process-map gate this replaced (same runs):
+ * sock_recv 177-202 ns (it emits the record: ring buffer reserve/submit),
+ * sock_send 99-106 ns, sk_data_ready 100-108 ns (was 262-291, 143-157,
+ * 154-172). Half the events are the load generator's or on its sockets and
+ * end at the sk_bpf_storage load; what remains of them is the tracepoint's
+ * own entry (bpf_trace_run, RCU, the stats clock). perf puts the BPF work in
+ * memcached's threads at ~5% of their CPU, ~40% of that the fixed entry.
  *
  * The syscall path (fallback). A request id is (tgid, fd) of a socket
  * returned by accept/accept4 while traced; syscall arguments travel from
@@ -62,8 +74,12 @@
  * sockets served by another process than the one that accepted them,
  * io_uring I/O, or any queueing before the server reads (no sojourn).
  *
- * In-flight state lives in LRU maps, so connections that vanish without a
- * close (a crashed process, close_range, exit) are evicted, never leaked.
+ * In-flight state of the syscall path lives in LRU maps, so connections that
+ * vanish without a close (a crashed process, close_range, exit) are evicted,
+ * never leaked; the socket path's storage dies with its socket, and at most
+ * max_socks storages live at once (passive opens beyond that, e.g. under a
+ * server that accepts and never reads thousands of connections, are not
+ * tracked until some close).
  *
  * Where it is known to be wrong. Pipelined requests read by one read() are one
  * request (latency to the last byte of the last response). A request's end is
@@ -73,9 +89,8 @@
  * splits it in two. Reads or writes of one socket from two threads at the same
  * time (rare in servers) can interleave state updates. On the socket path,
  * data that arrives while a request is being read counts as more of it, so a
- * pipelined next request's sojourn starts at its read; a socket address reused
- * after a close that was not seen (the probes were detached) is cleared only
- * by LRU eviction.
+ * pipelined next request's sojourn starts at its read. A socket of the
+ * workload passed to a process outside it is still the workload's.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -341,21 +356,19 @@ IO_PROBES(sendfile64, write)
 #define MSG_PEEK_     0x2
 #define MSG_ERRQUEUE_ 0x2000
 
+/* Per-socket state lives in the socket itself (socket-local storage): one
+ * pointer chase instead of a hash lookup, and freed with the socket, so a
+ * socket whose close was never seen cannot leak or be confused with the next
+ * socket at the same address. Its presence is also the gate: a socket with
+ * storage is a passive open (wid 0) or the workload's connection, so the hot
+ * paths need no process lookup; the tgid is checked only when a socket is
+ * claimed. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536); /* resized by user space before load */
-	__type(key, __u64);	    /* struct sock * */
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct ebee_sconn);
 } sconns SEC(".maps");
-
-/* Passive opens of the whole host, until a traced process claims one or it
- * closes: the handshake runs in softirq context where no process is known. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384); /* resized by user space before load */
-	__type(key, __u64);	    /* struct sock * */
-	__type(value, struct ebee_passive);
-} passive SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -364,60 +377,138 @@ struct {
 	__type(value, __u32); /* workload id */
 } adopt SEC(".maps");
 
-/* The socket becomes a request source of workload wid: claimed from the
- * passive opens, or from the connections user space adopted from /proc.
- * Anything else (an outgoing connection, a listener) is not one. */
-static __always_inline struct ebee_sconn *sconn_claim(struct sock *sk, __u64 key, __u32 wid,
-						      __u64 now)
-{
-	struct ebee_sconn c = { .wid = wid, .first_ns = now };
-	struct ebee_passive *pv;
-	struct ebee_adopt_key ak = {};
-	__u32 *awid;
+/* Socket storages alive (created minus deleted): at most max_socks, so
+ * passive opens that nobody reads (a hoarding server) stay bounded. Read by
+ * user space as the connection-entry count, and zeroed by it when the state
+ * hook is attached (closes missed while it was off), hence signed. */
+__s64 live_socks;
+const volatile __u64 max_socks = 65536;
+/* Entries in the adopt map (user space adds, the claim here removes): while
+ * zero, a socket without storage costs no lookup at all. */
+__s64 adopt_live;
+/* Bumped by user space after every change of a workload's flags or its
+ * removal: a socket's cached copy of its workload's flags is re-read when
+ * its generation differs. */
+__u32 wl_gen;
 
-	pv = bpf_map_lookup_elem(&passive, &key);
-	if (pv) {
-		c.hs_ns = pv->hs_ns;
-		if (pv->data_ns) {
-			c.arrive_ns = pv->data_ns;
-			c.flags = EBEE_CF_ARRIVED;
-		}
-		bpf_map_delete_elem(&passive, &key);
-	} else {
-		ak.lport = sk->__sk_common.skc_num;
-		ak.rport = bpf_ntohs(sk->__sk_common.skc_dport);
-		if (sk->__sk_common.skc_family == AF_INET_)
-			ak.raddr = sk->__sk_common.skc_daddr;
-		awid = bpf_map_lookup_elem(&adopt, &ak);
-		if (!awid || *awid != wid)
-			return NULL;
-		bpf_map_delete_elem(&adopt, &ak);
-		c.flags = EBEE_CF_ADOPTED;
-	}
-	if (bpf_map_update_elem(&sconns, &key, &c, BPF_NOEXIST))
-		return NULL;
-	return bpf_map_lookup_elem(&sconns, &key);
+/* Most sockets of the host carry no local storage at all: one load tells,
+ * where the helper call that would find nothing costs several times that. */
+static __always_inline bool has_storage(const struct sock *sk)
+{
+	return sk->sk_bpf_storage != NULL;
 }
 
-/* The workload's process and the connection: NULL unless both are traced. */
-static __always_inline struct ebee_sconn *sock_lookup(struct sock *sk, struct ebee_proc **pp,
+static __always_inline void sconn_del(struct sock *sk)
+{
+	if (!bpf_sk_storage_delete(&sconns, sk))
+		__sync_fetch_and_add(&live_socks, -1);
+}
+
+static __always_inline struct ebee_sconn *sconn_new(struct sock *sk, struct ebee_sconn *init)
+{
+	struct ebee_sconn *c;
+
+	if (live_socks >= (__s64)max_socks)
+		return NULL;
+	c = bpf_sk_storage_get(&sconns, sk, init, BPF_SK_STORAGE_GET_F_CREATE);
+	if (c)
+		__sync_fetch_and_add(&live_socks, 1);
+	return c;
+}
+
+/* A socket with storage that is not (or no longer) known to be the
+ * workload's: a passive open read or written for the first time (claim it
+ * if the caller is a traced process, forget it otherwise), or a connection
+ * whose workload changed its flags or went away. */
+static __always_inline struct ebee_sconn *sconn_check(struct sock *sk, struct ebee_sconn *c,
 						      __u64 *now)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct ebee_proc *p = traced(tgid);
-	struct ebee_sconn *c;
-	__u64 key = (__u64)sk;
+	__u32 gen = wl_gen, tgid;
+	struct ebee_proc *p;
+	struct ebee_wl *w;
 
+	if (c->wid) {
+		w = bpf_map_lookup_elem(&workloads, &c->wid);
+		if (!w || w->epoch != c->wl_epoch) {
+			sconn_del(sk);
+			return NULL;
+		}
+		c->wflags = w->flags;
+		c->gen = gen;
+		return c;
+	}
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	p = traced(tgid);
+	if (!p || !(p->flags & (EBEE_F_CONN | EBEE_F_IO))) {
+		sconn_del(sk); /* another server's connection */
+		return NULL;
+	}
+	w = bpf_map_lookup_elem(&workloads, &p->wid);
+	if (!w)
+		return NULL;
+	*now = bpf_ktime_get_ns();
+	c->wid = p->wid;
+	c->wl_epoch = w->epoch;
+	c->wflags = w->flags;
+	c->gen = gen;
+	c->first_ns = *now;
+	return c;
+}
+
+/* A socket without storage read or written by a traced process: a
+ * connection user space adopted from /proc (open before tracing began), or
+ * nothing of ours (an outgoing connection, a listener). */
+static __always_inline struct ebee_sconn *sconn_adopt(struct sock *sk, __u64 *now)
+{
+	struct ebee_sconn init = { .flags = EBEE_CF_ADOPTED };
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ebee_adopt_key ak = {};
+	struct ebee_sconn *c;
+	struct ebee_proc *p;
+	struct ebee_wl *w;
+	__u32 *awid;
+
+	p = traced(tgid);
 	if (!p || !(p->flags & (EBEE_F_CONN | EBEE_F_IO)))
 		return NULL;
-	if (!sk || sk->sk_protocol != IPPROTO_TCP_)
+	if (sk->sk_protocol != IPPROTO_TCP_)
 		return NULL;
-	*pp = p;
-	c = bpf_map_lookup_elem(&sconns, &key);
-	if (c)
-		return c;
+	ak.lport = sk->__sk_common.skc_num;
+	ak.rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (sk->__sk_common.skc_family == AF_INET_)
+		ak.raddr = sk->__sk_common.skc_daddr;
+	awid = bpf_map_lookup_elem(&adopt, &ak);
+	if (!awid || *awid != p->wid)
+		return NULL;
+	w = bpf_map_lookup_elem(&workloads, &p->wid);
+	if (!w)
+		return NULL;
+	if (!bpf_map_delete_elem(&adopt, &ak))
+		__sync_fetch_and_add(&adopt_live, -1);
 	*now = bpf_ktime_get_ns();
-	return sconn_claim(sk, key, p->wid, *now);
+	init.wid = p->wid;
+	init.wl_epoch = w->epoch;
+	init.wflags = w->flags;
+	init.gen = wl_gen;
+	init.first_ns = *now;
+	c = sconn_new(sk, &init);
+	return c;
+}
+
+/* The workload's connection, or NULL. Hot path for a known connection: one
+ * storage lookup and a generation compare. */
+static __always_inline struct ebee_sconn *sock_lookup(struct sock *sk, __u64 *now)
+{
+	struct ebee_sconn *c;
+
+	if (!sk)
+		return NULL;
+	c = has_storage(sk) ? bpf_sk_storage_get(&sconns, sk, 0, 0) : NULL;
+	if (!c)
+		return adopt_live > 0 ? sconn_adopt(sk, now) : NULL;
+	if (!c->wid || c->gen != wl_gen)
+		return sconn_check(sk, c, now);
+	return c;
 }
 
 static __always_inline void sock_emit_io(struct ebee_sconn *c)
@@ -431,14 +522,13 @@ static __always_inline void sock_emit_io(struct ebee_sconn *c)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags)
 {
-	struct ebee_proc *p = NULL;
 	struct ebee_sconn *c;
 	__u64 now = 0;
 
 	if (flags & (MSG_PEEK_ | MSG_ERRQUEUE_))
 		return 0; /* looking is not reading */
-	c = sock_lookup(sk, &p, &now);
-	if (!c || !p || !(p->flags & EBEE_F_IO))
+	c = sock_lookup(sk, &now);
+	if (!c || !(c->wflags & EBEE_F_IO))
 		return 0;
 	/* Any read attempt after a response ends it (direction flip). */
 	if (c->state == EBEE_CS_RESPONDING)
@@ -449,7 +539,7 @@ int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags)
 		c->state = EBEE_CS_READING;
 		c->io_start_ns = now;
 		/* Arrival recorded by sk_data_ready; none (data already queued
-		 * when the socket was claimed without a passive entry): the read. */
+		 * when the socket was adopted): the read. */
 		c->soj_start_ns = c->flags & EBEE_CF_ARRIVED ? c->arrive_ns : now;
 		c->flags &= ~EBEE_CF_ARRIVED;
 	}
@@ -459,41 +549,34 @@ int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send, struct sock *sk, int ret, int flags)
 {
-	struct ebee_proc *p = NULL;
 	struct ebee_sconn *c;
 	__u64 now = 0;
 
-	c = sock_lookup(sk, &p, &now);
-	if (!c || !p || !(p->flags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE)
+	c = sock_lookup(sk, &now);
+	if (!c || !(c->wflags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE)
 		return 0; /* a write with no request in progress (a greeting) is not one */
 	c->state = EBEE_CS_RESPONDING;
 	c->last_write_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
-/* Data arrived. Runs for every socket of the host (mostly in softirq), so it
- * costs one lookup for sockets that are not traced connections (two for the
- * few passive opens not yet claimed). Data arriving while a request is being
+/* Data arrived. Runs for every socket of the host (mostly in softirq, on
+ * loopback in the sender's context), so sockets without storage cost one
+ * storage lookup that finds nothing. Data arriving while a request is being
  * read is more of that request; otherwise the first arrival starts the next
- * request's sojourn. */
+ * request's sojourn (for a passive open not yet claimed, its first request). */
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(sock_data_ready, const struct sock *sk)
 {
-	__u64 key = (__u64)sk;
 	struct ebee_sconn *c;
-	struct ebee_passive *pv;
 
-	c = bpf_map_lookup_elem(&sconns, &key);
-	if (c) {
-		if (c->state != EBEE_CS_READING && !(c->flags & EBEE_CF_ARRIVED)) {
-			c->arrive_ns = bpf_ktime_get_ns();
-			c->flags |= EBEE_CF_ARRIVED;
-		}
+	if (!has_storage(sk))
 		return 0;
+	c = bpf_sk_storage_get(&sconns, (struct sock *)sk, 0, 0);
+	if (c && c->state != EBEE_CS_READING && !(c->flags & EBEE_CF_ARRIVED)) {
+		c->arrive_ns = bpf_ktime_get_ns();
+		c->flags |= EBEE_CF_ARRIVED;
 	}
-	pv = bpf_map_lookup_elem(&passive, &key);
-	if (pv && !pv->data_ns)
-		pv->data_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -502,32 +585,29 @@ int BPF_PROG(sock_data_ready, const struct sock *sk)
  * first) or LAST_ACK (client closed first), a reset to CLOSE. Runs for every
  * TCP state change on the host, a few per connection. */
 SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(sock_state, const struct sock *sk, int oldstate, int newstate)
+int BPF_PROG(sock_state, struct sock *sk, int oldstate, int newstate)
 {
-	__u64 key = (__u64)sk, now;
 	struct ebee_sconn *c;
 	struct ebee_wl *w;
+	__u64 now;
 
 	if (sk->sk_protocol != IPPROTO_TCP_)
 		return 0;
 	if (newstate == TCP_ESTABLISHED) {
 		if (oldstate == TCP_SYN_RECV) {
-			struct ebee_passive pv = { .hs_ns = bpf_ktime_get_ns() };
+			struct ebee_sconn init = { .hs_ns = bpf_ktime_get_ns() };
 
-			bpf_map_update_elem(&passive, &key, &pv, BPF_ANY);
+			sconn_new(sk, &init);
 		}
 		return 0;
 	}
 	if (newstate != TCP_FIN_WAIT1 && newstate != TCP_LAST_ACK && newstate != TCP_CLOSE)
 		return 0;
-	/* The address may be reused by the next socket: forget it everywhere. */
-	if (newstate == TCP_CLOSE)
-		bpf_map_delete_elem(&passive, &key);
-	c = bpf_map_lookup_elem(&sconns, &key);
+	c = bpf_sk_storage_get(&sconns, sk, 0, 0);
 	if (!c)
 		return 0;
-	w = bpf_map_lookup_elem(&workloads, &c->wid);
-	if (w) {
+	w = c->wid ? bpf_map_lookup_elem(&workloads, &c->wid) : NULL;
+	if (w && w->epoch == c->wl_epoch) {
 		now = bpf_ktime_get_ns();
 		if (c->state == EBEE_CS_RESPONDING && (w->flags & EBEE_F_IO))
 			sock_emit_io(c);
@@ -537,7 +617,7 @@ int BPF_PROG(sock_state, const struct sock *sk, int oldstate, int newstate)
 			     c->flags & EBEE_CF_ADOPTED ? EBEE_REC_CONN_ADOPTED : EBEE_REC_CONN,
 			     now, now - c->first_ns, c->hs_ns ? now - c->hs_ns : 0, c->nreq);
 	}
-	bpf_map_delete_elem(&sconns, &key);
+	sconn_del(sk);
 	return 0;
 }
 

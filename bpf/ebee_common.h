@@ -44,8 +44,8 @@ struct ebee_proc {
 
 /* Value of the workload map, keyed by workload id. */
 struct ebee_wl {
-	__u32 flags; /* EBEE_F_* */
-	__u32 pad;
+	__u32 flags;   /* EBEE_F_* */
+	__u32 epoch;   /* distinct per workload added: tells a reused wid apart */
 	__u64 dropped; /* records lost for this workload (ring buffer full) */
 };
 
@@ -64,28 +64,26 @@ struct ebee_conn {
 	__u16 flags;	     /* EBEE_CF_* */
 };
 
-/* Socket path: in-flight connection, keyed by its struct sock address, so
- * any process of the workload (a forked child, an io_uring worker) that reads
- * or writes the socket continues the same request. */
+/* Socket path: per-socket state in socket-local storage, so any process of
+ * the workload (a forked child, an io_uring worker) that reads or writes the
+ * socket continues the same request. Created at the handshake of every
+ * passive open (wid 0: not claimed yet) or at the first I/O of an adopted
+ * connection. */
 struct ebee_sconn {
 	__u64 hs_ns;	     /* handshake completed (entered the accept queue); 0: adopted */
 	__u64 first_ns;	     /* first read or write by the workload: conn service start */
-	__u64 arrive_ns;     /* first data arrival since the last request started */
+	__u64 arrive_ns;     /* first data arrival since the last request started (or,
+			      * unclaimed, since the handshake) */
 	__u64 io_start_ns;   /* io: first read of the request in progress */
 	__u64 soj_start_ns;  /* io: arrival of the request in progress */
 	__u64 last_write_ns; /* io: end of the last write seen */
-	__u32 wid;	     /* workload the socket belongs to */
+	__u32 wid;	     /* workload the socket belongs to; 0: passive, not claimed */
+	__u32 wl_epoch;	     /* struct ebee_wl.epoch of that workload at the claim */
+	__u32 wflags;	     /* copy of the workload's EBEE_F_* ... */
+	__u32 gen;	     /* ... valid while the programs' wl_gen equals this */
 	__u32 nreq;	     /* io requests completed on this connection */
 	__u16 state;	     /* EBEE_CS_* */
 	__u16 flags;	     /* EBEE_CF_* */
-	__u32 pad;
-};
-
-/* Socket path: a passive open whose handshake completed, not yet claimed by
- * a traced process (keyed by struct sock address). */
-struct ebee_passive {
-	__u64 hs_ns;   /* SYN_RECV -> ESTABLISHED */
-	__u64 data_ns; /* first data arrival, 0 if none yet */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

@@ -193,8 +193,9 @@ struct ebee_global_stats {
 	uint64_t records;	/* records consumed */
 	unsigned int probes;	/* probe groups attached in the kernel now */
 	unsigned int workloads; /* workloads traced */
-	uint64_t conn_entries;	/* in-flight connection map entries (slow: walks the map;
-				 * socket path: also handshakes not yet claimed) */
+	uint64_t conn_entries;	/* in-flight connection map entries (syscall path: slow,
+				 * walks the map; socket path: live socket storages,
+				 * handshakes not yet claimed included) */
 	uint64_t grpc_streams;	/* in-flight gRPC server streams (slow: walks the map) */
 	enum ebee_path path;	/* the path in use: EBEE_PATH_SOCKET or EBEE_PATH_SYSCALL */
 };

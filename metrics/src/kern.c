@@ -34,6 +34,7 @@ struct ebee_kern {
 	struct bpf_link *links[EBEE_NPROBE_GROUPS][MAX_GROUP_PROGS];
 	int nlinks[EBEE_NPROBE_GROUPS];
 	int ncpus;
+	uint32_t wl_epoch; /* last struct ebee_wl.epoch handed out */
 };
 
 /* Group index from the lowest set bit of an enum ebee_probe value. */
@@ -163,22 +164,17 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 		for (int i = 0; i < n; i++)
 			bpf_program__set_autoload(progs[i], both || sock == opts->sock_path);
 	}
-	/* The other path's connection map is never used: keep it tiny. */
+	/* The other path's connection maps are never used: keep them tiny. The
+	 * socket path's per-socket storage has no map size; the programs cap
+	 * the number of live storages at max_conns instead. */
 	if (opts->sock_path) {
-		err = bpf_map__set_max_entries(k->skel->maps.sconns, opts->max_conns);
-		if (!err)
-			err = bpf_map__set_max_entries(k->skel->maps.passive, opts->max_conns);
-		if (!err)
-			err = bpf_map__set_max_entries(k->skel->maps.adopt, opts->max_conns);
+		err = bpf_map__set_max_entries(k->skel->maps.adopt, opts->max_conns);
 		if (!err)
 			err = bpf_map__set_max_entries(k->skel->maps.conns, 64);
 	} else {
-		err = bpf_map__set_max_entries(k->skel->maps.sconns, 64);
-		if (!err)
-			err = bpf_map__set_max_entries(k->skel->maps.passive, 64);
-		if (!err)
-			err = bpf_map__set_max_entries(k->skel->maps.adopt, 64);
+		err = bpf_map__set_max_entries(k->skel->maps.adopt, 64);
 	}
+	k->skel->rodata->max_socks = opts->max_conns;
 	if (err) {
 		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
 		goto fail;
@@ -256,6 +252,12 @@ int ebee_kern_set_probes(struct ebee_kern *k, unsigned int mask, char *msg, size
 	unsigned int add = mask & ~k->probes, del = k->probes & ~mask;
 	int err;
 
+	/* Storages whose socket closed while the state hook was off were freed
+	 * without the programs' count seeing it: start counting afresh. Those
+	 * still alive count negative when they close, which only loosens the
+	 * cap for a while; a stale count could otherwise block all tracking. */
+	if (add & EBEE_PROBE_SOCK_STATE)
+		__atomic_store_n(&k->skel->bss->live_socks, 0, __ATOMIC_SEQ_CST);
 	/* Attach first so that a failure leaves the old set intact. */
 	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1) {
 		if (!(add & bit) || bit == EBEE_PROBE_GRPC)
@@ -287,12 +289,19 @@ int ebee_kern_workload_set(struct ebee_kern *k, uint32_t wid, uint32_t flags)
 	uint32_t key, *prev = NULL;
 	struct ebee_proc p;
 
-	/* Keep the drop counter across flag changes. */
-	if (bpf_map_lookup_elem(fd, &wid, &v))
+	/* Keep the drop counter and the epoch across flag changes; a new
+	 * workload gets a new epoch, so sockets claimed by an earlier workload
+	 * of the same id are not taken for its own. */
+	if (bpf_map_lookup_elem(fd, &wid, &v)) {
 		memset(&v, 0, sizeof(v));
+		v.epoch = ++k->wl_epoch;
+	}
 	v.flags = flags;
 	if (bpf_map_update_elem(fd, &wid, &v, BPF_ANY))
 		return -errno;
+	/* Sockets re-read their cached copy of the flags. */
+	if (k->opts.sock_path)
+		__atomic_fetch_add(&k->skel->bss->wl_gen, 1, __ATOMIC_SEQ_CST);
 	/* The programs read the copy in each process entry. Updating in place
 	 * while walking is safe: no entry is added or removed here. */
 	while (!bpf_map_get_next_key(pfd, prev, &key)) {
@@ -346,6 +355,8 @@ int ebee_kern_sconn_adopt(struct ebee_kern *k, uint32_t wid, const struct ebee_a
 {
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.adopt), key, &wid, BPF_NOEXIST))
 		return -errno;
+	/* Tells the programs to look sockets without storage up in the map. */
+	__atomic_fetch_add(&k->skel->bss->adopt_live, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -372,11 +383,11 @@ unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid)
 /* Socket path: delete the entries of map fd whose value says workload wid
  * (the wid is the value's field at wid_off). Keys are collected first:
  * deleting while walking a hash map can skip entries. */
-static void del_by_wid(int fd, size_t key_sz, size_t val_sz, size_t wid_off, uint32_t wid)
+static size_t del_by_wid(int fd, size_t key_sz, size_t val_sz, size_t wid_off, uint32_t wid)
 {
 	char key[key_sz], prev[key_sz], val[val_sz];
 	char *del = NULL;
-	size_t nd = 0, cap = 0;
+	size_t nd = 0, cap = 0, n = 0;
 	bool first = true;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : prev, key)) {
@@ -399,8 +410,10 @@ static void del_by_wid(int fd, size_t key_sz, size_t val_sz, size_t wid_off, uin
 		memcpy(del + nd++ * key_sz, key, key_sz);
 	}
 	for (size_t i = 0; i < nd; i++)
-		bpf_map_delete_elem(fd, del + i * key_sz);
+		if (!bpf_map_delete_elem(fd, del + i * key_sz))
+			n++;
 	free(del);
+	return n;
 }
 
 void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid)
@@ -432,10 +445,13 @@ void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid)
 		bpf_map_delete_elem(pfd, &tgids[i]);
 
 	if (k->opts.sock_path) {
-		del_by_wid(bpf_map__fd(k->skel->maps.sconns), sizeof(uint64_t),
-			   sizeof(struct ebee_sconn), offsetof(struct ebee_sconn, wid), wid);
-		del_by_wid(bpf_map__fd(k->skel->maps.adopt), sizeof(struct ebee_adopt_key),
-			   sizeof(uint32_t), 0, wid);
+		/* Socket storages cannot be walked from here: the programs drop a
+		 * socket's storage when they find its workload gone (wl_gen). */
+		__atomic_fetch_add(&k->skel->bss->wl_gen, 1, __ATOMIC_SEQ_CST);
+		size_t na = del_by_wid(bpf_map__fd(k->skel->maps.adopt),
+				       sizeof(struct ebee_adopt_key), sizeof(uint32_t), 0, wid);
+
+		__atomic_fetch_sub(&k->skel->bss->adopt_live, (int64_t)na, __ATOMIC_SEQ_CST);
 		free(tgids);
 		return;
 	}
@@ -529,10 +545,12 @@ int ebee_kern_ringbuf_add(struct ebee_kern *k, int map_fd)
 
 uint64_t ebee_kern_conn_count(struct ebee_kern *k)
 {
-	if (k->opts.sock_path)
-		return count_entries(bpf_map__fd(k->skel->maps.sconns)) +
-		       count_entries(bpf_map__fd(k->skel->maps.passive));
-	return count_entries(bpf_map__fd(k->skel->maps.conns));
+	int64_t n;
+
+	if (!k->opts.sock_path)
+		return count_entries(bpf_map__fd(k->skel->maps.conns));
+	n = __atomic_load_n(&k->skel->bss->live_socks, __ATOMIC_RELAXED);
+	return n > 0 ? (uint64_t)n : 0;
 }
 
 int ebee_kern_epoll_fd(struct ebee_kern *k)

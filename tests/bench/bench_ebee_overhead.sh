@@ -15,7 +15,10 @@
 #     (build/loadgen; saturation = what it achieves when offered far more):
 #     p99 traced/untraced.
 # Environment: BENCH_PAIRS (rounds, default 5), BENCH_SECS per run (default 3),
-# BENCH_SECTIONS (default "1 2 3 4").
+# BENCH_SECTIONS (default "1 2 3 4"), BENCH_PATHS (default "socket syscall"),
+# BENCH_QUERY_MS (ebee reports, i.e. queries every percentile, this often; 1000),
+# BENCH_BASE_EBEE (another build's ebee binary: adds a column "base", its socket
+# path, to compare two versions side by side).
 set -u
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
@@ -40,13 +43,14 @@ trap cleanup EXIT
 
 # Which paths this kernel can do (the socket path needs its tracepoints).
 paths=()
-for p in socket syscall; do
+for p in ${BENCH_PATHS:-socket syscall}; do
 	if build/ebee trace --pid $$ --path "$p" --duration 0.1 >/dev/null 2>"$tmp/probe.err"; then
 		paths+=("$p")
 	else
 		echo "note: $p path not available here: $(cat "$tmp/probe.err")"
 	fi
 done
+[ -n "${BENCH_BASE_EBEE:-}" ] && paths+=(base)
 [ ${#paths[@]} -gt 0 ] || { echo "SKIP: no ebee path works here"; exit 77; }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -67,7 +71,11 @@ want() { [[ " ${BENCH_SECTIONS:-1 2 3 4} " == *" $1 "* ]]; }
 
 # Start `ebee trace` on memcached with path $1 for $2 seconds; its pid in $epid.
 start_ebee() {
-	build/ebee trace --pid "$mcpid" --mode io --path "$1" --duration "$2" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
+	local bin=build/ebee path=$1
+	[ "$path" = base ] && { bin=$BENCH_BASE_EBEE; path=socket; }
+	# Queried like a controller would (every interval, all percentiles of
+	# both latencies), so the window's lazy tree (window.c) is paid for.
+	"$bin" trace --pid "$mcpid" --mode io --path "$path" --duration "$2" --interval "${BENCH_QUERY_MS:-1000}" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 	epid=$!
 	epids+=($epid)
 	for _ in $(seq 150); do grep -q "probes live" "$tmp/ebee.err" && return 0; sleep 0.02; done
@@ -85,7 +93,7 @@ run_slap() { # prints ops
 
 if want 1; then
 echo "1. memcached -t 2 saturated by memcaslap -T 2 -c 32, ${secs}s runs, $pairs interleaved rounds"
-printf "%-5s %-8s %12s %12s %14s %10s %10s\n" round path ops ratio cpu_us/req cpu_ratio exact
+printf "%-5s %-8s %12s %12s %14s %10s %10s %12s\n" round path ops ratio cpu_us/req cpu_ratio exact ebee_us/req
 exact=1
 for i in $(seq "$pairs"); do
 	c0=$(cpu_ticks "$mcpid")
@@ -104,13 +112,14 @@ for i in $(seq "$pairs"); do
 		e1=$(cpu_ticks "$epid")
 		wait "$epid"
 		after=$(mc_cmds "$port")
-		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readline())['requests'])")
+		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readlines()[-1])['requests'])")
 		ok=yes
 		[ "$reqs" -eq $((after - before)) ] || { ok="no($reqs/$((after - before)))"; exact=0; }
 		cpu_on=$(awk -v t=$((c3 - c2 + e1 - e0)) -v n="$on" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
 		div "$on" "$off" >>"$tmp/r_ops_$p"; echo >>"$tmp/r_ops_$p"
 		div "$cpu_on" "$cpu_off" >>"$tmp/r_cpu_$p"; echo >>"$tmp/r_cpu_$p"
-		printf "%-5s %-8s %12s %12s %14s %10s %10s\n" "$i" "$p" "$on" "$(div "$on" "$off")" "$cpu_on" "$(div "$cpu_on" "$cpu_off")" "$ok"
+		ebee_us=$(awk -v t=$((e1 - e0)) -v n="$on" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+		printf "%-5s %-8s %12s %12s %14s %10s %10s %12s\n" "$i" "$p" "$on" "$(div "$on" "$off")" "$cpu_on" "$(div "$cpu_on" "$cpu_off")" "$ok" "$ebee_us"
 	done
 done
 for p in "${paths[@]}"; do
@@ -134,7 +143,7 @@ for p in "${paths[@]}"; do
 	python3 - "$tmp/progs.json" "$tmp/ebee.json" <<'PY'
 import json, sys
 progs = json.load(open(sys.argv[1]))
-reqs = json.loads(open(sys.argv[2]).readline())["requests"]
+reqs = json.loads(open(sys.argv[2]).readlines()[-1])["requests"]
 names = ("enter_", "exit_", "on_proc_", "sock_")
 best = {}
 for p in progs:

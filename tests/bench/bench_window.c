@@ -181,7 +181,8 @@ int main(void)
 	static double ps[N_QUERY];
 	struct ebee_window *w = ebee_window_new(CAP, 0);
 	volatile double sink = 0;
-	double t0, push_ns, ring_ns, q_ns, sort_ns, sel_ns, v;
+	static const size_t every[] = { 1000, 10000, 100000, 1000000 };
+	double t0, push_ns, ring_ns, q_ns, sort_ns, sel_ns, v, rebuild_ns, mixed_ns[4];
 	uint64_t end = 0;
 	size_t bad = 0;
 
@@ -215,6 +216,32 @@ int main(void)
 			sink += (double)ring[i];
 	}
 
+	/* The pushes above went unread, so the tree was left stale: the first
+	 * query rebuilds it. */
+	t0 = now_ns();
+	ebee_window_percentile(w, 99, &v);
+	sink += v;
+	rebuild_ns = now_ns() - t0;
+
+	/* What a reader that queries every `every` pushes pays per push, its
+	 * queries (and rebuilds) included. */
+	for (size_t e = 0; e < sizeof(every) / sizeof(every[0]); e++) {
+		static uint64_t lats[N_PUSH];
+
+		for (size_t i = 0; i < N_PUSH; i++)
+			lats[i] = rnd_lat();
+		t0 = now_ns();
+		for (size_t i = 0; i < N_PUSH; i++) {
+			ebee_window_push(w, end += 1000, lats[i]);
+			ring_push(lats[i]);
+			if ((i + 1) % every[e] == 0) {
+				ebee_window_percentile(w, 99, &v);
+				sink += v;
+			}
+		}
+		mixed_ns[e] = (now_ns() - t0) / N_PUSH;
+	}
+
 	for (size_t i = 0; i < N_QUERY; i++)
 		ps[i] = rnd_p();
 	t0 = now_ns();
@@ -242,6 +269,11 @@ int main(void)
 	}
 
 	print_row("push (window full):", "window", push_ns, "plain ring", ring_ns);
+	printf("first query after %d unread pushes (rebuilds the tree): %.3f ms\n", N_PUSH,
+	       rebuild_ns / 1e6);
+	for (size_t e = 0; e < sizeof(every) / sizeof(every[0]); e++)
+		printf("push, with a p99 query every %7zu pushes (included): %8.3f ns per push\n",
+		       every[e], mixed_ns[e]);
 	print_row("percentile query:", "window", q_ns, "copy+qsort", sort_ns);
 	print_row("percentile query:", "window", q_ns, "copy+select", sel_ns);
 	printf("break-even: the window's extra push cost equals one copy+select query every %.0f "

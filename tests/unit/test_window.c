@@ -862,10 +862,43 @@ static void test_reset_deep(void **state)
 	ebee_window_free(w);
 }
 
+/* Queries at irregular gaps, some longer than cap / 4 pushes (the tree is
+ * then left stale and rebuilt by the query), some short (kept push by push,
+ * including on a freshly rebuilt tree): exact every time. */
+static void test_lazy_rebuild(void **state)
+{
+	static const size_t caps[] = { 1, 63, 64, 65, 200, 3000, 20000 };
+
+	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		size_t cap = caps[c];
+		struct ebee_window *w = ebee_window_new(cap, 0);
+		struct ref r;
+		uint64_t t = 0;
+
+		assert_non_null(w);
+		ref_init(&r, cap, 0);
+		rng_state = 11 + c;
+		for (int round = 0; round < 40; round++) {
+			size_t gap = round % 3 ? rnd() % (cap / 2 + 2) : 1 + rnd() % (2 * cap + 1);
+
+			for (size_t i = 0; i < gap; i++, t++) {
+				uint64_t lat = round % 5 == 4 ? rnd() % 3 : rnd() % 1000000000;
+
+				ebee_window_push(w, t, lat);
+				ref_push(&r, t, lat);
+			}
+			check_same(w, &r, 2);
+		}
+		ref_fini(&r);
+		ebee_window_free(w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_invalid),
+		cmocka_unit_test(test_lazy_rebuild),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_one),
 		cmocka_unit_test(test_p_out_of_range),
