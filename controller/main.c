@@ -27,6 +27,7 @@
 #include "config.h"
 #include "log.h"
 #include "loop.h"
+#include "inplace.h"
 #include "machine.h"
 #include "sim_run.h"
 #include "journal.h"
@@ -668,6 +669,19 @@ int main(int argc, char **argv)
 					"parties: workload %s: cannot record process group %d in "
 					"the state file\n",
 					w->name, (int)launched[i]);
+		} else if (w->find == CFG_FIND_CGROUP || w->find == CFG_FIND_UNIT) {
+			/* managed in place: its first process stands for it (liveness,
+			 * ebee); the actuators write its own cgroup */
+			struct inplace_roots r;
+			char grp[INPLACE_PATH_MAX], msg[512];
+
+			if (inplace_roots_find(&r) ||
+			    inplace_resolve(&r, w, grp, sizeof(grp), msg, sizeof(msg)) ||
+			    inplace_pids(&r, grp, &la.pid[i], 1) <= 0) {
+				fprintf(stderr, "parties: workload %s: cgroup %s has no process\n",
+					w->name, w->cgroup);
+				goto out;
+			}
 		} else {
 			int e = cfg_workload_pid(w, &la.pid[i]);
 
