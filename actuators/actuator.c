@@ -1059,8 +1059,8 @@ static int restore_inplace(struct act *act, const struct act_rec_wl *r)
 		if (e && !err)
 			err = e;
 	}
-	act_be_log(act, ACT_LOG_INFO, "workload %s: cgroup %s restored as found%s", r->name,
-		   r->grp, err ? " (with errors)" : "");
+	act_be_log(act, ACT_LOG_INFO, "workload %s: cgroup %s restored as found%s", r->name, r->grp,
+		   err ? " (with errors)" : "");
 	return err;
 }
 
@@ -1236,8 +1236,7 @@ static bool valid_grp(const char *g)
 	return true;
 }
 
-struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
-					      const char *cgroup,
+struct act_workload *act_workload_add_inplace(struct act *act, const char *name, const char *cgroup,
 					      const struct act_workload_opts *opts)
 {
 	struct act_workload *wl;
@@ -1253,7 +1252,8 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 				   sizeof(opts->freq_max_khz))
 		return err_ptr(ERR(act, -EINVAL, "act_workload_opts.sz is not set"));
 	if (!valid_name(name))
-		return err_ptr(ERR(act, -EINVAL, "bad workload name \"%s\"", name ? name : "(null)"));
+		return err_ptr(
+		    ERR(act, -EINVAL, "bad workload name \"%s\"", name ? name : "(null)"));
 	if (act_workload_find(act, name))
 		return err_ptr(ERR(act, -EEXIST, "workload %s is managed already", name));
 	while (*cgroup == '/')
@@ -1299,7 +1299,8 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 	if (managed_cpuset(act)) {
 		err = act->cg->get_cpus(act->cgbe, cgroup, &rw.cpus);
 		if (err)
-			return err_ptr(ERR(act, err, "workload %s: cannot read the cpus of cgroup %s: %s",
+			return err_ptr(ERR(act, err,
+					   "workload %s: cannot read the cpus of cgroup %s: %s",
 					   name, cgroup, strerror(-err)));
 		rw.has_cpus = true;
 	}
@@ -1333,8 +1334,8 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 		if (err)
 			goto fail;
 	}
-	if (managed_quota(act) && (quota >= 0 || rw.quota_us >= 0 ||
-				   rw.period_us != act->caps.quota_period_us)) {
+	if (managed_quota(act) &&
+	    (quota >= 0 || rw.quota_us >= 0 || rw.period_us != act->caps.quota_period_us)) {
 		/* the period parties works in, and its quota (unlimited if none) */
 		err = act->cg->set_quota(act->cgbe, cgroup, quota, act->caps.quota_period_us);
 		if (err)
@@ -1352,7 +1353,7 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 	}
 	act_be_log(act, ACT_LOG_INFO, "workload %s managed in place in cgroup %s", name, cgroup);
 	return wl;
-fail: {
+fail : {
 	int saved = err;
 	char msg[sizeof(act->err)];
 

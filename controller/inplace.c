@@ -72,20 +72,19 @@ int inplace_resolve(const struct inplace_roots *r, const struct cfg_workload *w,
 		return -EINVAL;
 	}
 	if (!root[0]) {
-		snprintf(msg, mlen, "workload %s: no cgroup hierarchy is mounted", w->name);
+		snprintf(msg, mlen, "no cgroup hierarchy is mounted");
 		return -ENOENT;
 	}
 	snprintf(path, sizeof(path), "%s/%s", root, grp);
 	if (!is_dir(path)) {
 		if (w->find == CFG_FIND_UNIT)
-			snprintf(msg, mlen,
-				 "workload %s: unit %s has no cgroup %s (is the unit running%s?)",
-				 w->name, w->cgroup, path,
+			snprintf(msg, mlen, "unit %s has no cgroup %s (is the unit running%s?)",
+				 w->cgroup, path,
 				 r->v1_cpuset[0] ? ", and does systemd create it in the cgroup "
 						   "v1 cpuset hierarchy"
 						 : "");
 		else
-			snprintf(msg, mlen, "workload %s: no cgroup %s", w->name, path);
+			snprintf(msg, mlen, "no cgroup %s", path);
 		return -ENOENT;
 	}
 	return 0;

@@ -81,7 +81,7 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 			continue;
 		if (inplace_roots_find(&r) ||
 		    inplace_resolve(&r, w, m->grp[i], sizeof(m->grp[i]), msg, sizeof(msg))) {
-			snprintf(err, len, "%s", msg);
+			snprintf(err, len, "workload %s: %s", w->name, msg);
 			mach_close(m);
 			errno = ENOENT;
 			return NULL;
