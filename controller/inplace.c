@@ -98,6 +98,13 @@ static bool has_file(const char *root, const char *grp, const char *file)
 	return access(path, F_OK) == 0;
 }
 
+int inplace_procs_path(const struct inplace_roots *r, const char *grp, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s/cgroup.procs", main_root(r), grp);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 int inplace_pids(const struct inplace_roots *r, const char *grp, pid_t *pids, size_t cap)
 {
 	char path[2 * INPLACE_PATH_MAX + 64];

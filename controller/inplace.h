@@ -48,4 +48,7 @@ int inplace_check(const struct inplace_roots *r, const char *grp, const char *pa
  * found (may exceed cap), or -errno. */
 int inplace_pids(const struct inplace_roots *r, const char *grp, pid_t *pids, size_t cap);
 
+/* The cgroup.procs file of grp (what ebee re-reads). 0 or -ENAMETOOLONG. */
+int inplace_procs_path(const struct inplace_roots *r, const char *grp, char *buf, size_t len);
+
 #endif /* PARTIES_INPLACE_H */

@@ -456,6 +456,7 @@ int main(int argc, char **argv)
 	struct src_ebee *eb = NULL;
 	struct mach *m = NULL;
 	pid_t launched[CFG_MAX_WL] = { 0 };
+	static char procs[CFG_MAX_WL][INPLACE_PATH_MAX]; /* in-place workloads: their cgroup.procs */
 	bool loop_ok = false, need_ebee = false;
 	char err[512] = "";
 	FILE *log = NULL;
@@ -677,7 +678,8 @@ int main(int argc, char **argv)
 
 			if (inplace_roots_find(&r) ||
 			    inplace_resolve(&r, w, grp, sizeof(grp), msg, sizeof(msg)) ||
-			    inplace_pids(&r, grp, &la.pid[i], 1) <= 0) {
+			    inplace_pids(&r, grp, &la.pid[i], 1) <= 0 ||
+			    inplace_procs_path(&r, grp, procs[i], sizeof(procs[i]))) {
 				fprintf(stderr, "parties: workload %s: cgroup %s has no process\n",
 					w->name, w->cgroup);
 				goto out;
@@ -692,11 +694,18 @@ int main(int argc, char **argv)
 			}
 		}
 		if (eb && la.pid[i] > 0) {
-			struct src *s =
-			    src_ebee_open(eb, la.pid[i], w->ebee_mode,
-					  w->ebee_latency == CFG_LAT_SOJOURN ? EBEE_LAT_SOJOURN
-									     : EBEE_LAT_SERVICE,
-					  w->ebee_latency_line > 0, err, sizeof(err));
+			enum ebee_latency lat = w->ebee_latency == CFG_LAT_SOJOURN
+							? EBEE_LAT_SOJOURN
+							: EBEE_LAT_SERVICE;
+			struct src *s;
+
+			if (procs[i][0])
+				s = src_ebee_open_cgroup(eb, procs[i], w->ebee_mode, lat,
+							 w->ebee_latency_line > 0, err,
+							 sizeof(err));
+			else
+				s = src_ebee_open(eb, la.pid[i], w->ebee_mode, lat,
+						  w->ebee_latency_line > 0, err, sizeof(err));
 
 			if (!s) {
 				fprintf(stderr, "parties: workload %s: %s\n", w->name, err);
