@@ -5,7 +5,9 @@
 # where it is (no parties child cgroup is made for it); after SIGTERM every value is back
 # as found and the cgroup still exists; the same after SIGKILL + `parties --cleanup`
 # (from the state file). A config naming the root, parties' parent, or parties' own
-# cgroup is refused with file:line. Bounded: about 15 s.
+# cgroup is refused with file:line. Finally ebee: a server moved into the cgroup after
+# parties started is traced (the source re-reads cgroup.procs), so its requests reach the
+# policy. Bounded: about 25 s.
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties
 cs=/sys/fs/cgroup/cpuset
@@ -16,11 +18,13 @@ cq=/sys/fs/cgroup/cpu,cpuacct
 CG=ebee-test-inplace-$$
 feeder=
 sleeper=
+server=
 
 inplace_cleanup()
 {
 	[ -n "$feeder" ] && kill "$feeder" 2>/dev/null && wait "$feeder" 2>/dev/null
 	[ -n "$sleeper" ] && kill -KILL "$sleeper" 2>/dev/null && wait "$sleeper" 2>/dev/null
+	[ -n "$server" ] && kill -KILL "$server" 2>/dev/null && wait "$server" 2>/dev/null
 	pt_cleanup
 	for d in "$cs/$CG" "$cq/$CG"; do
 		[ -d "$d" ] && rmdir "$d" 2>/dev/null
@@ -127,4 +131,42 @@ timeout 20 build/parties -c "$PT_TMP/parties.ini" --cleanup 2>"$PT_TMP/err" || {
 in_cg || die "the process left $CG after --cleanup"
 [ -z "$(pt_cgroups_left)" ] || die "cgroups left: $(pt_cgroups_left)"
 echo "ok: SIGKILL left $killed; --cleanup restored $found"
+
+# 4. ebee traces the cgroup's processes, including one that joins after start-up
+if [ -x build/fixtures/cpr_server ] && [ -x build/loadgen ]; then
+	kill "$feeder"; wait "$feeder" 2>/dev/null; feeder=
+	port=$(free_port)
+	{
+		pt_ini_controller 200
+		cat <<INI
+[resources]
+cpus = 0-1
+cores = true
+quota = true
+[workload w]
+cgroup = /$CG
+target_ms = 50
+source = ebee
+ebee_mode = conn
+INI
+	} >"$PT_TMP/parties.ini"
+	rm -f "$PT_TMP/log.jsonl"
+	pt_parties -c "$PT_TMP/parties.ini" --duration 60
+	pt_wait_started
+	build/fixtures/cpr_server --port "$port" --threads 2 --delay-ms 2 --timeout 60 >/dev/null 2>&1 &
+	server=$!
+	echo "$server" >"$cs/$CG/cgroup.procs"
+	echo "$server" >"$cq/$CG/cgroup.procs"
+	pt_wait_port "$port" || die "cpr_server does not accept on $port"
+	build/loadgen --port "$port" --rate 100 --duration 4 >"$PT_TMP/lg.out" 2>&1 &
+	PT_PIDS+=($!)
+	t=$(pt_log_wait '(w["w"].get("p99_ebee_us") or 0) > 0 and (w["w"].get("rps") or 0) > 0' 8) ||
+		{ tail -2 "$PT_TMP/log.jsonl"; cat "$PT_TMP/parties.err"; die "the server that joined $CG was not traced"; }
+	echo "ok: a server moved into $CG after start-up is traced (t=$t s: $(tail -1 "$PT_TMP/log.jsonl" | python3 -c 'import json,sys; w=json.load(sys.stdin)["wl"][0]; print("p99_ebee_us", w.get("p99_ebee_us"), "rps", w.get("rps"))'))"
+	pt_stop_restored TERM
+	[ "$(snap)" = "$found" ] || die "after the ebee run: $(snap), found $found"
+	grep -qx "$server" "$cs/$CG/cgroup.procs" || die "the server left $CG"
+else
+	echo "(ebee part skipped: build/fixtures/cpr_server or build/loadgen not built)"
+fi
 echo "PASS"
