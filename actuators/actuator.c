@@ -1100,6 +1100,26 @@ static void unlink_wl(struct act *act, struct act_workload *wl)
 		}
 }
 
+/* The initial cores and quota of a new workload: valid, free, and the quota in us. */
+static int check_initial(struct act *act, const char *name, const struct act_workload_opts *opts,
+			 int64_t *quota)
+{
+	int err;
+
+	if (managed_cpuset(act)) {
+		err = check_cpus(act, NULL, name, opts ? opts->cpus : NULL);
+		if (err)
+			return err;
+	}
+	if (opts && opts->quota_cores > 0) {
+		if (!managed_quota(act))
+			return ERR(act, -EOPNOTSUPP, "workload %s: cpu quota is not usable: %s",
+				   name, act->caps.quota_reason);
+		return quota_from_cores(act, name, opts->quota_cores, quota);
+	}
+	return 0;
+}
+
 struct act_workload *act_workload_add(struct act *act, const char *name, pid_t pid,
 				      const struct act_workload_opts *opts)
 {
@@ -1123,20 +1143,9 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
 		return err_ptr(ERR(act, -EEXIST, "workload %s is managed already", name));
 	if (pid <= 0 || !act__proc_exists(pid))
 		return err_ptr(ERR(act, -ESRCH, "workload %s: no process %d", name, pid));
-	if (managed_cpuset(act)) {
-		err = check_cpus(act, NULL, name, opts ? opts->cpus : NULL);
-		if (err)
-			return err_ptr(err);
-	}
-	if (opts && opts->quota_cores > 0) {
-		if (!managed_quota(act))
-			return err_ptr(ERR(act, -EOPNOTSUPP,
-					   "workload %s: cpu quota is not usable: %s", name,
-					   act->caps.quota_reason));
-		err = quota_from_cores(act, name, opts->quota_cores, &quota);
-		if (err)
-			return err_ptr(err);
-	}
+	err = check_initial(act, name, opts, &quota);
+	if (err)
+		return err_ptr(err);
 	err = ensure_parent(act);
 	if (err)
 		return err_ptr(err);
@@ -1278,20 +1287,9 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 				   act->caps.cpuset_reason, act->caps.quota_reason));
 	if (!act->cg->exists(act->cgbe, cgroup))
 		return err_ptr(ERR(act, -ENOENT, "workload %s: no cgroup %s", name, cgroup));
-	if (managed_cpuset(act)) {
-		err = check_cpus(act, NULL, name, opts ? opts->cpus : NULL);
-		if (err)
-			return err_ptr(err);
-	}
-	if (opts && opts->quota_cores > 0) {
-		if (!managed_quota(act))
-			return err_ptr(ERR(act, -EOPNOTSUPP,
-					   "workload %s: cpu quota is not usable: %s", name,
-					   act->caps.quota_reason));
-		err = quota_from_cores(act, name, opts->quota_cores, &quota);
-		if (err)
-			return err_ptr(err);
-	}
+	err = check_initial(act, name, opts, &quota);
+	if (err)
+		return err_ptr(err);
 
 	/* what is there goes to the state file before the first write */
 	snprintf(rw.name, sizeof(rw.name), "%s", name);

@@ -176,29 +176,40 @@ void src_ebee_lib_close(struct src_ebee *lib)
 	free(lib);
 }
 
+/*
+ * Sojourn needs ebee's socket path: without it an explicit choice is an error
+ * (-1, errno EOPNOTSUPP, msg), the default falls back to service with a warning.
+ */
+static int pick_latency(struct src_ebee *lib, enum ebee_latency *lat, bool lat_explicit, char *msg,
+			size_t msg_len)
+{
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+
+	if (*lat != EBEE_LAT_SOJOURN || ebee_get_global_stats(lib->eb, &g) ||
+	    g.path == EBEE_PATH_SOCKET)
+		return 0;
+	if (lat_explicit) {
+		snprintf(msg, msg_len,
+			 "ebee: ebee_latency = sojourn needs the socket tracepoints, which "
+			 "this kernel lacks; use ebee_latency = service");
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	fprintf(stderr, "parties: no socket tracepoints in this kernel: ebee feeds the service "
+			"latency, not the sojourn latency\n");
+	*lat = EBEE_LAT_SERVICE;
+	return 0;
+}
+
 struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
 			  enum ebee_latency lat, bool lat_explicit, char *msg, size_t msg_len)
 {
 	struct ebee_trace_opts opts = { .sz = sizeof(opts), .mode = mode };
-	struct ebee_global_stats g = { .sz = sizeof(g) };
 	struct ebee_src *e;
 	int err;
 
-	if (lat == EBEE_LAT_SOJOURN && !ebee_get_global_stats(lib->eb, &g) &&
-	    g.path != EBEE_PATH_SOCKET) {
-		if (lat_explicit) {
-			snprintf(msg, msg_len,
-				 "ebee: ebee_latency = sojourn needs the socket tracepoints, which "
-				 "this kernel lacks; use ebee_latency = service");
-			errno = EOPNOTSUPP;
-			return NULL;
-		}
-		fprintf(stderr,
-			"parties: pid %d: no socket tracepoints in this kernel: ebee "
-			"feeds the service latency, not the sojourn latency\n",
-			(int)pid);
-		lat = EBEE_LAT_SERVICE;
-	}
+	if (pick_latency(lib, &lat, lat_explicit, msg, msg_len))
+		return NULL;
 
 	err = ebee_start_tracing(lib->eb, pid, &opts);
 	if (err) {
@@ -224,20 +235,10 @@ struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *procs, enum e
 				 enum ebee_latency lat, bool lat_explicit, char *msg,
 				 size_t msg_len)
 {
-	struct ebee_global_stats g = { .sz = sizeof(g) };
 	struct ebee_src *e;
 
-	if (lat == EBEE_LAT_SOJOURN && !ebee_get_global_stats(lib->eb, &g) &&
-	    g.path != EBEE_PATH_SOCKET) {
-		if (lat_explicit) {
-			snprintf(msg, msg_len,
-				 "ebee: ebee_latency = sojourn needs the socket tracepoints, which "
-				 "this kernel lacks; use ebee_latency = service");
-			errno = EOPNOTSUPP;
-			return NULL;
-		}
-		lat = EBEE_LAT_SERVICE;
-	}
+	if (pick_latency(lib, &lat, lat_explicit, msg, msg_len))
+		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		errno = ENOMEM;
