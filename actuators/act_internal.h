@@ -64,6 +64,15 @@ struct act_rec_task {
 struct act_rec_wl {
 	char name[ACT_NAME_MAX];
 	struct act_origin origin; /* of its main pid: where unrecorded tasks go back */
+	/* An in-place workload (act_workload_add_inplace()): its own cgroup grp,
+	 * never moved into, emptied or removed; only the values found before
+	 * the first write are put back. */
+	bool inplace;
+	char grp[ACT_PATH_MAX];
+	bool has_cpus, has_quota;
+	struct act_cpumask cpus; /* cpuset.cpus as found */
+	int64_t quota_us;	 /* as found; -1 = unlimited */
+	uint64_t period_us;
 };
 
 struct act_rec_freq {

@@ -30,6 +30,7 @@ struct act_workload {
 	int64_t quota_us; /* -1 = unlimited */
 	unsigned long freq_cap;
 	struct act_origin origin;
+	bool inplace; /* grp is the workload's own cgroup: values written, nothing moved */
 	struct act_workload *next;
 };
 
@@ -586,6 +587,8 @@ static void stop_pgrps(struct act *act)
 			kill(-act->rec.pgrps[i].pgid, SIGKILL);
 }
 
+static int restore_inplace(struct act *act, const struct act_rec_wl *r);
+
 /*
  * Put back what an earlier instance with this parent left. Only what the
  * state file proves is ours is touched: a parent cgroup without an owner
@@ -606,6 +609,17 @@ static int cleanup_leftovers(struct act *act, bool *found)
 	if (!err)
 		*found = true;
 	stop_pgrps(act);
+	for (size_t i = 0; managed_cgroup(act) && i < act->rec.nwls; i++) {
+		if (!act->rec.wls[i].inplace)
+			continue;
+		*found = true;
+		act_be_log(act, ACT_LOG_WARN,
+			   "workload %s: putting back cgroup %s as an earlier instance found it",
+			   act->rec.wls[i].name, act->rec.wls[i].grp);
+		err = restore_inplace(act, &act->rec.wls[i]);
+		if (err && !first)
+			first = err;
+	}
 	if (managed_cgroup(act) && act->cg->exists(act->cgbe, act->parent)) {
 		if (!act->rec.owns_parent) {
 			act__rec_free(&act->rec);
@@ -627,7 +641,7 @@ static int cleanup_leftovers(struct act *act, bool *found)
 			struct act_rec_wl *w = act__rec_find_wl(&act->rec, names[i]);
 
 			snprintf(grp, sizeof(grp), "%s/%s", act->parent, names[i]);
-			if (!w) {
+			if (!w || w->inplace) {
 				/* not created by us: left alone, so the parent stays too */
 				err =
 				    ERR(act, -ENOTEMPTY,
@@ -1025,12 +1039,41 @@ static int quota_from_cores(struct act *act, const char *name, double cores, int
 	return 0;
 }
 
+/*
+ * Put an in-place workload's cgroup values back as found (r, from memory or the
+ * state file). Its tasks and the cgroup itself are not ours: left alone.
+ */
+static int restore_inplace(struct act *act, const struct act_rec_wl *r)
+{
+	int err = 0, e;
+
+	if (!act->cg->exists(act->cgbe, r->grp)) {
+		act_be_log(act, ACT_LOG_INFO, "workload %s: cgroup %s is gone: nothing to restore",
+			   r->name, r->grp);
+		return 0;
+	}
+	if (r->has_cpus && managed_cpuset(act))
+		err = act->cg->set_cpus(act->cgbe, r->grp, &r->cpus);
+	if (r->has_quota && managed_quota(act)) {
+		e = act->cg->set_quota(act->cgbe, r->grp, r->quota_us, r->period_us);
+		if (e && !err)
+			err = e;
+	}
+	act_be_log(act, ACT_LOG_INFO, "workload %s: cgroup %s restored as found%s", r->name, r->grp,
+		   err ? " (with errors)" : "");
+	return err;
+}
+
 /* Move wl's threads back, restore its cores' frequencies, remove its group. */
 static int release(struct act *act, struct act_workload *wl)
 {
 	int err = 0, e;
+	struct act_rec_wl *r = act__rec_find_wl(&act->rec, wl->name);
 
-	if (managed_cgroup(act)) {
+	if (wl->inplace) {
+		if (r && r->inplace)
+			err = restore_inplace(act, r);
+	} else if (managed_cgroup(act)) {
 		err = empty_group(act, wl->grp, &wl->origin);
 		if (!err) {
 			err = act->cg->remove(act->cgbe, wl->grp);
@@ -1057,6 +1100,26 @@ static void unlink_wl(struct act *act, struct act_workload *wl)
 		}
 }
 
+/* The initial cores and quota of a new workload: valid, free, and the quota in us. */
+static int check_initial(struct act *act, const char *name, const struct act_workload_opts *opts,
+			 int64_t *quota)
+{
+	int err;
+
+	if (managed_cpuset(act)) {
+		err = check_cpus(act, NULL, name, opts ? opts->cpus : NULL);
+		if (err)
+			return err;
+	}
+	if (opts && opts->quota_cores > 0) {
+		if (!managed_quota(act))
+			return ERR(act, -EOPNOTSUPP, "workload %s: cpu quota is not usable: %s",
+				   name, act->caps.quota_reason);
+		return quota_from_cores(act, name, opts->quota_cores, quota);
+	}
+	return 0;
+}
+
 struct act_workload *act_workload_add(struct act *act, const char *name, pid_t pid,
 				      const struct act_workload_opts *opts)
 {
@@ -1080,20 +1143,9 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
 		return err_ptr(ERR(act, -EEXIST, "workload %s is managed already", name));
 	if (pid <= 0 || !act__proc_exists(pid))
 		return err_ptr(ERR(act, -ESRCH, "workload %s: no process %d", name, pid));
-	if (managed_cpuset(act)) {
-		err = check_cpus(act, NULL, name, opts ? opts->cpus : NULL);
-		if (err)
-			return err_ptr(err);
-	}
-	if (opts && opts->quota_cores > 0) {
-		if (!managed_quota(act))
-			return err_ptr(ERR(act, -EOPNOTSUPP,
-					   "workload %s: cpu quota is not usable: %s", name,
-					   act->caps.quota_reason));
-		err = quota_from_cores(act, name, opts->quota_cores, &quota);
-		if (err)
-			return err_ptr(err);
-	}
+	err = check_initial(act, name, opts, &quota);
+	if (err)
+		return err_ptr(err);
 	err = ensure_parent(act);
 	if (err)
 		return err_ptr(err);
@@ -1174,14 +1226,151 @@ fail:
 	return err_ptr(err);
 }
 
+/* A cgroup path relative to the hierarchy root: no "..", no empty components. */
+static bool valid_grp(const char *g)
+{
+	const char *c = g;
+
+	if (!*g || strlen(g) >= ACT_PATH_MAX - 1 || strpbrk(g, "\t\n"))
+		return false;
+	while (*c) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c == '/' && !*++c)
+			return false;
+	}
+	return true;
+}
+
+struct act_workload *act_workload_add_inplace(struct act *act, const char *name, const char *cgroup,
+					      const struct act_workload_opts *opts)
+{
+	struct act_workload *wl;
+	struct act_rec_wl rw = { .inplace = true };
+	size_t pl, n = 1;
+	pid_t first = 0;
+	int64_t quota = -1;
+	int err;
+
+	if (!act || !cgroup)
+		return err_ptr(-EINVAL);
+	if (opts && opts->sz < offsetof(struct act_workload_opts, freq_max_khz) +
+				   sizeof(opts->freq_max_khz))
+		return err_ptr(ERR(act, -EINVAL, "act_workload_opts.sz is not set"));
+	if (!valid_name(name))
+		return err_ptr(
+		    ERR(act, -EINVAL, "bad workload name \"%s\"", name ? name : "(null)"));
+	if (act_workload_find(act, name))
+		return err_ptr(ERR(act, -EEXIST, "workload %s is managed already", name));
+	while (*cgroup == '/')
+		cgroup++;
+	if (!valid_grp(cgroup))
+		return err_ptr(ERR(act, -EINVAL,
+				   "workload %s: \"%s\" is not a cgroup below the root (no \"..\", "
+				   "not the root itself)",
+				   name, cgroup));
+	pl = strlen(act->parent);
+	if (!strncmp(cgroup, act->parent, pl) && (!cgroup[pl] || cgroup[pl] == '/'))
+		return err_ptr(ERR(act, -EINVAL,
+				   "workload %s: cgroup %s is parties' own parent %s or below it",
+				   name, cgroup, act->parent));
+	for (struct act_workload *w = act->wls; w; w = w->next)
+		if (w->inplace && !strcmp(w->grp, cgroup))
+			return err_ptr(ERR(act, -EEXIST, "workload %s: cgroup %s is workload %s's",
+					   name, cgroup, w->name));
+	if (!managed_cgroup(act))
+		return err_ptr(ERR(act, -EOPNOTSUPP,
+				   "workload %s: in place needs cpuset or cpu quota: %s; %s", name,
+				   act->caps.cpuset_reason, act->caps.quota_reason));
+	if (!act->cg->exists(act->cgbe, cgroup))
+		return err_ptr(ERR(act, -ENOENT, "workload %s: no cgroup %s", name, cgroup));
+	err = check_initial(act, name, opts, &quota);
+	if (err)
+		return err_ptr(err);
+
+	/* what is there goes to the state file before the first write */
+	snprintf(rw.name, sizeof(rw.name), "%s", name);
+	snprintf(rw.grp, sizeof(rw.grp), "%s", cgroup);
+	if (managed_cpuset(act)) {
+		err = act->cg->get_cpus(act->cgbe, cgroup, &rw.cpus);
+		if (err)
+			return err_ptr(ERR(act, err,
+					   "workload %s: cannot read the cpus of cgroup %s: %s",
+					   name, cgroup, strerror(-err)));
+		rw.has_cpus = true;
+	}
+	if (managed_quota(act)) {
+		err = act->cg->get_quota(act->cgbe, cgroup, &rw.quota_us, &rw.period_us);
+		if (err)
+			return err_ptr(ERR(act, err,
+					   "workload %s: cannot read the quota of cgroup %s: %s",
+					   name, cgroup, strerror(-err)));
+		rw.has_quota = true;
+	}
+	wl = calloc(1, sizeof(*wl));
+	if (!wl)
+		return err_ptr(-ENOMEM);
+	wl->act = act;
+	wl->inplace = true;
+	wl->quota_us = -1;
+	snprintf(wl->name, sizeof(wl->name), "%s", name);
+	snprintf(wl->grp, sizeof(wl->grp), "%s", cgroup);
+	if (opts && opts->cpus)
+		wl->cpus = *opts->cpus;
+	act->cg->tasks(act->cgbe, cgroup, &first, &n);
+	wl->pid = n ? first : 0;
+	err = act__rec_add_wl(&act->rec, &rw);
+	if (!err)
+		err = save_state(act);
+	if (err)
+		goto fail;
+	if (managed_cpuset(act)) {
+		err = act->cg->set_cpus(act->cgbe, cgroup, &wl->cpus);
+		if (err)
+			goto fail;
+	}
+	if (managed_quota(act) &&
+	    (quota >= 0 || rw.quota_us >= 0 || rw.period_us != act->caps.quota_period_us)) {
+		/* the period parties works in, and its quota (unlimited if none) */
+		err = act->cg->set_quota(act->cgbe, cgroup, quota, act->caps.quota_period_us);
+		if (err)
+			goto fail;
+		wl->quota_us = quota;
+	}
+	wl->next = act->wls;
+	act->wls = wl;
+	if (opts && opts->freq_max_khz && managed_freq(act)) {
+		err = act_workload_set_freq(act, wl, opts->freq_max_khz);
+		if (err) {
+			unlink_wl(act, wl);
+			goto fail;
+		}
+	}
+	act_be_log(act, ACT_LOG_INFO, "workload %s managed in place in cgroup %s", name, cgroup);
+	return wl;
+fail : {
+	int saved = err;
+	char msg[sizeof(act->err)];
+
+	memcpy(msg, act->err, sizeof(msg));
+	release(act, wl);
+	memcpy(act->err, msg, sizeof(msg));
+	free(wl);
+	return err_ptr(saved);
+}
+}
+
 int act_workload_attach(struct act *act, struct act_workload *wl, pid_t pid)
 {
 	if (!act || !wl || !is_listed(act, wl))
 		return -EINVAL;
 	if (pid <= 0 || !act__proc_exists(pid))
 		return ERR(act, -ESRCH, "workload %s: no process %d", wl->name, pid);
-	if (!managed_cgroup(act))
-		return 0;
+	if (!managed_cgroup(act) || wl->inplace)
+		return 0; /* in place: its processes stay where they are */
 	return move_tree(act, wl, pid);
 }
 

@@ -11,6 +11,7 @@
  *   owner PARENT                 (this daemon created the parent cgroup)
  *   pgrp  PGID STARTTIME WL      (a process group it launched)
  *   wl    NAME CPUSET-PATH CPU-PATH
+ *   inplace NAME GRP CPUS|- QUOTA-US|- PERIOD-US   (an in-place workload's values as found)
  *   task  TID STARTTIME WL AFFINITY|- CPUSET-PATH CPU-PATH
  *   freq  CPU MIN-KHZ MAX-KHZ
  * Records are written before the change they allow to undo.
@@ -246,9 +247,21 @@ int act__state_save(const char *path, const struct act_records *r)
 	for (size_t i = 0; i < r->npgrps; i++)
 		fprintf(f, "pgrp\t%d\t%llu\t%s\n", r->pgrps[i].pgid, r->pgrps[i].start,
 			r->pgrps[i].wl);
-	for (size_t i = 0; i < r->nwls; i++)
-		fprintf(f, "wl\t%s\t%s\t%s\n", r->wls[i].name, r->wls[i].origin.cpuset,
-			r->wls[i].origin.cpu);
+	for (size_t i = 0; i < r->nwls; i++) {
+		const struct act_rec_wl *w = &r->wls[i];
+		char q[32] = "-";
+
+		if (!w->inplace) {
+			fprintf(f, "wl\t%s\t%s\t%s\n", w->name, w->origin.cpuset, w->origin.cpu);
+			continue;
+		}
+		if (!w->has_cpus || act_cpumask_format(&w->cpus, aff, sizeof(aff)) < 0)
+			snprintf(aff, sizeof(aff), "-");
+		if (w->has_quota)
+			snprintf(q, sizeof(q), "%lld", (long long)w->quota_us);
+		fprintf(f, "inplace\t%s\t%s\t%s\t%s\t%llu\n", w->name, w->grp, aff, q,
+			(unsigned long long)w->period_us);
+	}
 	for (size_t i = 0; i < r->ntasks; i++) {
 		const struct act_rec_task *t = &r->tasks[i];
 
@@ -338,6 +351,17 @@ int act__state_load(const char *path, struct act_records *r)
 			snprintf(w.origin.cpuset, sizeof(w.origin.cpuset), "%.511s", f[2]);
 			snprintf(w.origin.cpu, sizeof(w.origin.cpu), "%.511s", f[3]);
 			err = act__rec_add_wl(r, &w);
+		} else if (!strcmp(f[0], "inplace") && n == 6) {
+			struct act_rec_wl w = { .inplace = true };
+
+			snprintf(w.name, sizeof(w.name), "%.63s", f[1]);
+			snprintf(w.grp, sizeof(w.grp), "%.511s", f[2]);
+			w.has_cpus = strcmp(f[3], "-") && !act_cpumask_parse(f[3], &w.cpus);
+			w.has_quota = strcmp(f[4], "-") != 0;
+			w.quota_us = w.has_quota ? strtoll(f[4], NULL, 10) : -1;
+			w.period_us = strtoull(f[5], NULL, 10);
+			if (w.grp[0])
+				err = act__rec_add_wl(r, &w);
 		} else if (!strcmp(f[0], "task") && n == 7) {
 			struct act_rec_task t = { 0 };
 

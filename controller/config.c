@@ -482,7 +482,8 @@ static int set_find(struct cfg_ctx *x, struct cfg_workload *w, enum cfg_find f, 
 {
 	if (w->find != CFG_FIND_NONE)
 		return fail(x,
-			    "workload %s: give only one of pid, pidfile and command (%s given "
+			    "workload %s: give only one of pid, pidfile, command, cgroup and unit "
+			    "(%s given "
 			    "after line %d)",
 			    w->name, key, w->find_line);
 	w->find = f;
@@ -510,7 +511,7 @@ static const char *const workload_keys[] = {
 	"pid",	  "pidfile", "command",	  "target_ms",	  "min_cores", "max_cores",
 	"cores",  "cpus",    "quota",	  "min_quota",	  "max_quota", "freq_mhz",
 	"source", "feed",    "ebee_mode", "ebee_latency", "user",	     "group",
-	NULL,
+	"cgroup", "unit",    NULL,
 };
 
 static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
@@ -544,6 +545,30 @@ static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 		if (err)
 			return fail(x, "workload %s: cannot read a pid from pidfile %s (%s)",
 				    w->name, val, strerror(-err));
+	} else if (!strcmp(key, "cgroup")) {
+		const char *p = val;
+
+		if (!set_find(x, w, CFG_FIND_CGROUP, key))
+			return 0;
+		while (*p == '/')
+			p++;
+		if (!*p || strstr(val, "..") || strstr(p, "//") || p[strlen(p) - 1] == '/' ||
+		    strlen(val) >= sizeof(w->cgroup))
+			return fail(x,
+				    "workload %s: cgroup '%s' is not a cgroup path below the root "
+				    "(e.g. /system.slice/web.service; no '..', not the root)",
+				    w->name, val);
+		snprintf(w->cgroup, sizeof(w->cgroup), "%s", val);
+	} else if (!strcmp(key, "unit")) {
+		size_t n = strlen(val);
+
+		if (!set_find(x, w, CFG_FIND_UNIT, key))
+			return 0;
+		if (n <= 8 || n >= sizeof(w->cgroup) || strcmp(val + n - 8, ".service") ||
+		    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.@-\\") != n)
+			return fail(x, "workload %s: unit '%s' is not a systemd service name (NAME.service)",
+				    w->name, val);
+		snprintf(w->cgroup, sizeof(w->cgroup), "%s", val);
 	} else if (!strcmp(key, "command")) {
 		if (!set_find(x, w, CFG_FIND_COMMAND, key))
 			return 0;
@@ -828,7 +853,7 @@ static int validate(struct cfg_ctx *x)
 			return -EINVAL;
 		}
 		if (w->find == CFG_FIND_NONE && !c->sim.enabled) {
-			fail(x, "workload %s: say how to find it (pid, pidfile or command)",
+			fail(x, "workload %s: say how to find it (pid, pidfile, command, cgroup or unit)",
 			     w->name);
 			return -EINVAL;
 		}

@@ -30,7 +30,14 @@
 #define CFG_CMD_LEN    1024
 
 enum cfg_tristate { CFG_AUTO = 0, CFG_ON, CFG_OFF };
-enum cfg_find { CFG_FIND_NONE = 0, CFG_FIND_PID, CFG_FIND_PIDFILE, CFG_FIND_COMMAND };
+enum cfg_find {
+	CFG_FIND_NONE = 0,
+	CFG_FIND_PID,
+	CFG_FIND_PIDFILE,
+	CFG_FIND_COMMAND,
+	CFG_FIND_CGROUP, /* cgroup = PATH: managed in place (inplace.h) */
+	CFG_FIND_UNIT,	 /* unit = NAME.service: its cgroup, managed in place */
+};
 enum cfg_src { CFG_SRC_EBEE = 0, CFG_SRC_CLIENT };
 /* Which server-side latency feeds the policy when source = ebee. */
 enum cfg_lat { CFG_LAT_SERVICE = 0, CFG_LAT_SOJOURN };
@@ -49,6 +56,7 @@ struct cfg_workload {
 	pid_t pid; /* pid = (or read from pidfile) */
 	char pidfile[CFG_PATH_LEN];
 	char command[CFG_CMD_LEN]; /* run with /bin/sh -c; the daemon owns it */
+	char cgroup[CFG_PATH_LEN]; /* cgroup = PATH or unit = NAME.service, as given */
 	double target_us;	   /* QoS target for p99 (target_ms in the file) */
 	int target_line;
 	int min_cores, max_cores; /* max 0 = every managed cpu */

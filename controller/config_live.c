@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "inplace.h"
 
 /* PF_KTHREAD in the flags field of /proc/PID/stat (include/linux/sched.h) */
 #define PF_KTHREAD 0x00200000u
@@ -319,6 +320,40 @@ static int check_identity(const struct cfg *c, const struct cfg_workload *w, cha
 	return 0;
 }
 
+/*
+ * An in-place workload: its cgroup exists with the controllers' files, is not
+ * the root, parties' own parent or the daemon's cgroup, holds a process, and
+ * no other in-place workload names it.
+ */
+static int check_inplace(const struct cfg *c, const struct cfg_workload *w, char *err, size_t len)
+{
+	struct inplace_roots r;
+	char grp[INPLACE_PATH_MAX], msg[768];
+	pid_t pid;
+	int e;
+
+	e = inplace_roots_find(&r);
+	if (!e)
+		e = inplace_resolve(&r, w, grp, sizeof(grp), msg, sizeof(msg));
+	else
+		snprintf(msg, sizeof(msg), "cannot read the mounts: %s", strerror(-e));
+	if (!e)
+		e = inplace_check(&r, grp, c->cgroup_parent[0] ? c->cgroup_parent : "parties",
+				  getpid(), msg, sizeof(msg));
+	if (!e && inplace_pids(&r, grp, &pid, 1) <= 0) {
+		snprintf(msg, sizeof(msg), "cgroup %s has no process to manage", grp);
+		e = -ESRCH;
+	}
+	if (e)
+		return live_fail(c, w->find_line, err, len, "workload %s: %s", w->name, msg);
+	for (const struct cfg_workload *o = c->wl; o < w; o++)
+		if (o->find == w->find && !strcmp(o->cgroup, w->cgroup))
+			return live_fail(c, w->find_line, err, len,
+					 "workload %s: cgroup %s is managed by workload %s already",
+					 w->name, grp, o->name);
+	return 0;
+}
+
 int cfg_check_live(const struct cfg *c, const char *log_override, char *err, size_t len)
 {
 	pid_t pids[CFG_MAX_WL] = { 0 };
@@ -339,6 +374,12 @@ int cfg_check_live(const struct cfg *c, const char *log_override, char *err, siz
 		e = check_identity(c, w, err, len);
 		if (e)
 			return e;
+		if (w->find == CFG_FIND_CGROUP || w->find == CFG_FIND_UNIT) {
+			e = check_inplace(c, w, err, len);
+			if (e)
+				return e;
+			continue;
+		}
 		if (w->find != CFG_FIND_PID && w->find != CFG_FIND_PIDFILE)
 			continue;
 		e = cfg_workload_pid(w, &pids[i]);

@@ -7,6 +7,7 @@
 #include "actuator.h"
 #include "cpu_usage.h"
 #include "journal.h"
+#include "inplace.h"
 #include "machine.h"
 
 struct mach {
@@ -15,6 +16,8 @@ struct mach {
 	char parent[CFG_NAME_LEN];
 	char name[CFG_MAX_WL][CFG_NAME_LEN]; /* for cpu_ns */
 	pid_t pid[CFG_MAX_WL];
+	/* in-place workloads: their own cgroup (relative to the root); "" = moved */
+	char grp[CFG_MAX_WL][INPLACE_PATH_MAX];
 	bool verbose;
 	char err[256];
 };
@@ -68,6 +71,21 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 		free(m);
 		errno = e;
 		return NULL;
+	}
+	for (int i = 0; i < c->nwl; i++) {
+		const struct cfg_workload *w = &c->wl[i];
+		struct inplace_roots r;
+		char msg[512];
+
+		if (w->find != CFG_FIND_CGROUP && w->find != CFG_FIND_UNIT)
+			continue;
+		if (inplace_roots_find(&r) ||
+		    inplace_resolve(&r, w, m->grp[i], sizeof(m->grp[i]), msg, sizeof(msg))) {
+			snprintf(err, len, "workload %s: %s", w->name, msg);
+			mach_close(m);
+			errno = ENOENT;
+			return NULL;
+		}
 	}
 	return m;
 }
@@ -136,7 +154,10 @@ static int m_add(void *p, int wl, const char *name, pid_t pid, const struct act_
 		.freq_max_khz = (unsigned long)freq_mhz * 1000ul,
 	};
 
-	m->wl[wl] = act_workload_add(m->act, name, pid, &o);
+	if (m->grp[wl][0])
+		m->wl[wl] = act_workload_add_inplace(m->act, name, m->grp[wl], &o);
+	else
+		m->wl[wl] = act_workload_add(m->act, name, pid, &o);
 	snprintf(m->name[wl], sizeof(m->name[wl]), "%s", name);
 	m->pid[wl] = pid;
 	return m->wl[wl] ? 0 : -errno;
@@ -183,8 +204,15 @@ static int m_remove(void *p, int wl)
 static int m_cpu_ns(void *p, int wl, uint64_t *ns)
 {
 	struct mach *m = p;
+	char dir[INPLACE_PATH_MAX];
+	const char *base;
 
-	return cpu_usage_ns(m->parent, m->name[wl], m->pid[wl], ns);
+	if (!m->grp[wl][0])
+		return cpu_usage_ns(m->parent, m->name[wl], m->pid[wl], ns);
+	/* in place: the accounting of its own cgroup ("<dir>/<base>") */
+	base = strrchr(m->grp[wl], '/');
+	snprintf(dir, sizeof(dir), "%.*s", base ? (int)(base - m->grp[wl]) : 0, m->grp[wl]);
+	return cpu_usage_ns(dir, base ? base + 1 : m->grp[wl], m->pid[wl], ns);
 }
 
 static const char *m_last_error(void *p)

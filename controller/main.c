@@ -27,6 +27,7 @@
 #include "config.h"
 #include "log.h"
 #include "loop.h"
+#include "inplace.h"
 #include "machine.h"
 #include "sim_run.h"
 #include "journal.h"
@@ -455,6 +456,7 @@ int main(int argc, char **argv)
 	struct src_ebee *eb = NULL;
 	struct mach *m = NULL;
 	pid_t launched[CFG_MAX_WL] = { 0 };
+	static char procs[CFG_MAX_WL][INPLACE_PATH_MAX]; /* in-place workloads: their cgroup.procs */
 	bool loop_ok = false, need_ebee = false;
 	char err[512] = "";
 	FILE *log = NULL;
@@ -668,6 +670,20 @@ int main(int argc, char **argv)
 					"parties: workload %s: cannot record process group %d in "
 					"the state file\n",
 					w->name, (int)launched[i]);
+		} else if (w->find == CFG_FIND_CGROUP || w->find == CFG_FIND_UNIT) {
+			/* managed in place: its first process stands for it (liveness,
+			 * ebee); the actuators write its own cgroup */
+			struct inplace_roots r;
+			char grp[INPLACE_PATH_MAX], msg[512];
+
+			if (inplace_roots_find(&r) ||
+			    inplace_resolve(&r, w, grp, sizeof(grp), msg, sizeof(msg)) ||
+			    inplace_pids(&r, grp, &la.pid[i], 1) <= 0 ||
+			    inplace_procs_path(&r, grp, procs[i], sizeof(procs[i]))) {
+				fprintf(stderr, "parties: workload %s: cgroup %s has no process\n",
+					w->name, w->cgroup);
+				goto out;
+			}
 		} else {
 			int e = cfg_workload_pid(w, &la.pid[i]);
 
@@ -678,11 +694,18 @@ int main(int argc, char **argv)
 			}
 		}
 		if (eb && la.pid[i] > 0) {
-			struct src *s =
-			    src_ebee_open(eb, la.pid[i], w->ebee_mode,
-					  w->ebee_latency == CFG_LAT_SOJOURN ? EBEE_LAT_SOJOURN
-									     : EBEE_LAT_SERVICE,
-					  w->ebee_latency_line > 0, err, sizeof(err));
+			enum ebee_latency lat = w->ebee_latency == CFG_LAT_SOJOURN
+							? EBEE_LAT_SOJOURN
+							: EBEE_LAT_SERVICE;
+			struct src *s;
+
+			if (procs[i][0])
+				s = src_ebee_open_cgroup(eb, procs[i], w->ebee_mode, lat,
+							 w->ebee_latency_line > 0, err,
+							 sizeof(err));
+			else
+				s = src_ebee_open(eb, la.pid[i], w->ebee_mode, lat,
+						  w->ebee_latency_line > 0, err, sizeof(err));
 
 			if (!s) {
 				fprintf(stderr, "parties: workload %s: %s\n", w->name, err);

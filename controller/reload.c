@@ -67,6 +67,7 @@ int reload_check(const char *path, const struct cfg *cur, struct cfg *n, char *m
 		if (strcmp(a->name, b->name))
 			return needs_restart(msg, len, f, "workload %s (now %s)", a->name, b->name);
 		if (a->find != b->find || a->pid != b->pid || strcmp(a->pidfile, b->pidfile) ||
+		    strcmp(a->cgroup, b->cgroup) ||
 		    strcmp(a->command, b->command))
 			return needs_restart(msg, len, f, "how workload %s is found", a->name);
 		if (a->source != b->source || strcmp(a->feed, b->feed) ||

@@ -72,5 +72,16 @@ void src_ebee_lib_close(struct src_ebee *lib);
  * falls back to service with a warning on stderr. */
 struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
 			  enum ebee_latency lat, bool lat_explicit, char *msg, size_t msg_len);
+/*
+ * An in-place workload: trace every process listed in procs (a cgroup's
+ * cgroup.procs) now, and on every read the ones that joined since (a re-read
+ * of the file once per interval; children of traced processes are followed
+ * by ebee itself). The p99 fed to the policy is the highest p99 over those
+ * processes, an upper bound of the p99 of all their requests together (ebee
+ * keeps one window per process); rps is the sum.
+ */
+struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *procs, enum ebee_mode mode,
+				 enum ebee_latency lat, bool lat_explicit, char *msg,
+				 size_t msg_len);
 
 #endif /* PARTIES_SOURCE_H */

@@ -22,12 +22,78 @@ struct src_ebee {
 	unsigned int window_ms;
 };
 
+#define EBEE_SRC_MAX_PIDS 64
+
 struct ebee_src {
 	struct src s;
 	struct src_ebee *lib;
 	pid_t pid;
 	enum ebee_latency lat;
+	/* a cgroup's processes (src_ebee_open_cgroup()): procs[0] == '\0' otherwise */
+	char procs[512];
+	struct ebee_trace_opts topts;
+	pid_t pids[EBEE_SRC_MAX_PIDS]; /* traced by this source */
+	int npids;
+	pid_t skip[256]; /* listed but not ours to trace (followed already, or refused) */
+	int nskip;
 };
+
+/* Trace the processes of the cgroup not traced yet. */
+static void cgroup_scan(struct ebee_src *e)
+{
+	FILE *f = fopen(e->procs, "re");
+	int pid;
+
+	if (!f)
+		return;
+	while (fscanf(f, "%d", &pid) == 1) {
+		bool known = false;
+
+		for (int i = 0; i < e->npids && !known; i++)
+			known = e->pids[i] == pid;
+		for (int i = 0; i < e->nskip && !known; i++)
+			known = e->skip[i] == pid;
+		if (known)
+			continue;
+		if (e->npids < EBEE_SRC_MAX_PIDS && !ebee_start_tracing(e->lib->eb, pid, &e->topts))
+			e->pids[e->npids++] = pid;
+		else if (e->nskip < (int)(sizeof(e->skip) / sizeof(e->skip[0])))
+			e->skip[e->nskip++] = pid;
+	}
+	fclose(f);
+}
+
+/* The highest p99 over the cgroup's processes (see source.h), summed rps. */
+static int cgroup_read(struct ebee_src *e, struct src_sample *out)
+{
+	double best = -1, rps_sum = 0;
+
+	cgroup_scan(e);
+	ebee_flush(e->lib->eb);
+	for (int i = 0; i < e->npids; i++) {
+		double p99, rps;
+
+		if (ebee_get_latency_percentile_of(e->lib->eb, e->pids[i], e->lat, 99.0, &p99))
+			continue;
+		if (p99 > best)
+			best = p99;
+		if (!ebee_get_rps(e->lib->eb, e->pids[i], &rps))
+			rps_sum += rps;
+	}
+	if (best < 0) {
+		out->state = POL_LAT_IDLE;
+		out->rps = 0;
+		snprintf(out->why, sizeof(out->why),
+			 "ebee: no request of its %d processes completed in the last %u ms",
+			 e->npids, e->lib->window_ms);
+		return 0;
+	}
+	out->state = POL_LAT_FRESH;
+	out->rps = rps_sum;
+	out->p99_us = best / 1000.0;
+	out->p99_service_us = out->p99_us;
+	return 0;
+}
 
 static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 {
@@ -35,6 +101,8 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	double p99, rps;
 	int err;
 
+	if (e->procs[0])
+		return cgroup_read(e, out);
 	ebee_flush(e->lib->eb);
 	err = ebee_get_latency_percentile_of(e->lib->eb, e->pid, e->lat, 99.0, &p99);
 	if (err == -ENODATA) {
@@ -63,7 +131,11 @@ static void ebee_src_close(struct src *s)
 {
 	struct ebee_src *e = s->priv;
 
-	ebee_stop_tracing(e->lib->eb, e->pid);
+	if (e->procs[0])
+		for (int i = 0; i < e->npids; i++)
+			ebee_stop_tracing(e->lib->eb, e->pids[i]);
+	else
+		ebee_stop_tracing(e->lib->eb, e->pid);
 	free(e);
 }
 
@@ -104,29 +176,40 @@ void src_ebee_lib_close(struct src_ebee *lib)
 	free(lib);
 }
 
+/*
+ * Sojourn needs ebee's socket path: without it an explicit choice is an error
+ * (-1, errno EOPNOTSUPP, msg), the default falls back to service with a warning.
+ */
+static int pick_latency(struct src_ebee *lib, enum ebee_latency *lat, bool lat_explicit, char *msg,
+			size_t msg_len)
+{
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+
+	if (*lat != EBEE_LAT_SOJOURN || ebee_get_global_stats(lib->eb, &g) ||
+	    g.path == EBEE_PATH_SOCKET)
+		return 0;
+	if (lat_explicit) {
+		snprintf(msg, msg_len,
+			 "ebee: ebee_latency = sojourn needs the socket tracepoints, which "
+			 "this kernel lacks; use ebee_latency = service");
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	fprintf(stderr, "parties: no socket tracepoints in this kernel: ebee feeds the service "
+			"latency, not the sojourn latency\n");
+	*lat = EBEE_LAT_SERVICE;
+	return 0;
+}
+
 struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
 			  enum ebee_latency lat, bool lat_explicit, char *msg, size_t msg_len)
 {
 	struct ebee_trace_opts opts = { .sz = sizeof(opts), .mode = mode };
-	struct ebee_global_stats g = { .sz = sizeof(g) };
 	struct ebee_src *e;
 	int err;
 
-	if (lat == EBEE_LAT_SOJOURN && !ebee_get_global_stats(lib->eb, &g) &&
-	    g.path != EBEE_PATH_SOCKET) {
-		if (lat_explicit) {
-			snprintf(msg, msg_len,
-				 "ebee: ebee_latency = sojourn needs the socket tracepoints, which "
-				 "this kernel lacks; use ebee_latency = service");
-			errno = EOPNOTSUPP;
-			return NULL;
-		}
-		fprintf(stderr,
-			"parties: pid %d: no socket tracepoints in this kernel: ebee "
-			"feeds the service latency, not the sojourn latency\n",
-			(int)pid);
-		lat = EBEE_LAT_SERVICE;
-	}
+	if (pick_latency(lib, &lat, lat_explicit, msg, msg_len))
+		return NULL;
 
 	err = ebee_start_tracing(lib->eb, pid, &opts);
 	if (err) {
@@ -143,6 +226,37 @@ struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
 	e->lib = lib;
 	e->pid = pid;
 	e->lat = lat;
+	e->s.ops = &ebee_ops;
+	e->s.priv = e;
+	return &e->s;
+}
+
+struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *procs, enum ebee_mode mode,
+				 enum ebee_latency lat, bool lat_explicit, char *msg,
+				 size_t msg_len)
+{
+	struct ebee_src *e;
+
+	if (pick_latency(lib, &lat, lat_explicit, msg, msg_len))
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->lib = lib;
+	e->lat = lat;
+	e->topts.sz = sizeof(e->topts);
+	e->topts.mode = mode;
+	snprintf(e->procs, sizeof(e->procs), "%s", procs);
+	cgroup_scan(e);
+	if (!e->npids) {
+		snprintf(msg, msg_len, "ebee: cannot trace any process of %s", procs);
+		free(e);
+		errno = ESRCH;
+		return NULL;
+	}
+	e->pid = e->pids[0];
 	e->s.ops = &ebee_ops;
 	e->s.priv = e;
 	return &e->s;

@@ -247,6 +247,23 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
 				      const struct act_workload_opts *opts);
 
 /*
+ * Manage a workload IN PLACE: cgroup (a path relative to the hierarchy root,
+ * e.g. "system.slice/web.service"; a leading '/' is ignored) is the workload's
+ * own, existing cgroup. Its cpuset.cpus and CPU quota/period (whichever
+ * resources are managed) are read and recorded (memory and state file) before
+ * the first write, then set to opts like any workload's; no process is moved
+ * and the cgroup is never removed. Release, act_restore(), act_close() and a
+ * cleanup after SIGKILL write the recorded values back (cpuset.mems is never
+ * written, so it needs no restore). Refused: the root, parties' own parent or
+ * anything below it, a cgroup another workload manages (-EINVAL/-EEXIST),
+ * a missing cgroup (-ENOENT). act_workload_pid() is the first task found in
+ * it (0 if empty); act_workload_attach() is a no-op for such a workload.
+ */
+struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
+					      const char *cgroup,
+					      const struct act_workload_opts *opts);
+
+/*
  * Move another process (with its threads and descendants) into an existing
  * workload, e.g. a worker found later. Recorded for restore like the first.
  */

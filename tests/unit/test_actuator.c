@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -562,6 +563,124 @@ static void test_quota(void **state)
 	assert_int_equal(F.g[gidx(&F, "unit/a")].quota, -1);
 }
 
+/* A workload managed in its own cgroup: values written, nothing moved, restored as found. */
+static void test_inplace(void **state)
+{
+	struct act_cpumask m = M("0");
+	struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m, .quota_cores = 0.5 };
+	struct act_workload *w;
+	int i, nm;
+
+	act = open_fake(false);
+	assert_non_null(act);
+	assert_int_equal(f_create(&F, "system.slice/web.service", NULL), 0);
+	i = gidx(&F, "system.slice/web.service");
+	F.g[i].cpus = M("2-3");
+	F.g[i].quota = 30000;
+	F.g[i].period = 50000;
+	nm = F.nm;
+	/* refused: the root, parties' parent and below, "..", a missing cgroup */
+	assert_null(act_workload_add_inplace(act, "w", "/", &wo));
+	assert_int_equal(errno, EINVAL);
+	assert_null(act_workload_add_inplace(act, "w", "unit", &wo));
+	assert_int_equal(errno, EINVAL);
+	assert_null(act_workload_add_inplace(act, "w", "/unit/x", &wo));
+	assert_int_equal(errno, EINVAL);
+	assert_null(act_workload_add_inplace(act, "w", "a/../b", &wo));
+	assert_int_equal(errno, EINVAL);
+	assert_null(act_workload_add_inplace(act, "w", "system.slice/none.service", &wo));
+	assert_int_equal(errno, ENOENT);
+
+	w = act_workload_add_inplace(act, "w", "/system.slice/web.service", &wo);
+	assert_non_null(w);
+	assert_string_equal(grp_cpus("system.slice/web.service"), "0");
+	assert_int_equal(F.g[i].quota, 50000);
+	assert_int_equal(F.g[i].period, 100000);
+	assert_int_equal(F.nm, nm); /* nothing moved */
+	assert_int_equal(gidx(&F, "unit/w"), -1);
+	assert_null(act_workload_add_inplace(act, "x", "system.slice/web.service", &wo));
+	assert_int_equal(errno, EEXIST);
+	m = M("0-1");
+	assert_int_equal(act_set_cpus(act, w, &m), 0);
+	assert_string_equal(grp_cpus("system.slice/web.service"), "0-1");
+	assert_int_equal(act_workload_attach(act, w, getpid()), 0);
+	assert_int_equal(F.nm, nm);
+
+	assert_int_equal(act_workload_remove(act, w), 0);
+	assert_true(gidx(&F, "system.slice/web.service") == i); /* never removed */
+	assert_string_equal(grp_cpus("system.slice/web.service"), "2-3");
+	assert_int_equal(F.g[i].quota, 30000);
+	assert_int_equal(F.g[i].period, 50000);
+
+	/* act_close() restores too */
+	w = act_workload_add_inplace(act, "w", "system.slice/web.service", &wo);
+	assert_non_null(w);
+	act_close(act);
+	act = NULL;
+	assert_true(gidx(&F, "system.slice/web.service") == i);
+	assert_string_equal(grp_cpus("system.slice/web.service"), "2-3");
+	assert_int_equal(F.g[i].quota, 30000);
+	assert_int_equal(F.g[i].period, 50000);
+}
+
+/* The values found go to the state file first; a cleanup after SIGKILL puts them back. */
+static void test_inplace_state(void **state)
+{
+	char dir[] = "/tmp/act-inplace-XXXXXX", path[256], buf[1024];
+	struct act_cpumask m = M("1");
+	struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m, .quota_cores = 0.25 };
+	struct act_opts o = {
+		.sz = sizeof(o),
+		.parent = "unit",
+		.log = quiet,
+		.cgroup_ops = &fake_cg,
+		.freq_ops = &fake_freq,
+		.backend_ctx = &F,
+	};
+	FILE *f;
+	size_t n;
+	int i;
+
+	assert_non_null(mkdtemp(dir));
+	o.state_dir = dir;
+	snprintf(path, sizeof(path), "%s/unit.state", dir);
+	assert_int_equal(f_create(&F, "svc", NULL), 0);
+	i = gidx(&F, "svc");
+	F.g[i].cpus = M("0-3");
+	F.g[i].quota = -1;
+	F.g[i].period = 100000;
+	act = act_open(&o);
+	assert_non_null(act);
+	assert_non_null(act_workload_add_inplace(act, "w", "svc", &wo));
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "inplace\tw\tsvc\t0-3\t-1\t100000\n"));
+	assert_int_equal(F.g[i].quota, 25000);
+	act_close(act);
+	act = NULL;
+	assert_int_equal(F.g[i].quota, -1);
+	assert_int_equal(access(path, F_OK), -1);
+
+	/* as a killed daemon leaves it: the state file and changed values */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "act-state 1\nowner\t-\ninplace\tw\tsvc\t2\t40000\t50000\n");
+	fclose(f);
+	chmod(path, 0600);
+	F.g[i].cpus = M("0");
+	assert_int_equal(act_cleanup(&o), 1);
+	assert_string_equal(grp_cpus("svc"), "2");
+	assert_int_equal(F.g[i].quota, 40000);
+	assert_int_equal(F.g[i].period, 50000);
+	assert_true(gidx(&F, "svc") == i);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 static void test_freq(void **state)
 {
 	struct act_workload *a;
@@ -655,6 +774,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_add_overlap_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swap_and_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inplace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inplace_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_no_writes, setup, teardown),
 	};

@@ -236,10 +236,41 @@ static void test_workload_not_found(void **state)
 		     "t.ini:3: workload a: command '/nonexistent/server --port 1' cannot be run "
 		     "(not found or not executable)");
 	expect_error("[workload a]\ntarget_ms = 1\n",
-		     "t.ini:1: workload a: say how to find it (pid, pidfile or command)");
+		     "t.ini:1: workload a: say how to find it (pid, pidfile, command, cgroup or "
+		     "unit)");
 	expect_error("[workload a]\npid = @PID@\ncommand = true\n",
-		     "t.ini:3: workload a: give only one of pid, pidfile and command (command "
-		     "given after line 2)");
+		     "t.ini:3: workload a: give only one of pid, pidfile, command, cgroup and "
+		     "unit (command given after line 2)");
+}
+
+static void test_cgroup_unit(void **state)
+{
+	assert_int_equal(load("[workload a]\ntarget_ms = 1\ncgroup = /system.slice/web.service\n"),
+			 0);
+	assert_int_equal(cfg.wl[0].find, CFG_FIND_CGROUP);
+	assert_int_equal(cfg.wl[0].find_line, 3);
+	assert_string_equal(cfg.wl[0].cgroup, "/system.slice/web.service");
+	assert_int_equal(load("[workload a]\ntarget_ms = 1\nunit = web@1.service\n"), 0);
+	assert_int_equal(cfg.wl[0].find, CFG_FIND_UNIT);
+	assert_string_equal(cfg.wl[0].cgroup, "web@1.service");
+	expect_error("[workload a]\ntarget_ms = 1\ncgroup = /\n",
+		     "t.ini:3: workload a: cgroup '/' is not a cgroup path below the root (e.g. "
+		     "/system.slice/web.service; no '..', not the root)");
+	expect_error("[workload a]\ntarget_ms = 1\ncgroup = /a/../b\n",
+		     "t.ini:3: workload a: cgroup '/a/../b' is not a cgroup path below the root "
+		     "(e.g. /system.slice/web.service; no '..', not the root)");
+	expect_error("[workload a]\ntarget_ms = 1\nunit = web\n",
+		     "t.ini:3: workload a: unit 'web' is not a systemd service name "
+		     "(NAME.service)");
+	expect_error("[workload a]\ntarget_ms = 1\nunit = a/b.service\n",
+		     "t.ini:3: workload a: unit 'a/b.service' is not a systemd service name "
+		     "(NAME.service)");
+	expect_error("[workload a]\ncgroup = /x\nunit = x.service\n",
+		     "t.ini:3: workload a: give only one of pid, pidfile, command, cgroup and "
+		     "unit (unit given after line 2)");
+	expect_error("[workload a]\nunit = x.service\npid = @PID@\n",
+		     "t.ini:3: workload a: give only one of pid, pidfile, command, cgroup and "
+		     "unit (pid given after line 2)");
 }
 
 static void test_command_ok(void **state)
@@ -378,7 +409,8 @@ static void test_section_without_keys(void **state)
 		     "t.ini:3: unknown section [bogus] (controller, resources, workload NAME, "
 		     "policy NAME)");
 	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\n[workload b]\n; pid = 1\n",
-		     "t.ini:4: workload b: say how to find it (pid, pidfile or command)");
+		     "t.ini:4: workload b: say how to find it (pid, pidfile, command, cgroup "
+		     "or unit)");
 	expect_error("[workload a]\npid = @PID@\ntarget_ms = 1\n[resourcs]",
 		     "t.ini:4: unknown section [resourcs] (controller, resources, workload NAME, "
 		     "policy NAME)");
@@ -422,6 +454,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_full),
+		cmocka_unit_test(test_cgroup_unit),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_code_flavour_interval),
 		cmocka_unit_test(test_policy_params),
