@@ -105,19 +105,9 @@ char LICENSE[] SEC("license") = "GPL";
  * it, user space drains on its own timer. */
 const volatile __u64 wakeup_bytes = 64 * 1024;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tgid */
-	__type(value, struct ebee_proc);
-} procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32); /* workload id */
-	__type(value, struct ebee_wl);
-} workloads SEC(".maps");
+/* procs (tgid -> workload) and workloads (id -> flags, drops): shared with
+ * the gRPC object. */
+#include "ebee_maps.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

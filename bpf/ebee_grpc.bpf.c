@@ -57,22 +57,10 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 wakeup_bytes = 64 * 1024;
 
-/* Shared with bpf/ebee.bpf.c: user space makes these the syscall object's maps
+/* procs and workloads: user space makes them bpf/ebee.bpf.c's maps
  * (bpf_map__reuse_fd) before load, so one table of traced processes, kept by
  * the fork hook there, gates both objects. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tgid */
-	__type(value, struct ebee_proc);
-} procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32); /* workload id */
-	__type(value, struct ebee_wl);
-} workloads SEC(".maps");
+#include "ebee_maps.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
