@@ -101,12 +101,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Wake the consumer only once this much data waits (set before load); below
- * it, user space drains on its own timer. */
-const volatile __u64 wakeup_bytes = 64 * 1024;
-
-/* procs (tgid -> workload) and workloads (id -> flags, drops): shared with
- * the gRPC object. */
+/* procs (tgid -> workload), workloads (id -> flags, drops), wakeup_bytes and
+ * ebee_submit(): shared with the gRPC object. */
 #include "ebee_maps.bpf.h"
 
 struct {
@@ -153,27 +149,8 @@ static __always_inline struct ebee_proc *traced(__u32 tgid)
 
 static __always_inline void emit(__u32 wid, __u16 kind, __u64 end, __u64 lat, __u64 soj, __u32 nreq)
 {
-	struct ebee_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	struct ebee_wl *w;
-
-	if (!r) {
+	if (!ebee_submit(&rb, wid, kind, end, lat, soj, nreq))
 		count(EBEE_CNT_DROPPED);
-		w = bpf_map_lookup_elem(&workloads, &wid);
-		if (w)
-			__sync_fetch_and_add(&w->dropped, 1);
-		return;
-	}
-	r->end_ns = end;
-	r->lat_ns = lat;
-	r->soj_ns = soj;
-	r->wid = wid;
-	r->kind = kind;
-	r->nreq = nreq > 0xffff ? 0xffff : nreq;
-	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(r, flags);
-	count(EBEE_CNT_SUBMITTED);
 }
 
 /* ---------------------------------------------------------------- accept */

@@ -133,19 +133,14 @@ struct ebee_grpc_stream {
 
 /* Per-CPU counters of the grpc object (its own array). */
 enum ebee_grpc_counter {
-	EBEE_GCNT_SERVER,    /* server-side streams constructed (traced processes) */
-	EBEE_GCNT_CLIENT,    /* client-side streams constructed (ignored) */
-	EBEE_GCNT_DONE,	     /* server-side streams completed: records emitted or dropped */
-	EBEE_GCNT_DESTROYED, /* streams destroyed before both directions closed */
-	EBEE_GCNT_DROPPED,   /* ring buffer full */
+	EBEE_GCNT_DROPPED, /* ring buffer full: record lost */
 	EBEE_GCNT_MAX,
 };
 
 /* Per-CPU counters (array indexed by these). */
 enum ebee_counter {
-	EBEE_CNT_DROPPED,   /* ring buffer full: record lost */
-	EBEE_CNT_SUBMITTED, /* records submitted */
-	EBEE_CNT_FORKS,	    /* descendants added by the fork hook */
+	EBEE_CNT_DROPPED, /* ring buffer full: record lost */
+	EBEE_CNT_FORKS,	  /* descendants added by the fork hook */
 	EBEE_CNT_MAX,
 };
 

@@ -55,8 +55,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u64 wakeup_bytes = 64 * 1024;
-
 /* procs and workloads: user space makes them bpf/ebee.bpf.c's maps
  * (bpf_map__reuse_fd) before load, so one table of traced processes, kept by
  * the fork hook there, gates both objects. */
@@ -89,30 +87,12 @@ static __always_inline void count(__u32 idx)
 		(*v)++;
 }
 
+/* Sojourn = service: a stream is born when its HEADERS frame is parsed, so
+ * time its bytes waited in the socket buffer belongs to no stream. */
 static __always_inline void emit(__u32 wid, __u64 end, __u64 lat)
 {
-	struct ebee_rec *r = bpf_ringbuf_reserve(&grpc_rb, sizeof(*r), 0);
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	struct ebee_wl *w;
-
-	if (!r) {
+	if (!ebee_submit(&grpc_rb, wid, EBEE_REC_GRPC, end, lat, lat, 0))
 		count(EBEE_GCNT_DROPPED);
-		w = bpf_map_lookup_elem(&workloads, &wid);
-		if (w)
-			__sync_fetch_and_add(&w->dropped, 1);
-		return;
-	}
-	r->end_ns = end;
-	r->lat_ns = lat;
-	/* Sojourn = service: a stream is born when its HEADERS frame is parsed,
-	 * so time its bytes waited in the socket buffer belongs to no stream. */
-	r->soj_ns = lat;
-	r->wid = wid;
-	r->kind = EBEE_REC_GRPC;
-	r->nreq = 0;
-	if (bpf_ringbuf_query(&grpc_rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(r, flags);
 }
 
 /* grpc_chttp2_stream::grpc_chttp2_stream(grpc_chttp2_transport *t,
@@ -127,10 +107,8 @@ int BPF_KPROBE(grpc_stream_new, void *self, void *t, void *refcount, const void 
 	p = bpf_map_lookup_elem(&procs, &k.tgid);
 	if (!p || !(p->flags & EBEE_F_GRPC))
 		return 0;
-	if (!server_data) {
-		count(EBEE_GCNT_CLIENT);
-		return 0;
-	}
+	if (!server_data)
+		return 0; /* a client-side stream */
 	k.stream = (__u64)self;
 	s.start_ns = bpf_ktime_get_ns();
 	s.transport = (__u64)t;
@@ -138,7 +116,6 @@ int BPF_KPROBE(grpc_stream_new, void *self, void *t, void *refcount, const void 
 	/* Streams live in the call's arena: an address is reused after the
 	 * destructor, and a stale entry under it (missed close) is replaced. */
 	bpf_map_update_elem(&grpc_streams, &k, &s, BPF_ANY);
-	count(EBEE_GCNT_SERVER);
 	return 0;
 }
 
@@ -167,7 +144,6 @@ int BPF_KPROBE(grpc_stream_closed, void *t, void *stream, int close_reads, int c
 		return 0;
 	now = bpf_ktime_get_ns();
 	emit(s->wid, now, now - s->start_ns);
-	count(EBEE_GCNT_DONE);
 	bpf_map_delete_elem(&grpc_streams, &k);
 	return 0;
 }
@@ -180,7 +156,6 @@ int BPF_KPROBE(grpc_stream_free, void *self)
 	struct ebee_grpc_key k = { .tgid = bpf_get_current_pid_tgid() >> 32,
 				   .stream = (__u64)self };
 
-	if (!bpf_map_delete_elem(&grpc_streams, &k))
-		count(EBEE_GCNT_DESTROYED);
+	bpf_map_delete_elem(&grpc_streams, &k);
 	return 0;
 }

@@ -1131,7 +1131,8 @@ int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st)
 	s.workloads = eb->nwls;
 	pthread_mutex_unlock(&eb->lock);
 	s.grpc_streams = ebee_grpc_stream_count(eb->grpc); /* gRPC (issue 9) */
-	s.dropped = ebee_kern_counter(eb->kern, EBEE_CNT_DROPPED);
+	s.dropped = ebee_kern_counter(eb->kern, EBEE_CNT_DROPPED) +
+		    ebee_grpc_counter(eb->grpc, EBEE_GCNT_DROPPED); /* both rings */
 	s.conn_entries = ebee_kern_conn_count(eb->kern);
 	s.path = eb->path;
 	memcpy(st, &s, sz);
