@@ -7,6 +7,7 @@
  * and server at once, refusal for a process without libgrpc, and a server
  * that dies mid-run.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -130,10 +131,41 @@ static void report(const char *what, pid_t pid, const struct ebee_stats *st, lon
 
 /* Established TCP connections whose local port is port (the server's side),
  * from /proc/net/tcp and tcp6 (gRPC uses dual-stack IPv6 sockets). */
-static int server_conns(int port)
+/* Is inode one of pid's socket fds? */
+static bool pid_has_socket(pid_t pid, unsigned long inode)
+{
+	char dir[64], path[PATH_MAX], link[64], want[40];
+	struct dirent *d;
+	bool found = false;
+	DIR *fds;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	fds = opendir(dir);
+	if (!fds)
+		return false;
+	while (!found && (d = readdir(fds))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = 0;
+			found = !strcmp(link, want);
+		}
+	}
+	closedir(fds);
+	return found;
+}
+
+/* Established TCP connections on port that the server process pid holds:
+ * another process's socket that happens to use the same local port number
+ * (an ephemeral client port of something else on the host) is not one. */
+static int server_conns(pid_t pid, int port)
 {
 	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
 	unsigned int lport, st;
+	unsigned long inode;
 	char line[512];
 	int n = 0;
 
@@ -143,9 +175,13 @@ static int server_conns(int port)
 		if (!f)
 			continue;
 		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", &lport,
-				   &st) == 2 &&
-			    (int)lport == port && st == 1 /* TCP_ESTABLISHED */)
+			if (sscanf(
+				line,
+				" %*d: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x "
+				"%*u %*u %lu",
+				&lport, &st, &inode) == 3 &&
+			    (int)lport == port && st == 1 /* TCP_ESTABLISHED */ &&
+			    pid_has_socket(pid, inode))
 				n++;
 		fclose(f);
 	}
@@ -203,7 +239,7 @@ static void test_one_connection_16_in_flight(void **state)
 		si.si_pid = 0;
 		if (waitid(P_PID, cl, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid == cl)
 			break;
-		c = server_conns(port);
+		c = server_conns(pid, port);
 		conns = c > conns ? c : conns;
 		tu_sleep_ms(10);
 	}
