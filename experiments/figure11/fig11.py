@@ -127,9 +127,10 @@ def conf(argv):
             if base == "client":
                 ln = "source = client:" + feed
             else:
-                ln = "source = ebee\nfeed = " + feed
-                if base == "ebee-sojourn":
-                    ln += "\nebee_latency = sojourn"
+                # say which latency: parties' default is sojourn, so the plain ebee
+                # feed names service explicitly (its label says service time)
+                ln = "source = ebee\nfeed = " + feed + "\nebee_latency = " + (
+                    "sojourn" if base == "ebee-sojourn" else "service")
         elif key == "cgroup_parent" and a.static:
             ln = m.group(0) + "-calib"
         out.append(ln)
