@@ -71,13 +71,16 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # ---------------------------------------------------------------- libraries
-EBEE_SRCS := $(wildcard metrics/src/*.c)
+# common/procfs.c (processes read from /proc) is compiled into libebee as well: libebee.a and
+# libebee.so are installed alone, so they cannot lean on libcommon.a; the version script keeps
+# it unexported from the .so. A program that links both archives takes one copy (the same object).
+EBEE_SRCS := $(wildcard metrics/src/*.c) common/procfs.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
 CTL_SRCS  := $(filter-out controller/main.c,$(wildcard controller/*.c controller/policies/*.c))
 CTL_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS))
-# common/: small modules both programs use (Prometheus exposition, HTTP endpoint)
+# common/: small modules both programs use (Prometheus exposition, HTTP endpoint, /proc)
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c))
 
 LIBEBEE    := $(BUILD)/libebee.a

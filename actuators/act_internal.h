@@ -11,13 +11,10 @@
 
 /* ---- proc.c: processes and threads */
 
-/* Every thread of pid and of every descendant process of pid, read from /proc.
- * *tids is malloc'ed (caller frees). -ESRCH if pid does not exist. */
+/* Every thread of pid and of every descendant process of pid, read from /proc
+ * (common/procfs.h). *tids is malloc'ed (caller frees). -ESRCH if pid is not
+ * alive. */
 int act__proc_tree(pid_t pid, pid_t **tids, size_t *n);
-/* Start time of a thread (field 22 of /proc/tid/stat); 0 if gone. Tells a
- * recorded thread from a later one that reuses its id. */
-unsigned long long act__proc_starttime(pid_t tid);
-bool act__proc_exists(pid_t pid);
 
 /* ---- cgroup_util.c: files and libcgroup */
 
@@ -54,7 +51,7 @@ bool act__quota_probe(int version, const char *mnt, char *reason, size_t len);
 
 struct act_rec_task {
 	pid_t tid;
-	unsigned long long start; /* act__proc_starttime() when recorded */
+	unsigned long long start; /* procfs_starttime() when recorded */
 	char wl[ACT_NAME_MAX];
 	bool has_aff;
 	struct act_cpumask aff;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "act_internal.h"
+#include "procfs.h"
 
 struct act_workload {
 	struct act *act;
@@ -282,7 +283,7 @@ static int empty_group(struct act *act, const char *grp, const struct act_origin
 			int err;
 
 			if (t && t->start && act->real_cgroup &&
-			    act__proc_starttime(tids[i]) != t->start)
+			    procfs_starttime(tids[i]) != t->start)
 				t = NULL; /* a new thread reusing a recorded id */
 			err = move_back(act, tids[i], t ? &t->origin : fallback,
 					t && t->has_aff ? &t->aff : NULL);
@@ -336,7 +337,7 @@ static int move_tree(struct act *act, struct act_workload *wl, pid_t pid)
 				pending--;
 				continue;
 			}
-			t.start = act__proc_starttime(tids[i]);
+			t.start = procfs_starttime(tids[i]);
 			snprintf(t.wl, sizeof(t.wl), "%s", wl->name);
 			if (!sched_getaffinity(tids[i], sizeof(cs), &cs)) {
 				t.has_aff = true;
@@ -553,7 +554,7 @@ static void stop_pgrps(struct act *act)
 	for (size_t i = 0; i < act->rec.npgrps; i++) {
 		struct act_rec_pgrp *g = &act->rec.pgrps[i];
 
-		if (act__proc_starttime(g->pgid) != g->start) {
+		if (procfs_starttime(g->pgid) != g->start) {
 			g->pgid = 0; /* gone, or the pid is someone else's now */
 			continue;
 		}
@@ -855,7 +856,7 @@ int act_record_pgrp(struct act *act, const char *wl, pid_t pgid)
 		return -EINVAL;
 	if (act->dry_run)
 		return 0;
-	g.start = act__proc_starttime(pgid);
+	g.start = procfs_starttime(pgid);
 	if (!g.start)
 		return -ESRCH;
 	snprintf(g.wl, sizeof(g.wl), "%s", wl ? wl : "-");
@@ -868,7 +869,7 @@ pid_t act_adopt_pgrp(struct act *act, const char *wl)
 	for (size_t i = 0; act && i < act->nleftover; i++) {
 		struct act_rec_pgrp g = act->leftover[i];
 
-		if (strcmp(g.wl, wl) || act__proc_starttime(g.pgid) != g.start)
+		if (strcmp(g.wl, wl) || procfs_starttime(g.pgid) != g.start)
 			continue;
 		act->leftover[i] = act->leftover[--act->nleftover];
 		if (act_record_pgrp(act, wl, g.pgid))
@@ -1141,7 +1142,7 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
 				   name ? name : "(null)", ACT_NAME_MAX - 1));
 	if (act_workload_find(act, name))
 		return err_ptr(ERR(act, -EEXIST, "workload %s is managed already", name));
-	if (pid <= 0 || !act__proc_exists(pid))
+	if (pid <= 0 || !procfs_alive(pid, 0))
 		return err_ptr(ERR(act, -ESRCH, "workload %s: no process %d", name, pid));
 	err = check_initial(act, name, opts, &quota);
 	if (err)
@@ -1367,7 +1368,7 @@ int act_workload_attach(struct act *act, struct act_workload *wl, pid_t pid)
 {
 	if (!act || !wl || !is_listed(act, wl))
 		return -EINVAL;
-	if (pid <= 0 || !act__proc_exists(pid))
+	if (pid <= 0 || !procfs_alive(pid, 0))
 		return ERR(act, -ESRCH, "workload %s: no process %d", wl->name, pid);
 	if (!managed_cgroup(act) || wl->inplace)
 		return 0; /* in place: its processes stay where they are */

@@ -6,7 +6,6 @@
  * that passes --check-config starts, and one that would misbehave is refused
  * with file:line before a workload is launched or a cgroup is created.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -21,9 +20,7 @@
 
 #include "config.h"
 #include "inplace.h"
-
-/* PF_KTHREAD in the flags field of /proc/PID/stat (include/linux/sched.h) */
-#define PF_KTHREAD 0x00200000u
+#include "procfs.h"
 
 /*
  * ebee builds that trace gRPC define EBEE_HAVE_GRPC in ebee.h; without it
@@ -55,44 +52,17 @@ static int live_fail(const struct cfg *c, int line, char *err, size_t len, const
 	return -EINVAL;
 }
 
-/* Parent pid and flags of pid from /proc/PID/stat; -errno. */
-static int proc_stat(pid_t pid, pid_t *ppid, unsigned int *flags)
-{
-	char path[64], buf[1024], *p;
-	unsigned long fl = 0;
-	int ppid_ = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-	if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %lu", &ppid_, &fl) != 2)
-		return -EIO;
-	*ppid = ppid_;
-	*flags = (unsigned int)fl;
-	return 0;
-}
-
 /* Is anc pid itself or one of pid's ancestors? */
 static bool is_ancestor(pid_t anc, pid_t pid)
 {
 	for (int depth = 0; pid > 0 && depth < 4096; depth++) {
-		unsigned int fl;
-		pid_t pp;
+		struct procfs_stat st;
 
 		if (pid == anc)
 			return true;
-		if (proc_stat(pid, &pp, &fl))
+		if (procfs_stat(pid, &st))
 			return false;
-		pid = pp;
+		pid = st.ppid;
 	}
 	return false;
 }
@@ -131,22 +101,17 @@ static bool maps_libgrpc(pid_t pid)
  * start-up. A command's process does not exist yet: ebee says so then. */
 static bool subtree_maps_libgrpc(pid_t pid)
 {
-	struct dirent *d;
-	bool found;
-	DIR *dir;
+	bool found = false;
+	pid_t *kids;
+	size_t n;
 
 	if (maps_libgrpc(pid))
 		return true;
-	dir = opendir("/proc");
-	if (!dir)
+	if (procfs_descendants(pid, &kids, &n))
 		return true; /* cannot tell: leave it to ebee */
-	found = false;
-	while (!found && (d = readdir(dir))) {
-		pid_t p = (pid_t)atoi(d->d_name);
-
-		found = p > 0 && p != pid && is_ancestor(pid, p) && maps_libgrpc(p);
-	}
-	closedir(dir);
+	for (size_t i = 0; !found && i < n; i++)
+		found = maps_libgrpc(kids[i]);
+	free(kids);
 	return found;
 }
 
@@ -158,8 +123,7 @@ static int check_pid(const struct cfg *c, const struct cfg_workload *w, pid_t pi
 		     size_t len)
 {
 	int line = w->find_line ? w->find_line : w->line;
-	unsigned int flags;
-	pid_t ppid;
+	struct procfs_stat st;
 	int e;
 
 	if (pid == 1)
@@ -175,11 +139,11 @@ static int check_pid(const struct cfg *c, const struct cfg_workload *w, pid_t pi
 				 "workload %s: pid %d is an ancestor of parties (pid %d): its "
 				 "descendants include the daemon itself",
 				 w->name, (int)pid, (int)getpid());
-	e = proc_stat(pid, &ppid, &flags);
+	e = procfs_stat(pid, &st);
 	if (e)
 		return live_fail(c, line, err, len, "workload %s: pid %d: %s", w->name, (int)pid,
 				 strerror(-e));
-	if ((flags & PF_KTHREAD) || pid == 2 || ppid == 2)
+	if (procfs_kthread(&st))
 		return live_fail(c, line, err, len,
 				 "workload %s: pid %d is a kernel thread: it cannot be moved "
 				 "or traced",

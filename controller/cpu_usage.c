@@ -5,26 +5,19 @@
 #include <unistd.h>
 
 #include "cpu_usage.h"
+#include "procfs.h"
 
 int cpu_usage_pid_ns(pid_t pid, uint64_t *ns)
 {
-	unsigned long long ut, st;
-	char path[64], buf[1024], *p;
 	long hz = sysconf(_SC_CLK_TCK);
-	FILE *f;
+	struct procfs_stat st;
+	int err = procfs_stat(pid, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	/* the command name may hold spaces and parentheses: fields follow the last ')' */
-	if (!p || !(p = strrchr(buf, ')')) || hz <= 0)
+	if (err)
+		return err;
+	if (hz <= 0)
 		return -EINVAL;
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -EINVAL;
-	*ns = (ut + st) * (1000000000ull / (unsigned long long)hz);
+	*ns = (st.utime + st.stime) * (1000000000ull / (unsigned long long)hz);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include "procfs.h"
 
 uint64_t loop_now_ms(void)
 {
@@ -30,24 +31,12 @@ uint64_t loop_now_ms(void)
 
 bool loop_pid_alive(void *ctx, int wl, pid_t pid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
 	int st;
 
 	/* our own child (a launched command): reap it */
 	if (waitpid(pid, &st, WNOHANG) == pid)
 		return false;
-	if (kill(pid, 0) && errno == ESRCH)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (p && (p = strrchr(buf, ')')) && (p[2] == 'Z' || p[2] == 'X'))
-		return false;
-	return true;
+	return procfs_alive(pid, 0);
 }
 
 static void sat(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

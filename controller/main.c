@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,6 +31,7 @@
 #include "sim_run.h"
 #include "journal.h"
 #include "pmetrics.h"
+#include "procfs.h"
 #include "reload.h"
 #include "source.h"
 #include "svc.h"
@@ -229,48 +229,20 @@ static pid_t launch(const char *cmd, const struct ident *id)
 /*
  * Every process below us: launched commands, what they forked, and (as a
  * subreaper) what they orphaned, e.g. a command that called setsid and
- * left its process group. *n at most max.
+ * left its process group. Zombies are left out: waitpid() collects ours,
+ * signals do nothing to them. *n at most max.
  */
 static size_t descendants(pid_t *out, size_t max)
 {
-	size_t n = 0;
-	bool grew = true;
+	pid_t *v;
+	size_t n;
 
-	while (grew) {
-		DIR *d = opendir("/proc");
-		struct dirent *e;
-
-		grew = false;
-		if (!d)
-			return n;
-		while ((e = readdir(d)) && n < max) {
-			char path[64], buf[512], *p;
-			int pid = atoi(e->d_name), ppid;
-			bool mine = false, seen = false;
-			FILE *f;
-
-			if (pid <= 0)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-			f = fopen(path, "re");
-			if (!f)
-				continue;
-			p = fgets(buf, sizeof(buf), f);
-			fclose(f);
-			if (!p || !(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
-				continue;
-			mine = ppid == getpid();
-			for (size_t i = 0; i < n; i++) {
-				seen |= out[i] == pid;
-				mine |= out[i] == ppid;
-			}
-			if (mine && !seen) {
-				out[n++] = pid;
-				grew = true;
-			}
-		}
-		closedir(d);
-	}
+	if (procfs_descendants(getpid(), &v, &n))
+		return 0;
+	if (n > max)
+		n = max;
+	memcpy(out, v, n * sizeof(*out));
+	free(v);
 	return n;
 }
 
@@ -312,8 +284,8 @@ static void stop_child(pid_t pid)
 
 		if (r == pid)
 			goto group;
-		/* an adopted command is not our child: wait for it to be gone */
-		if (r < 0 && errno == ECHILD && kill(pid, 0) && errno == ESRCH)
+		/* an adopted command is not our child: wait for it to exit */
+		if (r < 0 && errno == ECHILD && !procfs_alive(pid, 0))
 			goto group;
 		nanosleep(&ts, NULL);
 	}

@@ -19,6 +19,7 @@
 #include "cgwatch.h"
 #include "ebee_prom.h"
 #include "jsonw.h"
+#include "procfs.h"
 #include "promhttp.h"
 
 #define MAX_PIDS 64
@@ -66,28 +67,13 @@ struct cli {
 #define RINGBUF_MAX (64L << 20)
 #define WINDOW_MAX  10000000L
 
-/* PF_KTHREAD in the flags field of /proc/PID/stat */
-#define PF_KTHREAD 0x00200000UL
-
 static bool kernel_thread(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long flags = 0;
-	int ppid = 0;
-	FILE *f;
+	struct procfs_stat st;
 
-	if (pid == 2)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p || !(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1, " %*c %d %*d %*d %*d %*d %lu", &ppid, &flags) != 2)
-		return false;
-	return (flags & PF_KTHREAD) || ppid == 2;
+	if (procfs_stat(pid, &st))
+		return pid == 2; /* kthreadd, even where /proc does not show it */
+	return procfs_kthread(&st);
 }
 
 /* stdout went somewhere that refuses it (a full disk, a closed pipe): say so, exit 1. */
@@ -206,17 +192,8 @@ static int valid_name(const char *s)
 /* The process's comm, the workload's default name. */
 static void comm_of(pid_t pid, char *buf, size_t len)
 {
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, len, f))
+	if (procfs_comm(pid, buf, len))
 		snprintf(buf, len, "%d", (int)pid);
-	else
-		buf[strcspn(buf, "\n")] = 0;
-	if (f)
-		fclose(f);
 }
 
 static void log_cb(enum ebee_log_level lvl, const char *msg, void *ctx)
@@ -811,7 +788,7 @@ int main(int argc, char **argv)
 
 	/* Check the pids before loading anything, so the reason is the pid. */
 	for (int i = 0; i < c.npids; i++)
-		if (kill(c.pids[i], 0) && errno == ESRCH) {
+		if (!procfs_alive(c.pids[i], 0)) {
 			fprintf(stderr, "ebee: no such process: %d\n", c.pids[i]);
 			return 1;
 		}

@@ -39,6 +39,7 @@
 #include "kern.h"
 #include "mode.h"
 #include "proc.h"
+#include "procfs.h"
 #include "window.h"
 
 #define HOUSEKEEPING_NS (100ull * 1000 * 1000)
@@ -544,7 +545,7 @@ static void housekeeping(struct ebee *eb)
 	for (struct wl *w = eb->wls; w; w = w->next) {
 		if (w->exited)
 			continue;
-		if (!ebee_proc_alive(w->pid)) {
+		if (!procfs_alive(w->pid, 0)) {
 			wl_mark_exited(eb, w);
 			continue;
 		}
@@ -847,8 +848,8 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 
 	if (!eb || pid <= 0 || mode < 0 || mode >= EBEE_MODE_COUNT)
 		return -EINVAL;
-	tgid = ebee_proc_tgid(pid);
-	if (tgid < 0 || !ebee_proc_alive(pid))
+	tgid = procfs_tgid(pid);
+	if (tgid < 0 || !procfs_alive(pid, 0))
 		return -ESRCH;
 	if (tgid != pid)
 		return -EINVAL; /* a thread id, not a process */
@@ -912,7 +913,7 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	if (err)
 		goto unwind;
 	nadopted = adopt_conns(eb, pid, pid);
-	if (!no_children && !ebee_proc_descendants(pid, &kids, &nkids)) {
+	if (!no_children && !procfs_descendants(pid, &kids, &nkids)) {
 		for (size_t i = 0; i < nkids; i++) {
 			/* -EEXIST: the fork hook got there first */
 			ebee_kern_proc_add(eb->kern, kids[i], pid);

@@ -25,7 +25,7 @@
 
 #include "grpc.h"
 #include "grpc_elf.h"
-#include "proc.h"
+#include "procfs.h"
 #include "ebee_grpc.skel.h"
 
 struct grpc_lib {
@@ -222,7 +222,7 @@ int ebee_grpc_scan(struct ebee_grpc *g, pid_t pid, bool children, bool *found, c
 
 	*found = false;
 	err = scan_one(g, pid, found, msg, msg_len);
-	if (children && !ebee_proc_descendants(pid, &kids, &nkids)) {
+	if (children && !procfs_descendants(pid, &kids, &nkids)) {
 		for (size_t i = 0; i < nkids; i++) {
 			e = scan_one(g, kids[i], found, err ? NULL : msg, err ? 0 : msg_len);
 			if (!err)

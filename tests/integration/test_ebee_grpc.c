@@ -25,7 +25,7 @@
 #include "ebee.h"
 #include "../lib/testutil.h"
 #include "../lib/grpcutil.h"
-#include "../../metrics/src/proc.h"
+#include "procfs.h"
 
 static struct ebee *eb;
 static char last_warn[1024];
@@ -420,7 +420,7 @@ static void test_descendant_started_later(void **state)
 	assert_int_equal(st.mode, EBEE_MODE_GRPC);
 	assert_true(st.nprocs >= 2);
 	assert_int_equal(ebee_stop_tracing(eb, sh), 0);
-	if (!ebee_proc_descendants(sh, &kids, &nkids)) {
+	if (!procfs_descendants(sh, &kids, &nkids)) {
 		for (size_t i = 0; i < nkids; i++)
 			kill(kids[i], SIGKILL);
 		free(kids);
