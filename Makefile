@@ -7,6 +7,7 @@
 #   actuators/*.c               -> build/libact.a
 #   controller/*.c, policies/*.c-> build/libparties.a, controller/main.c -> build/parties
 #   tests/unit/test_*.c         -> build/tests/unit/test_*          (cmocka, no root)
+#   tests/experiments/test_*.c  -> build/tests/experiments/test_*   (cmocka, no root: experiments/ code)
 #   tests/integration/test_*.c  -> build/tests/integration/test_*   (cmocka, root)
 #   tests/fixtures/*.c          -> build/fixtures/*       (servers and clients for tests)
 #   experiments/loadgen/*.c     -> build/loadgen          (one program)
@@ -201,8 +202,10 @@ endef
 $(foreach d,$(sort $(WORKLOAD_DIRS)),$(eval $(call workload_rule,$(d))))
 
 # ---------------------------------------------------------------- tests
-UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
-UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+# Unit tests of the core in tests/unit/, of the experiments' code (load generator, workloads)
+# in tests/experiments/; `make unit` and `make asan` run both.
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c tests/experiments/test_*.c)
+UNIT_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 INTEG_SRCS := $(wildcard tests/integration/test_*.c)
 INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
 # Shared test helpers (tests/lib/*.c) link into every test program.
