@@ -11,7 +11,8 @@
 #   tests/integration/test_*.c  -> build/tests/integration/test_*   (cmocka, root)
 #   tests/fixtures/*.c          -> build/fixtures/*       (servers and clients for tests)
 #   experiments/loadgen/*.c     -> build/loadgen          (one program)
-#   experiments/workloads/*/    -> build/<dir>            (one program per folder)
+#   experiments/workloads/*/    -> build/<dir>            (one program per folder; common/
+#                                  is not one: its helpers link into every server)
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -138,12 +139,16 @@ ifneq ($(wildcard controller/main.c),)
 PROGRAMS += $(BUILD)/parties
 endif
 
+# Helpers of every server, the experiment workloads and the test servers alike (srv_util.h)
+SRV_UTIL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard experiments/workloads/common/*.c))
+
 FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
 FIXTURES     := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SRCS))
 $(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/%.o
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm $(FIXTURE_LIBS) -o $@
+$(BUILD)/fixtures/cpr_server $(BUILD)/fixtures/loop_server: $(SRV_UTIL_OBJS)
 # loop_server's io_uring backend (ebee's socket-path tests)
 $(BUILD)/fixtures/loop_server: FIXTURE_LIBS := -luring
 
@@ -191,11 +196,12 @@ $(BUILD)/loadgen: $(patsubst %.c,$(BUILD)/obj/%.o,$(LOADGEN_SRCS)) $(LIBCOMMON)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
 endif
 
-WORKLOAD_DIRS := $(patsubst %/,%,$(dir $(wildcard experiments/workloads/*/*.c)))
+WORKLOAD_DIRS := $(filter-out experiments/workloads/common,\
+		 $(patsubst %/,%,$(dir $(wildcard experiments/workloads/*/*.c))))
 WORKLOAD_BINS := $(sort $(foreach d,$(WORKLOAD_DIRS),$(BUILD)/$(notdir $(d))))
 PROGRAMS += $(WORKLOAD_BINS)
 define workload_rule
-$(BUILD)/$(notdir $(1)): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c))
+$(BUILD)/$(notdir $(1)): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c)) $(SRV_UTIL_OBJS)
 	$$(call msg,LINK,$$@)
 	$$(Q)$$(CC) $$(CFLAGS) $$^ -lpthread -lm -o $$@
 endef
