@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * hotel: the Hotel App Search workload of the Figure 11 study (design.md section 6,
- * workloads.md "Hotel search"). It does the work of vSwarm's hotel "search" service (geo
- * k-nearest over the 80-hotel dataset, then a rate lookup per hotel, cache-aside in the app's
- * own memcached) behind HTTP/1.1 with one request per connection: accept4 -> read the request
- * -> work -> write the response -> close, the `conn` pattern, as the original's Go gRPC
- * clients open a new connection per request.
+ * hotel: the Hotel App Search workload of the Figure 11 study (docs/workloads.md 3). It does
+ * the work of vSwarm's hotel "search" service (geo k-nearest over the 80-hotel dataset, then a
+ * rate lookup per hotel, cache-aside in the app's own memcached) behind HTTP/1.1 with one
+ * request per connection: accept4 -> read the request -> work -> write the response -> close,
+ * the `conn` pattern, as the original's Go gRPC clients open a new connection per request.
  *
  * Worker threads block in accept4() on one listening socket; each keeps its own persistent
  * memcached connection. If memcached is down, rates come from the in-memory table (the
