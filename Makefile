@@ -7,10 +7,12 @@
 #   actuators/*.c               -> build/libact.a
 #   controller/*.c, policies/*.c-> build/libparties.a, controller/main.c -> build/parties
 #   tests/unit/test_*.c         -> build/tests/unit/test_*          (cmocka, no root)
+#   tests/experiments/test_*.c  -> build/tests/experiments/test_*   (cmocka, no root: experiments/ code)
 #   tests/integration/test_*.c  -> build/tests/integration/test_*   (cmocka, root)
 #   tests/fixtures/*.c          -> build/fixtures/*       (servers and clients for tests)
 #   experiments/loadgen/*.c     -> build/loadgen          (one program)
-#   experiments/workloads/*/    -> build/<dir>            (one program per folder)
+#   experiments/workloads/*/    -> build/<dir>            (one program per folder; common/
+#                                  is not one: its helpers link into every server)
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -140,12 +142,16 @@ ifneq ($(wildcard controller/main.c),)
 PROGRAMS += $(BUILD)/parties
 endif
 
+# Helpers of every server, the experiment workloads and the test servers alike (srv_util.h)
+SRV_UTIL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard experiments/workloads/common/*.c))
+
 FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
 FIXTURES     := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SRCS))
 $(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/%.o
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm $(FIXTURE_LIBS) -o $@
+$(BUILD)/fixtures/cpr_server $(BUILD)/fixtures/loop_server: $(SRV_UTIL_OBJS)
 # loop_server's io_uring backend (ebee's socket-path tests)
 $(BUILD)/fixtures/loop_server: FIXTURE_LIBS := -luring
 
@@ -193,19 +199,22 @@ $(BUILD)/loadgen: $(patsubst %.c,$(BUILD)/obj/%.o,$(LOADGEN_SRCS)) $(LIBCOMMON)
 	$(Q)$(CC) $(CFLAGS) $^ -lpthread -lm -o $@
 endif
 
-WORKLOAD_DIRS := $(patsubst %/,%,$(dir $(wildcard experiments/workloads/*/*.c)))
+WORKLOAD_DIRS := $(filter-out experiments/workloads/common,\
+		 $(patsubst %/,%,$(dir $(wildcard experiments/workloads/*/*.c))))
 WORKLOAD_BINS := $(sort $(foreach d,$(WORKLOAD_DIRS),$(BUILD)/$(notdir $(d))))
 PROGRAMS += $(WORKLOAD_BINS)
 define workload_rule
-$(BUILD)/$(notdir $(1)): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c))
+$(BUILD)/$(notdir $(1)): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c)) $(SRV_UTIL_OBJS)
 	$$(call msg,LINK,$$@)
 	$$(Q)$$(CC) $$(CFLAGS) $$^ -lpthread -lm -o $$@
 endef
 $(foreach d,$(sort $(WORKLOAD_DIRS)),$(eval $(call workload_rule,$(d))))
 
 # ---------------------------------------------------------------- tests
-UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
-UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+# Unit tests of the core in tests/unit/, of the experiments' code (load generator, workloads)
+# in tests/experiments/; `make unit` and `make asan` run both.
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c tests/experiments/test_*.c)
+UNIT_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 INTEG_SRCS := $(wildcard tests/integration/test_*.c)
 INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
 # Shared test helpers (tests/lib/*.c) link into every test program.

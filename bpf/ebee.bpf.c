@@ -19,7 +19,8 @@
  * The latency is computed here and one 32-byte record per completed request
  * goes to the ring buffer, submitted without a wakeup unless the ring is
  * filling up: a wakeup per request costs a context switch per request, which
- * on a 2-core machine took a third of memcached's throughput (design.md 4.6).
+ * on a 2-core machine took a third of memcached's throughput
+ * (docs/design.md 4.6).
  *
  * The socket path (default when present: Linux after 6.1). Programs are
  * tp_btf (BTF raw tracepoints: typed arguments, no tracefs, no perf buffer

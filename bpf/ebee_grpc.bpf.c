@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ebee, grpc pattern: one request per server-side HTTP/2 stream of gRPC
- * C-core's chttp2 transport, from uprobes on libgrpc (design.md 4.1).
+ * C-core's chttp2 transport, from uprobes on libgrpc (docs/design.md 4.1).
  *
  * What it measures. A request starts when the server-side stream object is
  * constructed (grpc_chttp2_stream::grpc_chttp2_stream, i.e. when the HEADERS

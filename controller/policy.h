@@ -141,8 +141,9 @@ struct pol_ops {
 	const char *desc; /* one line for --help */
 	/* Optional: check one setting at config time (0 or -EINVAL with err). */
 	int (*check_param)(const char *key, const char *val, char *err, size_t err_len);
-	/* Optional: allocate state into *state. 0 or a negative errno. */
-	int (*init)(void **state, const struct pol_init_args *args);
+	/* Optional: allocate state into *state. 0 or a negative errno. args is the
+	 * caller's and not const: on failure init fills err and err_param. */
+	int (*init)(void **state, struct pol_init_args *args);
 	/* Required: fill dec (pre-filled with the current allocation). 0 or a
 	 * negative errno (the loop then keeps the allocation). */
 	int (*decide)(void *state, const struct pol_observation *obs, struct pol_decision *dec);

@@ -3,7 +3,9 @@
 #
 #   tests/run.sh unit|integration|all
 #
-# Unit tests: build/tests/unit/test_* (cmocka, no root).
+# Unit tests: the programs built from tests/unit/test_*.c (the core) and
+# tests/experiments/test_*.c (the experiments' code), cmocka, no root. Found from their
+# sources, so a program left in build/ by a test that moved or went is not run.
 # Integration: build/tests/integration/test_* (cmocka) and tests/integration/test_*.sh,
 # run as root. Each program is bounded in time (TEST_TIMEOUT seconds, default 300).
 # cmocka programs are counted per test case from their output; shell tests by exit
@@ -48,7 +50,10 @@ run_one() {
 progs=()
 if [ "$what" = unit ] || [ "$what" = all ]; then
 	# TEST_BUILD: another build tree (make asan runs build/asan's unit tests)
-	for t in "${TEST_BUILD:-build}"/tests/unit/test_*; do [ -x "$t" ] && progs+=("$t"); done
+	for src in tests/unit/test_*.c tests/experiments/test_*.c; do
+		t=${TEST_BUILD:-build}/${src%.c}
+		[ -x "$t" ] && progs+=("$t")
+	done
 fi
 if [ "$what" = integration ] || [ "$what" = all ]; then
 	if [ "$(id -u)" -ne 0 ]; then

@@ -100,7 +100,7 @@ static int util_check_param(const char *key, const char *val, char *err, size_t 
 	return util_param(NULL, key, val, err, len);
 }
 
-static int util_init(void **state, const struct pol_init_args *a)
+static int util_init(void **state, struct pol_init_args *a)
 {
 	struct util_state *s = calloc(1, sizeof(*s));
 
@@ -111,7 +111,7 @@ static int util_init(void **state, const struct pol_init_args *a)
 	};
 	for (int i = 0; i < a->nparams; i++) {
 		if (util_param(&s->c, a->params[i].key, a->params[i].val, a->err, a->err_len)) {
-			((struct pol_init_args *)a)->err_param = i; /* the one output field */
+			a->err_param = i;
 			free(s);
 			return -EINVAL;
 		}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * loadgen: open-loop load generator for the Figure 11 experiments (design.md section 6,
- * workloads.md "Load generation"). Options and output here; the event loop is loop.c.
+ * loadgen: open-loop load generator for the Figure 11 experiments (docs/workloads.md 5).
+ * Options and output here; the event loop is loop.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -31,7 +31,7 @@ extern "C" {
  * it before asking for grpc (a process must still map libgrpc). */
 #define EBEE_HAVE_GRPC 1
 
-/* How request boundaries are found for one workload (design.md 4.1). */
+/* How request boundaries are found for one workload (docs/design.md 4.1). */
 enum ebee_mode {
 	EBEE_MODE_AUTO = 0, /* observe, then choose conn or io (and revisit) */
 	EBEE_MODE_CONN,	    /* accept/accept4 returns fd .. close(fd) */

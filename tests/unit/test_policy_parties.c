@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The parties policy against scripted observations: every decision is checked
- * against the algorithm in docs/parties.md.
+ * against the algorithm in docs/parties.md 2 (and 3 for flavour = code).
  */
 #include <errno.h>
 #include <math.h>
@@ -596,7 +596,7 @@ static void test_seeded_first_resource_reproducible(void **state)
 	fx_teardown(&f2);
 }
 
-/* --- flavour = code: the released controller's behaviours (docs/parties.md) --- */
+/* --- flavour = code: the released controller's behaviours (docs/parties.md 3) --- */
 
 /* n decisions 100 ms apart from t; returns the time of the next one. */
 static uint64_t steps(struct fx *f, uint64_t t, int n)

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * hotel: the Hotel App Search workload of the Figure 11 study (design.md section 6,
- * workloads.md "Hotel search"). It does the work of vSwarm's hotel "search" service (geo
- * k-nearest over the 80-hotel dataset, then a rate lookup per hotel, cache-aside in the app's
- * own memcached) behind HTTP/1.1 with one request per connection: accept4 -> read the request
- * -> work -> write the response -> close, the `conn` pattern, as the original's Go gRPC
- * clients open a new connection per request.
+ * hotel: the Hotel App Search workload of the Figure 11 study (docs/workloads.md 3). It does
+ * the work of vSwarm's hotel "search" service (geo k-nearest over the 80-hotel dataset, then a
+ * rate lookup per hotel, cache-aside in the app's own memcached) behind HTTP/1.1 with one
+ * request per connection: accept4 -> read the request -> work -> write the response -> close,
+ * the `conn` pattern, as the original's Go gRPC clients open a new connection per request.
  *
  * Worker threads block in accept4() on one listening socket; each keeps its own persistent
  * memcached connection. If memcached is down, rates come from the in-memory table (the
@@ -34,11 +33,10 @@
 #include "search.h"
 #include "../common/srv_util.h"
 
-#define MAX_REQ		8192
-#define MAX_THREADS	256
-#define CLIENT_TIMEOUT	10 /* s: a silent client cannot hold a worker longer */
-#define MC_TIMEOUT_MS	1000
-#define COUNT_PERIOD_NS 100000000LL
+#define MAX_REQ	       8192
+#define MAX_THREADS    256
+#define CLIENT_TIMEOUT 10 /* s: a silent client cannot hold a worker longer */
+#define MC_TIMEOUT_MS  1000
 
 static const char usage_text[] =
     "usage: hotel [--addr A] [--port P] [--threads T] [--memcached-port P] [--work-us W]\n"
@@ -114,12 +112,10 @@ static void write_count(void)
 			strerror(-err));
 }
 
-static long long now_ns(void)
+/* srv_wait()'s write_count */
+static void publish_count(void *ctx)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	write_count();
 }
 
 /* Rates of ids[0..n): cache-aside through this worker's memcached connection. */
@@ -410,41 +406,11 @@ static void probe_memcached(void)
 			opt.mc_port, strerror(-err), opt.mc_port);
 }
 
-static int wait_loop(long long deadline)
-{
-	unsigned long long last = ~0ULL;
-	long long last_write = 0;
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	for (;;) {
-		struct timespec ts = { 0, 20 * 1000000L };
-		unsigned long long cur;
-		long long now;
-		int sig = sigtimedwait(&set, NULL, &ts);
-
-		if (sig == SIGTERM || sig == SIGINT)
-			return sig;
-		now = now_ns();
-		if (deadline && now >= deadline)
-			return 0;
-		cur = atomic_load(&st.served);
-		if (opt.count_file && cur != last && now - last_write >= COUNT_PERIOD_NS) {
-			write_count();
-			last = cur;
-			last_write = now;
-		}
-	}
-}
-
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t slen = sizeof(sa);
 	int one = 1, sig = 0, err, started = 0, rc = 0;
-	long long deadline;
 	char buf[32];
 	sigset_t set;
 
@@ -516,9 +482,15 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!rc) {
+		struct srv_wait w = {
+			.deadline_ns =
+			    opt.timeout_s > 0 ? srv_now_ns() + (long long)(opt.timeout_s * 1e9) : 0,
+			.served = opt.count_file ? &st.served : NULL,
+			.write_count = publish_count,
+		};
+
 		write_count();
-		deadline = opt.timeout_s > 0 ? now_ns() + (long long)(opt.timeout_s * 1e9) : 0;
-		sig = wait_loop(deadline);
+		sig = srv_wait(&w);
 	}
 
 	atomic_store(&stopping, true);
