@@ -10,6 +10,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,19 +513,47 @@ int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err,
 	return ret;
 }
 
+/*
+ * struct loop_args may grow, so it is read as libbpf reads its options
+ * (OPTS_VALID, OPTS_GET): a caller built with an older loop.h passes a
+ * smaller sz and gets the defaults of the optional fields it lacks (log,
+ * alive, alive_ctx); one built with a newer loop.h must leave zero what this
+ * file does not know.
+ */
+#define LOOP_ARGS_HAS(a, f)	 ((a)->sz >= offsetof(struct loop_args, f) + sizeof((a)->f))
+#define LOOP_ARGS_GET(a, f, def) (LOOP_ARGS_HAS(a, f) ? (a)->f : (def))
+
+static bool loop_args_valid(const struct loop_args *a)
+{
+	if (!a || !LOOP_ARGS_HAS(a, aux)) /* cfg .. aux are required */
+		return false;
+	for (size_t i = sizeof(*a); i < a->sz; i++)
+		if (((const char *)a)[i])
+			return false;
+	return true;
+}
+
 int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 {
-	const struct cfg *c = a->cfg;
+	const struct cfg *c;
+	loop_alive_fn alive;
 	int ret;
 
 	memset(l, 0, sizeof(*l));
+	if (!loop_args_valid(a)) {
+		sat(err, len, "loop_init: struct loop_args of %zu bytes, not one this build reads",
+		    a ? a->sz : 0);
+		return -EINVAL;
+	}
+	c = a->cfg;
+	alive = LOOP_ARGS_GET(a, alive, NULL);
 	l->cfg = c;
 	l->pol = a->pol;
 	l->mops = a->mops;
 	l->mctx = a->mctx;
-	l->log = a->log;
-	l->alive = a->alive ? a->alive : loop_pid_alive;
-	l->alive_ctx = a->alive_ctx;
+	l->log = LOOP_ARGS_GET(a, log, NULL);
+	l->alive = alive ? alive : loop_pid_alive;
+	l->alive_ctx = LOOP_ARGS_GET(a, alive_ctx, NULL);
 	l->nwl = c->nwl;
 	for (int i = 0; i < l->nwl; i++) {
 		struct loop_wl *w = &l->wl[i];
@@ -533,7 +562,7 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 		w->pid = a->pid[i];
 		/* pid 0: not started (a dry run), never observed; unless the caller
 		 * says what is alive (the simulator's workloads have no pid). */
-		w->alive = a->pid[i] > 0 || (a->alive && a->alive(a->alive_ctx, i, a->pid[i]));
+		w->alive = a->pid[i] > 0 || (alive && alive(l->alive_ctx, i, a->pid[i]));
 		w->src = a->src[i];
 		w->aux = a->aux[i];
 		w->target_us = c->wl[i].target_us;
