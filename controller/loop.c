@@ -513,6 +513,36 @@ int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err,
 	return ret;
 }
 
+/* Hand every live workload to the machine with its initial allocation. 0, or
+ * a negative errno with err set (those added so far stay added). */
+static int add_workloads(struct loop *l, char *err, size_t len)
+{
+	for (int i = 0; i < l->nwl; i++) {
+		struct loop_wl *w = &l->wl[i];
+		int ret;
+
+		if (!w->alive) {
+			/* never started: what setup_resources() gave it is free */
+			act_cpumask_zero(&w->cpus);
+			memset(w->alloc, 0, sizeof(w->alloc));
+			memset(w->min, 0, sizeof(w->min));
+			memset(w->max, 0, sizeof(w->max));
+			continue;
+		}
+		ret = l->mops->add(l->mctx, i, w->name, w->pid,
+				   l->res[POL_RES_CORES].avail ? &w->cpus : NULL,
+				   l->res[POL_RES_QUOTA].avail ? w->alloc[POL_RES_QUOTA] : 0,
+				   l->res[POL_RES_FREQ].avail ? w->alloc[POL_RES_FREQ] : 0);
+		if (ret) {
+			sat(err, len, "workload %s (pid %d): %s", w->name, (int)w->pid,
+			    l->mops->last_error(l->mctx));
+			return ret;
+		}
+		w->added = true;
+	}
+	return 0;
+}
+
 /*
  * struct loop_args may grow, so it is read as libbpf reads its options
  * (OPTS_VALID, OPTS_GET): a caller built with an older loop.h passes a
@@ -582,28 +612,9 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 	ret = setup_resources(l, err, len);
 	if (ret)
 		goto fail;
-	for (int i = 0; i < l->nwl; i++) {
-		struct loop_wl *w = &l->wl[i];
-
-		if (!w->alive) {
-			/* never started: what setup_resources() gave it is free */
-			act_cpumask_zero(&w->cpus);
-			memset(w->alloc, 0, sizeof(w->alloc));
-			memset(w->min, 0, sizeof(w->min));
-			memset(w->max, 0, sizeof(w->max));
-			continue;
-		}
-		ret = l->mops->add(l->mctx, i, w->name, w->pid,
-				   l->res[POL_RES_CORES].avail ? &w->cpus : NULL,
-				   l->res[POL_RES_QUOTA].avail ? w->alloc[POL_RES_QUOTA] : 0,
-				   l->res[POL_RES_FREQ].avail ? w->alloc[POL_RES_FREQ] : 0);
-		if (ret) {
-			sat(err, len, "workload %s (pid %d): %s", w->name, (int)w->pid,
-			    l->mops->last_error(l->mctx));
-			goto fail;
-		}
-		w->added = true;
-	}
+	ret = add_workloads(l, err, len);
+	if (ret)
+		goto fail;
 	l->t0_ms = loop_now_ms();
 	return 0;
 fail:
