@@ -457,8 +457,8 @@ int main(int argc, char **argv)
 	struct mach *m = NULL;
 	pid_t launched[CFG_MAX_WL] = { 0 };
 	static char procs[CFG_MAX_WL][INPLACE_PATH_MAX]; /* in-place workloads: their cgroup.procs */
-	bool loop_ok = false, need_ebee = false;
-	char err[512] = "";
+	bool loop_ok = false;
+	char err[1024] = "";
 	FILE *log = NULL;
 	int opt, ret = 1;
 	uint64_t next, end = 0;
@@ -610,20 +610,9 @@ int main(int argc, char **argv)
 		}
 	}
 
-	for (int i = 0; i < cfg.nwl; i++)
-		if (cfg.wl[i].source == CFG_SRC_EBEE)
-			need_ebee = true;
-	if (cfg.ebee == CFG_ON)
-		need_ebee = true;
-	if (need_ebee) {
-		unsigned int win = cfg.ebee_window_ms ? cfg.ebee_window_ms : 2 * cfg.interval_ms;
-
-		eb = src_ebee_lib_open(win, err, sizeof(err));
-		if (!eb) {
-			fprintf(stderr, "parties: cannot start ebee tracing: %s\n",
-				err[0] ? err : strerror(errno));
-			goto out;
-		}
+	if (src_open_lib(&cfg, &eb, err, sizeof(err))) {
+		fprintf(stderr, "parties: cannot start ebee tracing: %s\n", err);
+		goto out;
 	}
 
 	m = mach_open(&cfg, dry_run, verbose, err, sizeof(err));
@@ -634,7 +623,6 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < cfg.nwl; i++) {
 		const struct cfg_workload *w = &cfg.wl[i];
-		unsigned int stale = cfg.stale_intervals * cfg.interval_ms;
 
 		if (w->find == CFG_FIND_COMMAND && dry_run) {
 			/* a dry run starts nothing: there is no process to observe */
@@ -693,41 +681,10 @@ int main(int argc, char **argv)
 				goto out;
 			}
 		}
-		if (eb && la.pid[i] > 0) {
-			enum ebee_latency lat = w->ebee_latency == CFG_LAT_SOJOURN
-							? EBEE_LAT_SOJOURN
-							: EBEE_LAT_SERVICE;
-			struct src *s;
-
-			if (procs[i][0])
-				s = src_ebee_open_cgroup(eb, procs[i], w->ebee_mode, lat,
-							 w->ebee_latency_line > 0, err,
-							 sizeof(err));
-			else
-				s = src_ebee_open(eb, la.pid[i], w->ebee_mode, lat,
-						  w->ebee_latency_line > 0, err, sizeof(err));
-
-			if (!s) {
-				fprintf(stderr, "parties: workload %s: %s\n", w->name, err);
-				goto out;
-			}
-			if (w->source == CFG_SRC_EBEE)
-				la.src[i] = s;
-			else
-				la.aux[i] = s;
-		}
-		if (w->feed[0]) {
-			struct src *s = src_client_open(w->feed, stale < 300 ? 300 : stale);
-
-			if (!s) {
-				fprintf(stderr, "parties: workload %s: feed %s: %s\n", w->name,
-					w->feed, strerror(errno));
-				goto out;
-			}
-			if (w->source == CFG_SRC_CLIENT)
-				la.src[i] = s;
-			else
-				la.aux[i] = s;
+		if (src_open_workload(&cfg, i, eb, la.pid[i], procs[i], &la.src[i], &la.aux[i], err,
+				      sizeof(err))) {
+			fprintf(stderr, "parties: %s\n", err);
+			goto out;
 		}
 	}
 
