@@ -127,7 +127,7 @@ $(ALL_LIBS):
 # ---------------------------------------------------------------- programs
 EBEE_CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard metrics/cli/*.c))
 $(EBEE_CLI_OBJS): CPPFLAGS += -DEBEE_VERSION='"$(VERSION)"'
-$(BUILD)/obj/controller/main.o: CPPFLAGS += -DPARTIES_VERSION='"$(VERSION)"'
+$(BUILD)/obj/controller/args.o: CPPFLAGS += -DPARTIES_VERSION='"$(VERSION)"'
 $(BUILD)/ebee: $(EBEE_CLI_OBJS) $(LIBEBEE) $(LIBCOMMON)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,69 @@ static long total_used(const struct loop *l, enum pol_res r)
 		if (l->wl[i].alive)
 			used += l->wl[i].alloc[r];
 	return used;
+}
+
+/*
+ * Resources. What differs between resources is here, one entry each in
+ * loop_res[] (indexed by enum pol_res) with its functions above it. The rest
+ * of this file iterates the table; it names resources only to call
+ * loop_mach_ops.add(), whose arguments do.
+ */
+struct loop_res {
+	/* Fill l->res[r] and every workload's min and max from the config and
+	 * the machine's caps. 0, or a negative errno with err set (the config
+	 * asks for what the machine cannot do). */
+	int (*limits)(struct loop *l, char *err, size_t len);
+	/* Every workload's initial allocation, once every limit is known. */
+	int (*initial)(struct loop *l, char *err, size_t len);
+	/* Optional: what a decision may not do beyond min, max and the pool. */
+	int (*validate)(const struct loop *l, const struct pol_decision *dec, char *why,
+			size_t len);
+	/* A value per workload: write workload wl's (through its actuator). */
+	int (*set)(const struct loop *l, int wl, long v);
+	/* Or a partition: apply the decision's as one change. */
+	void (*apply)(struct loop *l, const struct pol_decision *dec, struct pol_outcome *out,
+		      bool *changed);
+	/* The log: "log_key": the allocation / log_div, log_prec decimals, null
+	 * when not managed; or log_wl, for a resource that logs more. */
+	const char *log_key;
+	double log_div;
+	int log_prec;
+	void (*log_wl)(struct log_json *j, const struct loop *l, const struct loop_wl *w);
+};
+
+static int cores_limits(struct loop *l, char *err, size_t len)
+{
+	const struct cfg *c = l->cfg;
+	const struct loop_caps *k = &l->caps;
+	struct pol_res_info *r = &l->res[POL_RES_CORES];
+	int ncpus = act_cpumask_count(&c->cpus);
+
+	*r = (struct pol_res_info){ .pooled = true, .step = 1, .total = ncpus };
+	if (c->cores) {
+		char buf[64];
+
+		if (!k->res[POL_RES_CORES]) {
+			sat(err, len, "cores are a resource but cpusets cannot be set here: %s",
+			    k->why[POL_RES_CORES]);
+			return -EOPNOTSUPP;
+		}
+		if (!act_cpumask_subset(&c->cpus, &k->cpus)) {
+			act_cpumask_format(&k->cpus, buf, sizeof(buf));
+			sat(err, len, "%s:%d: [resources] cpus: only %s can be assigned here",
+			    c->file, c->cpus_line, buf);
+			return -ERANGE;
+		}
+		r->avail = true;
+	}
+	for (int i = 0; i < l->nwl; i++) {
+		const struct cfg_workload *w = &c->wl[i];
+		struct loop_wl *lw = &l->wl[i];
+
+		lw->min[POL_RES_CORES] = r->avail ? w->min_cores : 0;
+		lw->max[POL_RES_CORES] = r->avail ? (w->max_cores ? w->max_cores : ncpus) : 0;
+	}
+	return 0;
 }
 
 /* Initial cpus: explicit lists, then counts, then a fair share of the rest
@@ -119,7 +183,187 @@ static int initial_cpus(struct loop *l, char *err, size_t len)
 	return 0;
 }
 
-static void initial_quota(struct loop *l)
+/* Explicit cpus: on a managed resource, the right count, managed cpus only,
+ * no cpu asked for twice. */
+static int validate_cpus(const struct loop *l, const struct pol_decision *dec, char *why,
+			 size_t len)
+{
+	struct act_cpumask seen;
+
+	act_cpumask_zero(&seen);
+	for (int i = 0; i < l->nwl; i++) {
+		const struct pol_wl_decision *d = &dec->wl[i];
+
+		if (!d->set_cpus)
+			continue;
+		if (!l->wl[i].alive || !l->res[POL_RES_CORES].avail) {
+			sat(why, len, "cpus for %s: %s", l->wl[i].name,
+			    l->wl[i].alive ? "cores are not a resource here" : "it is gone");
+			return -EINVAL;
+		}
+		if (act_cpumask_count(&d->cpus) != d->alloc[POL_RES_CORES]) {
+			sat(why, len, "cpus for %s: %d cpus for %ld cores", l->wl[i].name,
+			    act_cpumask_count(&d->cpus), d->alloc[POL_RES_CORES]);
+			return -EINVAL;
+		}
+		if (!act_cpumask_subset(&d->cpus, &l->cfg->cpus)) {
+			sat(why, len, "cpus for %s: not all managed", l->wl[i].name);
+			return -EINVAL;
+		}
+		if (act_cpumask_intersects(&d->cpus, &seen)) {
+			sat(why, len, "cpus for %s: given to another workload too", l->wl[i].name);
+			return -EINVAL;
+		}
+		act_cpumask_or(&seen, &seen, &d->cpus);
+	}
+	return 0;
+}
+
+/* Cores are a partition of the managed cpus: the cpus a policy named; for
+ * the others, shrink from the top (after giving up any cpu someone else was
+ * given), grow from the lowest free cpu; then every change as one. */
+static void apply_cpus(struct loop *l, const struct pol_decision *dec, struct pol_outcome *out,
+		       bool *changed)
+{
+	struct act_cpumask free, nc[CFG_MAX_WL], named;
+	int wls[CFG_MAX_WL], n = 0;
+
+	act_cpumask_zero(&named);
+	for (int i = 0; i < l->nwl; i++)
+		if (dec->wl[i].set_cpus)
+			act_cpumask_or(&named, &named, &dec->wl[i].cpus);
+	free = l->cfg->cpus;
+	for (int i = 0; i < l->nwl; i++) {
+		nc[i] = dec->wl[i].set_cpus ? dec->wl[i].cpus : l->wl[i].cpus;
+		if (!dec->wl[i].set_cpus)
+			act_cpumask_andnot(&nc[i], &nc[i], &named);
+		act_cpumask_andnot(&free, &free, &nc[i]);
+	}
+	for (int i = 0; i < l->nwl; i++) {
+		while (act_cpumask_count(&nc[i]) > dec->wl[i].alloc[POL_RES_CORES]) {
+			int last = -1, cpu;
+
+			act_cpumask_for_each(cpu, &nc[i]) last = cpu;
+			act_cpumask_clear(&nc[i], last);
+			act_cpumask_set(&free, last);
+		}
+	}
+	for (int i = 0; i < l->nwl; i++) {
+		while (act_cpumask_count(&nc[i]) < dec->wl[i].alloc[POL_RES_CORES]) {
+			int cpu = act_cpumask_first(&free);
+
+			if (cpu < 0)
+				break; /* validation makes this impossible */
+			act_cpumask_clear(&free, cpu);
+			act_cpumask_set(&nc[i], cpu);
+		}
+	}
+	for (int i = 0; i < l->nwl; i++) {
+		if (!l->wl[i].alive || act_cpumask_equal(&nc[i], &l->wl[i].cpus))
+			continue;
+		wls[n] = i;
+		nc[n] = nc[i]; /* compact: n <= i */
+		n++;
+	}
+	if (!n)
+		return;
+	*changed = true;
+	if (l->mops->assign_cpus(l->mctx, wls, nc, n)) {
+		out->applied = false;
+		sat(out->why, sizeof(out->why), "cores: %s", l->mops->last_error(l->mctx));
+		return;
+	}
+	for (int k = 0; k < n; k++) {
+		l->wl[wls[k]].cpus = nc[k];
+		l->wl[wls[k]].alloc[POL_RES_CORES] = act_cpumask_count(&nc[k]);
+	}
+}
+
+/* The count, always (0 when cores are not managed), and which cpus. */
+static void log_cores(struct log_json *j, const struct loop *l, const struct loop_wl *w)
+{
+	char buf[256];
+
+	log_json_int(j, "cores", w->alloc[POL_RES_CORES]);
+	act_cpumask_format(&w->cpus, buf, sizeof(buf));
+	log_json_str(j, "cpus", l->res[POL_RES_CORES].avail ? buf : NULL);
+}
+
+static int freq_limits(struct loop *l, char *err, size_t len)
+{
+	const struct cfg *c = l->cfg;
+	const struct loop_caps *k = &l->caps;
+	struct pol_res_info *r = &l->res[POL_RES_FREQ];
+	long fmin = k->freq_min_mhz, fmax = k->freq_max_mhz;
+
+	if (c->freq_min_mhz && c->freq_min_mhz > fmin)
+		fmin = c->freq_min_mhz;
+	if (c->freq_max_mhz && c->freq_max_mhz < fmax)
+		fmax = c->freq_max_mhz;
+	*r = (struct pol_res_info){ .step = c->freq_step_mhz };
+	if (c->freq == CFG_ON && !k->res[POL_RES_FREQ]) {
+		sat(err, len, "[resources] freq = true but cpufreq cannot be used here: %s",
+		    k->why[POL_RES_FREQ]);
+		return -EOPNOTSUPP;
+	}
+	if (c->freq != CFG_OFF && k->res[POL_RES_FREQ] && fmin < fmax)
+		r->avail = true;
+	for (int i = 0; i < l->nwl; i++) {
+		l->wl[i].min[POL_RES_FREQ] = r->avail ? fmin : 0;
+		l->wl[i].max[POL_RES_FREQ] = r->avail ? fmax : 0;
+	}
+	return 0;
+}
+
+/* Initial frequency: the workload's own, else the highest, within the limits. */
+static int initial_freq(struct loop *l, char *err, size_t len)
+{
+	for (int i = 0; i < l->nwl; i++) {
+		struct loop_wl *lw = &l->wl[i];
+		long fmin = lw->min[POL_RES_FREQ], fmax = lw->max[POL_RES_FREQ];
+		long f = l->cfg->wl[i].freq_mhz ? l->cfg->wl[i].freq_mhz : fmax;
+
+		lw->alloc[POL_RES_FREQ] = f < fmin ? fmin : f > fmax ? fmax : f;
+	}
+	return 0;
+}
+
+static int set_freq(const struct loop *l, int wl, long v)
+{
+	return l->mops->set_freq(l->mctx, wl, v);
+}
+
+static int quota_limits(struct loop *l, char *err, size_t len)
+{
+	const struct cfg *c = l->cfg;
+	const struct loop_caps *k = &l->caps;
+	struct pol_res_info *r = &l->res[POL_RES_QUOTA];
+
+	*r = (struct pol_res_info){ .pooled = true,
+				    .step = lround(c->quota_step * 1000.0),
+				    .total = lround(c->quota_total * 1000.0) };
+	if (c->quota) {
+		if (!k->res[POL_RES_QUOTA]) {
+			sat(err, len,
+			    "[resources] quota = true but cpu quota cannot be set here: %s",
+			    k->why[POL_RES_QUOTA]);
+			return -EOPNOTSUPP;
+		}
+		r->avail = true;
+	}
+	for (int i = 0; i < l->nwl; i++) {
+		const struct cfg_workload *w = &c->wl[i];
+		struct loop_wl *lw = &l->wl[i];
+
+		lw->min[POL_RES_QUOTA] =
+		    r->avail ? (w->min_quota ? lround(w->min_quota * 1000.0) : r->step) : 0;
+		lw->max[POL_RES_QUOTA] =
+		    r->avail ? (w->max_quota ? lround(w->max_quota * 1000.0) : r->total) : 0;
+	}
+	return 0;
+}
+
+static int initial_quota(struct loop *l, char *err, size_t len)
 {
 	const struct cfg *c = l->cfg;
 	long step = l->res[POL_RES_QUOTA].step, rem = l->res[POL_RES_QUOTA].total;
@@ -145,91 +389,64 @@ static void initial_quota(struct loop *l)
 			q = l->wl[i].max[POL_RES_QUOTA];
 		l->wl[i].alloc[POL_RES_QUOTA] = q;
 	}
+	return 0;
 }
 
+static int set_quota(const struct loop *l, int wl, long v)
+{
+	return l->mops->set_quota(l->mctx, wl, v);
+}
+
+static const struct loop_res loop_res[POL_RES_COUNT] = {
+	[POL_RES_CORES] = {
+		.limits = cores_limits,
+		.initial = initial_cpus,
+		.validate = validate_cpus,
+		.apply = apply_cpus,
+		.log_key = "cores",
+		.log_div = 1,
+		.log_wl = log_cores,
+	},
+	[POL_RES_FREQ] = {
+		.limits = freq_limits,
+		.initial = initial_freq,
+		.set = set_freq,
+		.log_key = "freq_mhz",
+		.log_div = 1,
+		.log_prec = 0,
+	},
+	[POL_RES_QUOTA] = {
+		.limits = quota_limits,
+		.initial = initial_quota,
+		.set = set_quota,
+		.log_key = "quota",
+		.log_div = 1000.0,
+		.log_prec = 2,
+	},
+};
+
+/*
+ * The limits of every resource first (a config that asks for what the
+ * machine cannot do is refused before anything is allocated), then the
+ * initial allocation of every managed one.
+ */
 static int setup_resources(struct loop *l, char *err, size_t len)
 {
-	const struct cfg *c = l->cfg;
-	struct loop_caps *k = &l->caps;
-	struct pol_res_info *r = l->res;
-	int ncpus = act_cpumask_count(&c->cpus);
-	long fmin, fmax;
+	int ret;
 
-	memset(r, 0, sizeof(l->res));
-	r[POL_RES_CORES] = (struct pol_res_info){ .pooled = true, .step = 1, .total = ncpus };
-	if (c->cores) {
-		char buf[64];
-
-		if (!k->res[POL_RES_CORES]) {
-			sat(err, len, "cores are a resource but cpusets cannot be set here: %s",
-			    k->why[POL_RES_CORES]);
-			return -EOPNOTSUPP;
-		}
-		if (!act_cpumask_subset(&c->cpus, &k->cpus)) {
-			act_cpumask_format(&k->cpus, buf, sizeof(buf));
-			sat(err, len, "%s:%d: [resources] cpus: only %s can be assigned here",
-			    c->file, c->cpus_line, buf);
-			return -ERANGE;
-		}
-		r[POL_RES_CORES].avail = true;
+	memset(l->res, 0, sizeof(l->res));
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		ret = loop_res[r].limits(l, err, len);
+		if (ret)
+			return ret;
 	}
-	fmin = k->freq_min_mhz;
-	fmax = k->freq_max_mhz;
-	if (c->freq_min_mhz && c->freq_min_mhz > fmin)
-		fmin = c->freq_min_mhz;
-	if (c->freq_max_mhz && c->freq_max_mhz < fmax)
-		fmax = c->freq_max_mhz;
-	r[POL_RES_FREQ] = (struct pol_res_info){ .step = c->freq_step_mhz };
-	if (c->freq == CFG_ON && !k->res[POL_RES_FREQ]) {
-		sat(err, len, "[resources] freq = true but cpufreq cannot be used here: %s",
-		    k->why[POL_RES_FREQ]);
-		return -EOPNOTSUPP;
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		if (!l->res[r].avail)
+			continue;
+		ret = loop_res[r].initial(l, err, len);
+		if (ret)
+			return ret;
 	}
-	if (c->freq != CFG_OFF && k->res[POL_RES_FREQ] && fmin < fmax)
-		r[POL_RES_FREQ].avail = true;
-	r[POL_RES_QUOTA] = (struct pol_res_info){ .pooled = true,
-						  .step = lround(c->quota_step * 1000.0),
-						  .total = lround(c->quota_total * 1000.0) };
-	if (c->quota) {
-		if (!k->res[POL_RES_QUOTA]) {
-			sat(err, len,
-			    "[resources] quota = true but cpu quota cannot be set here: %s",
-			    k->why[POL_RES_QUOTA]);
-			return -EOPNOTSUPP;
-		}
-		r[POL_RES_QUOTA].avail = true;
-	}
-	for (int i = 0; i < l->nwl; i++) {
-		const struct cfg_workload *w = &c->wl[i];
-		struct loop_wl *lw = &l->wl[i];
-
-		lw->min[POL_RES_CORES] = r[POL_RES_CORES].avail ? w->min_cores : 0;
-		lw->max[POL_RES_CORES] =
-		    r[POL_RES_CORES].avail ? (w->max_cores ? w->max_cores : ncpus) : 0;
-		lw->min[POL_RES_FREQ] = r[POL_RES_FREQ].avail ? fmin : 0;
-		lw->max[POL_RES_FREQ] = r[POL_RES_FREQ].avail ? fmax : 0;
-		lw->min[POL_RES_QUOTA] =
-		    r[POL_RES_QUOTA].avail
-			? (w->min_quota ? lround(w->min_quota * 1000.0) : r[POL_RES_QUOTA].step)
-			: 0;
-		lw->max[POL_RES_QUOTA] =
-		    r[POL_RES_QUOTA].avail
-			? (w->max_quota ? lround(w->max_quota * 1000.0) : r[POL_RES_QUOTA].total)
-			: 0;
-		if (r[POL_RES_FREQ].avail) {
-			long f = w->freq_mhz ? w->freq_mhz : fmax;
-
-			lw->alloc[POL_RES_FREQ] = f < fmin ? fmin : f > fmax ? fmax : f;
-		}
-	}
-	if (r[POL_RES_CORES].avail) {
-		int e = initial_cpus(l, err, len);
-
-		if (e)
-			return e;
-	}
-	if (r[POL_RES_QUOTA].avail)
-		initial_quota(l);
 	return 0;
 }
 
@@ -285,19 +502,77 @@ int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err,
 	return ret;
 }
 
+/* Hand every live workload to the machine with its initial allocation. 0, or
+ * a negative errno with err set (those added so far stay added). */
+static int add_workloads(struct loop *l, char *err, size_t len)
+{
+	for (int i = 0; i < l->nwl; i++) {
+		struct loop_wl *w = &l->wl[i];
+		int ret;
+
+		if (!w->alive) {
+			/* never started: what setup_resources() gave it is free */
+			act_cpumask_zero(&w->cpus);
+			memset(w->alloc, 0, sizeof(w->alloc));
+			memset(w->min, 0, sizeof(w->min));
+			memset(w->max, 0, sizeof(w->max));
+			continue;
+		}
+		ret = l->mops->add(l->mctx, i, w->name, w->pid,
+				   l->res[POL_RES_CORES].avail ? &w->cpus : NULL,
+				   l->res[POL_RES_QUOTA].avail ? w->alloc[POL_RES_QUOTA] : 0,
+				   l->res[POL_RES_FREQ].avail ? w->alloc[POL_RES_FREQ] : 0);
+		if (ret) {
+			sat(err, len, "workload %s (pid %d): %s", w->name, (int)w->pid,
+			    l->mops->last_error(l->mctx));
+			return ret;
+		}
+		w->added = true;
+	}
+	return 0;
+}
+
+/*
+ * struct loop_args may grow, so it is read as libbpf reads its options
+ * (OPTS_VALID, OPTS_GET): a caller built with an older loop.h passes a
+ * smaller sz and gets the defaults of the optional fields it lacks (log,
+ * alive, alive_ctx); one built with a newer loop.h must leave zero what this
+ * file does not know.
+ */
+#define LOOP_ARGS_HAS(a, f)	 ((a)->sz >= offsetof(struct loop_args, f) + sizeof((a)->f))
+#define LOOP_ARGS_GET(a, f, def) (LOOP_ARGS_HAS(a, f) ? (a)->f : (def))
+
+static bool loop_args_valid(const struct loop_args *a)
+{
+	if (!a || !LOOP_ARGS_HAS(a, aux)) /* cfg .. aux are required */
+		return false;
+	for (size_t i = sizeof(*a); i < a->sz; i++)
+		if (((const char *)a)[i])
+			return false;
+	return true;
+}
+
 int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 {
-	const struct cfg *c = a->cfg;
+	const struct cfg *c;
+	loop_alive_fn alive;
 	int ret;
 
 	memset(l, 0, sizeof(*l));
+	if (!loop_args_valid(a)) {
+		sat(err, len, "loop_init: struct loop_args of %zu bytes, not one this build reads",
+		    a ? a->sz : 0);
+		return -EINVAL;
+	}
+	c = a->cfg;
+	alive = LOOP_ARGS_GET(a, alive, NULL);
 	l->cfg = c;
 	l->pol = a->pol;
 	l->mops = a->mops;
 	l->mctx = a->mctx;
-	l->log = a->log;
-	l->alive = a->alive ? a->alive : loop_pid_alive;
-	l->alive_ctx = a->alive_ctx;
+	l->log = LOOP_ARGS_GET(a, log, NULL);
+	l->alive = alive ? alive : loop_pid_alive;
+	l->alive_ctx = LOOP_ARGS_GET(a, alive_ctx, NULL);
 	l->nwl = c->nwl;
 	for (int i = 0; i < l->nwl; i++) {
 		struct loop_wl *w = &l->wl[i];
@@ -306,7 +581,7 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 		w->pid = a->pid[i];
 		/* pid 0: not started (a dry run), never observed; unless the caller
 		 * says what is alive (the simulator's workloads have no pid). */
-		w->alive = a->pid[i] > 0 || (a->alive && a->alive(a->alive_ctx, i, a->pid[i]));
+		w->alive = a->pid[i] > 0 || (alive && alive(l->alive_ctx, i, a->pid[i]));
 		w->src = a->src[i];
 		w->aux = a->aux[i];
 		w->target_us = c->wl[i].target_us;
@@ -326,28 +601,9 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 	ret = setup_resources(l, err, len);
 	if (ret)
 		goto fail;
-	for (int i = 0; i < l->nwl; i++) {
-		struct loop_wl *w = &l->wl[i];
-
-		if (!w->alive) {
-			/* never started: what setup_resources() gave it is free */
-			act_cpumask_zero(&w->cpus);
-			memset(w->alloc, 0, sizeof(w->alloc));
-			memset(w->min, 0, sizeof(w->min));
-			memset(w->max, 0, sizeof(w->max));
-			continue;
-		}
-		ret = l->mops->add(l->mctx, i, w->name, w->pid,
-				   l->res[POL_RES_CORES].avail ? &w->cpus : NULL,
-				   l->res[POL_RES_QUOTA].avail ? w->alloc[POL_RES_QUOTA] : 0,
-				   l->res[POL_RES_FREQ].avail ? w->alloc[POL_RES_FREQ] : 0);
-		if (ret) {
-			sat(err, len, "workload %s (pid %d): %s", w->name, (int)w->pid,
-			    l->mops->last_error(l->mctx));
-			goto fail;
-		}
-		w->added = true;
-	}
+	ret = add_workloads(l, err, len);
+	if (ret)
+		goto fail;
 	l->t0_ms = loop_now_ms();
 	return 0;
 fail:
@@ -516,50 +772,15 @@ static void observe(struct loop *l, uint64_t now_ms)
 	}
 }
 
-/* Explicit cpus: on a managed resource, the right count, managed cpus only,
- * no cpu asked for twice. */
-static int validate_cpus(const struct loop *l, const struct pol_decision *dec, char *why,
-			 size_t len)
-{
-	struct act_cpumask seen;
-
-	act_cpumask_zero(&seen);
-	for (int i = 0; i < l->nwl; i++) {
-		const struct pol_wl_decision *d = &dec->wl[i];
-
-		if (!d->set_cpus)
-			continue;
-		if (!l->wl[i].alive || !l->res[POL_RES_CORES].avail) {
-			sat(why, len, "cpus for %s: %s", l->wl[i].name,
-			    l->wl[i].alive ? "cores are not a resource here" : "it is gone");
-			return -EINVAL;
-		}
-		if (act_cpumask_count(&d->cpus) != d->alloc[POL_RES_CORES]) {
-			sat(why, len, "cpus for %s: %d cpus for %ld cores", l->wl[i].name,
-			    act_cpumask_count(&d->cpus), d->alloc[POL_RES_CORES]);
-			return -EINVAL;
-		}
-		if (!act_cpumask_subset(&d->cpus, &l->cfg->cpus)) {
-			sat(why, len, "cpus for %s: not all managed", l->wl[i].name);
-			return -EINVAL;
-		}
-		if (act_cpumask_intersects(&d->cpus, &seen)) {
-			sat(why, len, "cpus for %s: given to another workload too", l->wl[i].name);
-			return -EINVAL;
-		}
-		act_cpumask_or(&seen, &seen, &d->cpus);
-	}
-	return 0;
-}
-
 int loop_validate(const struct loop *l, const struct pol_decision *dec, char *why, size_t len)
 {
 	if (dec->nwl != l->nwl) {
 		sat(why, len, "decision for %d workloads, there are %d", dec->nwl, l->nwl);
 		return -EINVAL;
 	}
-	if (validate_cpus(l, dec, why, len))
-		return -EINVAL;
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (loop_res[r].validate && loop_res[r].validate(l, dec, why, len))
+			return -EINVAL;
 	for (int r = 0; r < POL_RES_COUNT; r++) {
 		const char *rn = pol_res_str((enum pol_res)r);
 		long sum = 0;
@@ -600,108 +821,51 @@ int loop_validate(const struct loop *l, const struct pol_decision *dec, char *wh
 	return 0;
 }
 
-/* Apply a valid decision. Fills out->applied/why; w->alloc follows what
- * actually happened. */
+/* One value per workload (not a partition). A pooled resource decreases
+ * first, so its pool is never over-committed. */
+static void apply_values(struct loop *l, enum pol_res r, const struct pol_decision *dec,
+			 struct pol_outcome *out, bool *changed)
+{
+	for (int pass = 0; pass < (l->res[r].pooled ? 2 : 1); pass++) {
+		for (int i = 0; i < l->nwl; i++) {
+			long want = dec->wl[i].alloc[r], cur = l->wl[i].alloc[r];
+
+			if (!l->wl[i].alive || want == cur)
+				continue;
+			if (l->res[r].pooled && (pass == 0) != (want < cur))
+				continue;
+			*changed = true;
+			if (loop_res[r].set(l, i, want)) {
+				if (out->applied)
+					sat(out->why, sizeof(out->why), "%s of %s: %s",
+					    pol_res_str(r), l->wl[i].name,
+					    l->mops->last_error(l->mctx));
+				out->applied = false;
+				continue;
+			}
+			l->wl[i].alloc[r] = want;
+		}
+	}
+}
+
+/*
+ * Apply a valid decision. Fills out->applied/why (the first write that
+ * failed); w->alloc follows what actually happened. Partitions first (cores:
+ * cpus move between workloads as one change), then the values, pooled
+ * resources before private ones.
+ */
 static void apply(struct loop *l, const struct pol_decision *dec, struct pol_outcome *out,
 		  bool *changed)
 {
-	struct act_cpumask free, nc[CFG_MAX_WL];
-	int wls[CFG_MAX_WL], n = 0;
-
 	*changed = false;
 	out->applied = true;
-	/* cores: the cpus a policy named; for the others, shrink from the
-	 * top (after giving up any cpu someone else was given), grow from the
-	 * lowest free cpu */
-	if (l->res[POL_RES_CORES].avail) {
-		struct act_cpumask named;
-
-		act_cpumask_zero(&named);
-		for (int i = 0; i < l->nwl; i++)
-			if (dec->wl[i].set_cpus)
-				act_cpumask_or(&named, &named, &dec->wl[i].cpus);
-		free = l->cfg->cpus;
-		for (int i = 0; i < l->nwl; i++) {
-			nc[i] = dec->wl[i].set_cpus ? dec->wl[i].cpus : l->wl[i].cpus;
-			if (!dec->wl[i].set_cpus)
-				act_cpumask_andnot(&nc[i], &nc[i], &named);
-			act_cpumask_andnot(&free, &free, &nc[i]);
-		}
-		for (int i = 0; i < l->nwl; i++) {
-			while (act_cpumask_count(&nc[i]) > dec->wl[i].alloc[POL_RES_CORES]) {
-				int last = -1, cpu;
-
-				act_cpumask_for_each(cpu, &nc[i]) last = cpu;
-				act_cpumask_clear(&nc[i], last);
-				act_cpumask_set(&free, last);
-			}
-		}
-		for (int i = 0; i < l->nwl; i++) {
-			while (act_cpumask_count(&nc[i]) < dec->wl[i].alloc[POL_RES_CORES]) {
-				int cpu = act_cpumask_first(&free);
-
-				if (cpu < 0)
-					break; /* validation makes this impossible */
-				act_cpumask_clear(&free, cpu);
-				act_cpumask_set(&nc[i], cpu);
-			}
-		}
-		for (int i = 0; i < l->nwl; i++) {
-			if (!l->wl[i].alive || act_cpumask_equal(&nc[i], &l->wl[i].cpus))
-				continue;
-			wls[n] = i;
-			nc[n] = nc[i]; /* compact: n <= i */
-			n++;
-		}
-		if (n) {
-			*changed = true;
-			if (l->mops->assign_cpus(l->mctx, wls, nc, n)) {
-				out->applied = false;
-				sat(out->why, sizeof(out->why), "cores: %s",
-				    l->mops->last_error(l->mctx));
-			} else {
-				for (int k = 0; k < n; k++) {
-					l->wl[wls[k]].cpus = nc[k];
-					l->wl[wls[k]].alloc[POL_RES_CORES] =
-					    act_cpumask_count(&nc[k]);
-				}
-			}
-		}
-	}
-	/* quota: decreases first, so the pool is never over-committed */
-	for (int pass = 0; pass < 2 && l->res[POL_RES_QUOTA].avail; pass++) {
-		for (int i = 0; i < l->nwl; i++) {
-			long want = dec->wl[i].alloc[POL_RES_QUOTA],
-			     cur = l->wl[i].alloc[POL_RES_QUOTA];
-
-			if (!l->wl[i].alive || want == cur || (pass == 0) != (want < cur))
-				continue;
-			*changed = true;
-			if (l->mops->set_quota(l->mctx, i, want)) {
-				if (out->applied)
-					sat(out->why, sizeof(out->why), "quota of %s: %s",
-					    l->wl[i].name, l->mops->last_error(l->mctx));
-				out->applied = false;
-				continue;
-			}
-			l->wl[i].alloc[POL_RES_QUOTA] = want;
-		}
-	}
-	for (int i = 0; i < l->nwl && l->res[POL_RES_FREQ].avail; i++) {
-		long want = dec->wl[i].alloc[POL_RES_FREQ];
-
-		if (!l->wl[i].alive || want == l->wl[i].alloc[POL_RES_FREQ])
-			continue;
-		*changed = true;
-		if (l->mops->set_freq(l->mctx, i, want)) {
-			if (out->applied)
-				sat(out->why, sizeof(out->why), "freq of %s: %s", l->wl[i].name,
-				    l->mops->last_error(l->mctx));
-			out->applied = false;
-			continue;
-		}
-		l->wl[i].alloc[POL_RES_FREQ] = want;
-	}
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (l->res[r].avail && loop_res[r].apply)
+			loop_res[r].apply(l, dec, out, changed);
+	for (int pooled = 1; pooled >= 0; pooled--)
+		for (int r = 0; r < POL_RES_COUNT; r++)
+			if (l->res[r].avail && loop_res[r].set && l->res[r].pooled == pooled)
+				apply_values(l, (enum pol_res)r, dec, out, changed);
 }
 
 static const char *state_str(enum pol_lat_state s)
@@ -712,7 +876,6 @@ static const char *state_str(enum pol_lat_state s)
 static void log_record(struct loop *l, const char *event)
 {
 	struct log_json j;
-	char buf[256];
 
 	if (!l->log)
 		return;
@@ -724,14 +887,12 @@ static void log_record(struct loop *l, const char *event)
 	log_json_str(&j, "why", l->out.why[0] ? l->out.why : NULL);
 	log_json_str(&j, "event", event[0] ? event : NULL);
 	log_json_obj(&j, "free");
-	if (l->res[POL_RES_CORES].avail)
-		log_json_int(&j, "cores",
-			     l->res[POL_RES_CORES].total - total_used(l, POL_RES_CORES));
-	if (l->res[POL_RES_QUOTA].avail)
-		log_json_num(&j, "quota",
-			     (double)(l->res[POL_RES_QUOTA].total - total_used(l, POL_RES_QUOTA)) /
-				 1000.0,
-			     2);
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (l->res[r].avail && l->res[r].pooled)
+			log_json_num(&j, loop_res[r].log_key,
+				     (double)(l->res[r].total - total_used(l, (enum pol_res)r)) /
+					 loop_res[r].log_div,
+				     loop_res[r].log_prec);
 	log_json_close(&j);
 	log_json_arr(&j, "wl");
 	for (int i = 0; i < l->nwl; i++) {
@@ -770,15 +931,17 @@ static void log_record(struct loop *l, const char *event)
 			log_json_num(&j, "cpu_used", o->cpu_used, 3);
 		log_json_num(&j, "slack", o->slack, 4);
 		log_json_num(&j, "slack_avg", o->slack_avg, 4);
-		log_json_int(&j, "cores", w->alloc[POL_RES_CORES]);
-		act_cpumask_format(&w->cpus, buf, sizeof(buf));
-		log_json_str(&j, "cpus", l->res[POL_RES_CORES].avail ? buf : NULL);
-		log_json_num(&j, "freq_mhz",
-			     l->res[POL_RES_FREQ].avail ? (double)w->alloc[POL_RES_FREQ] : NAN, 0);
-		log_json_num(&j, "quota",
-			     l->res[POL_RES_QUOTA].avail ? (double)w->alloc[POL_RES_QUOTA] / 1000.0
-							 : NAN,
-			     2);
+		for (int r = 0; r < POL_RES_COUNT; r++) {
+			const struct loop_res *lr = &loop_res[r];
+
+			if (lr->log_wl)
+				lr->log_wl(&j, l, w);
+			else
+				log_json_num(&j, lr->log_key,
+					     l->res[r].avail ? (double)w->alloc[r] / lr->log_div
+							     : NAN,
+					     lr->log_prec);
+		}
 		log_json_str(&j, "action", l->dec.wl[i].action);
 		log_json_str(&j, "reason", l->dec.wl[i].reason);
 		log_json_close(&j);

@@ -76,6 +76,8 @@ struct loop_wl {
  * own children and checks /proc. */
 typedef bool (*loop_alive_fn)(void *ctx, int wl, pid_t pid);
 
+/* sz = sizeof(struct loop_args) (read as libbpf reads its options); cfg ..
+ * aux are required, the rest optional. */
 struct loop_args {
 	size_t sz;
 	const struct cfg *cfg;

@@ -33,6 +33,15 @@ static void act_log(enum act_log_level level, const char *msg, void *ctx)
 struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *err, size_t len)
 {
 	struct mach *m = calloc(1, sizeof(*m));
+	/* each resource the config manages, and its actuator */
+	const struct {
+		bool managed;
+		unsigned int act_res;
+	} want[POL_RES_COUNT] = {
+		[POL_RES_CORES] = { c->cores, ACT_RES_CPUSET },
+		[POL_RES_FREQ] = { c->freq != CFG_OFF, ACT_RES_CPUFREQ },
+		[POL_RES_QUOTA] = { c->quota, ACT_RES_QUOTA },
+	};
 	unsigned int res = 0;
 	struct act_opts o = {
 		.sz = sizeof(o),
@@ -53,12 +62,9 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 	o.adopt_pgrps = true; /* a restart takes over the commands, not a second copy */
 	if (dry_run)
 		o.log_level = ACT_LOG_INFO;
-	if (c->cores)
-		res |= ACT_RES_CPUSET;
-	if (c->quota)
-		res |= ACT_RES_QUOTA;
-	if (c->freq != CFG_OFF)
-		res |= ACT_RES_CPUFREQ;
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (want[r].managed)
+			res |= want[r].act_res;
 	/* 0 would mean "everything available"; ask for what the config manages */
 	o.resources = res ? res : ACT_RES_CPUSET;
 	m->act = act_open(&o);
@@ -129,14 +135,22 @@ static int m_caps(void *p, struct loop_caps *k)
 {
 	struct mach *m = p;
 	const struct act_caps *c = act_caps(m->act);
+	/* what the actuators say of each resource; one they lack is not here */
+	const struct {
+		bool can;
+		const char *why;
+	} res[POL_RES_COUNT] = {
+		[POL_RES_CORES] = { c->cpuset, c->cpuset_reason },
+		[POL_RES_FREQ] = { c->cpufreq, c->cpufreq_reason },
+		[POL_RES_QUOTA] = { c->quota, c->quota_reason },
+	};
 
 	memset(k, 0, sizeof(*k));
-	k->res[POL_RES_CORES] = c->cpuset;
-	snprintf(k->why[POL_RES_CORES], sizeof(k->why[0]), "%s", c->cpuset_reason);
-	k->res[POL_RES_QUOTA] = c->quota;
-	snprintf(k->why[POL_RES_QUOTA], sizeof(k->why[0]), "%s", c->quota_reason);
-	k->res[POL_RES_FREQ] = c->cpufreq;
-	snprintf(k->why[POL_RES_FREQ], sizeof(k->why[0]), "%s", c->cpufreq_reason);
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		k->res[r] = res[r].can;
+		snprintf(k->why[r], sizeof(k->why[r]), "%s",
+			 res[r].why ? res[r].why : "parties has no actuator for it");
+	}
 	k->cpus = c->cpus;
 	k->freq_min_mhz = (long)(c->freq_min_khz / 1000);
 	k->freq_max_mhz = (long)(c->freq_max_khz / 1000);

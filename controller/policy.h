@@ -10,8 +10,26 @@
  * kernel's cpuidle governors get select() and reflect().
  *
  * Resources are a table indexed by enum pol_res; a policy iterates it and
- * skips what is not available, so a new resource (say LLC ways) is one enum
- * entry plus an actuator, not a change in every policy.
+ * skips what is not available, so a new resource (say LLC ways) needs no
+ * change in a policy that does not want to name it. What it does need, in
+ * controller/:
+ *
+ *   policy.h               its enum pol_res entry (and its unit, below);
+ *   policies/registry.c    its name (the log's reasons, parties' wheel =);
+ *   config.c               the keys that manage and bound it (documented in
+ *                          configs/example.ini);
+ *   loop.c                 its loop_res[] entry: limits from the config and
+ *                          the machine, initial allocation, how a decision is
+ *                          applied (a value per workload, or a partition as
+ *                          cores are), its log field;
+ *   loop.h                 the struct loop_mach_ops op that sets it, and its
+ *                          initial value in add();
+ *   machine.c              that op over its actuator (actuators/), and its
+ *                          lines in the act_open() and caps tables (a
+ *                          resource missing there is reported unavailable);
+ *   sim_run.c              that op over the model (--simulate offers every
+ *                          resource);
+ *   pmetrics.c             its Prometheus series.
  *
  * Adding a policy: write controller/policies/NAME.c defining
  * `const struct pol_ops pol_NAME_ops` and add one line to the table in

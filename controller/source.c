@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "config.h"
 #include "source.h"
 
 int src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
@@ -26,4 +28,73 @@ void src_close(struct src *s)
 {
 	if (s)
 		s->ops->close(s);
+}
+
+int src_open_lib(const struct cfg *c, struct src_ebee **eb, char *msg, size_t msg_len)
+{
+	bool need_ebee = c->ebee == CFG_ON;
+	unsigned int win = c->ebee_window_ms ? c->ebee_window_ms : 2 * c->interval_ms;
+
+	for (int i = 0; i < c->nwl; i++)
+		if (c->wl[i].source == CFG_SRC_EBEE)
+			need_ebee = true;
+	*eb = NULL;
+	if (!need_ebee)
+		return 0;
+	msg[0] = '\0';
+	*eb = src_ebee_lib_open(win, msg, msg_len);
+	if (!*eb) {
+		int e = errno ? errno : EINVAL;
+
+		if (!msg[0])
+			snprintf(msg, msg_len, "%s", strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid, const char *procs,
+		      struct src **src, struct src **aux, char *msg, size_t msg_len)
+{
+	const struct cfg_workload *w = &c->wl[i];
+	unsigned int stale = c->stale_intervals * c->interval_ms;
+	struct src *s;
+
+	if (eb && pid > 0) {
+		enum ebee_latency lat =
+		    w->ebee_latency == CFG_LAT_SOJOURN ? EBEE_LAT_SOJOURN : EBEE_LAT_SERVICE;
+		char why[512] = "";
+
+		if (procs[0])
+			s = src_ebee_open_cgroup(eb, procs, w->ebee_mode, lat,
+						 w->ebee_latency_line > 0, why, sizeof(why));
+		else
+			s = src_ebee_open(eb, pid, w->ebee_mode, lat, w->ebee_latency_line > 0, why,
+					  sizeof(why));
+		if (!s) {
+			int e = errno ? errno : EINVAL;
+
+			snprintf(msg, msg_len, "workload %s: %s", w->name, why);
+			return -e;
+		}
+		if (w->source == CFG_SRC_EBEE)
+			*src = s;
+		else
+			*aux = s;
+	}
+	if (w->feed[0]) {
+		s = src_client_open(w->feed, stale < 300 ? 300 : stale);
+		if (!s) {
+			int e = errno;
+
+			snprintf(msg, msg_len, "workload %s: feed %s: %s", w->name, w->feed,
+				 strerror(e));
+			return e ? -e : -EINVAL;
+		}
+		if (w->source == CFG_SRC_CLIENT)
+			*src = s;
+		else
+			*aux = s;
+	}
+	return 0;
 }

@@ -84,4 +84,25 @@ struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *procs, enum e
 				 enum ebee_latency lat, bool lat_explicit, char *msg,
 				 size_t msg_len);
 
+/*
+ * The daemon's sources, wired as the config says: a workload's `source`
+ * drives the policy, the other kind it has (ebee when [controller] ebee =
+ * true, a client `feed`) is logged only.
+ */
+struct cfg;
+/* ebee's library when some workload needs it, its window bounded by the
+ * config's ebee_window_ms (default two intervals); *eb NULL when none does.
+ * 0, or a negative errno with msg set. */
+int src_open_lib(const struct cfg *c, struct src_ebee **eb, char *msg, size_t msg_len);
+/*
+ * Workload i's sources: the one that drives into *src, the other into *aux
+ * (each stays NULL when there is none). ebee only when eb is open and pid > 0
+ * (a dry run's unstarted command has no process); procs: an in-place
+ * workload's cgroup.procs, or "". 0, or a negative errno with msg set
+ * ("workload NAME: ..."); a source opened before the failure is in *src or
+ * *aux, still the caller's.
+ */
+int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid, const char *procs,
+		      struct src **src, struct src **aux, char *msg, size_t msg_len);
+
 #endif /* PARTIES_SOURCE_H */
