@@ -19,7 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "act_internal.h"
+#include "act_proc.h"
+#include "act_state.h"
 
 struct act_workload {
 	struct act *act;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "act_internal.h"
+#include "act_backend.h"
 
 struct dgrp {
 	char name[ACT_PATH_MAX];

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "act_internal.h"
+#include "act_proc.h"
 
 struct pp {
 	pid_t pid, ppid;

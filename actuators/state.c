@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "act_internal.h"
+#include "act_state.h"
 
 #define GROW(arr, n)                                                   \
 	({                                                             \

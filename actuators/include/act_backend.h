@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Backend interface of the actuators: the ops tables the front (actuator.c)
- * drives. The controller does not need this header; backends and unit-test
- * fakes do. Real backends: cgroup v1/v2 (cpuset.c, quota.c over libcgroup),
- * cpufreq (cpufreq.c over libcpupower), dry-run (dryrun.c).
+ * Backend interface of the actuators: the ops tables the front drives. The
+ * controller does not need this header; backends and unit-test fakes do.
+ * Real backends: cgroup v1/v2 (cgroup_backend.c over libcgroup, with
+ * cgroup_quota.c and cgroup_files.c below it), cpufreq (cpufreq.c over
+ * libcpupower), dry-run (dryrun.c).
  *
  * Backends do one write per call and no policy: validation, overlap refusal,
  * bookkeeping, rollback and restore live in the front. Every call returns 0 or
@@ -99,6 +100,9 @@ extern const struct act_cgroup_ops act_cgroup_v2_ops;
 extern const struct act_cgroup_ops act_cgroup_dryrun_ops;
 extern const struct act_freq_ops act_cpufreq_ops;
 extern const struct act_freq_ops act_cpufreq_dryrun_ops;
+
+/* The cgroup backend for mode (ACT_CGROUP_AUTO detects what is mounted). */
+const struct act_cgroup_ops *act__cgroup_detect(enum act_cgroup_mode mode);
 
 /* Log through the act's callback ("act: " is prepended). */
 void act_be_log(struct act *act, enum act_log_level level, const char *fmt, ...)

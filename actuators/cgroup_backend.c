@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The cgroup backends (v1 and v2) through libcgroup: one child cgroup per
- * workload under the daemon's parent, cores in cpuset.cpus, CPU time through
- * quota.c, membership by moving threads.
+ * The cgroup backend: the ops tables for cgroup v1 and v2 (act_backend.h),
+ * written through libcgroup. One child cgroup per workload under the daemon's
+ * parent, cores in cpuset.cpus, CPU time through the quota files
+ * (cgroup_quota.c), membership by moving threads. It is the whole cgroup side
+ * of the actuators, cpuset and cpu controllers alike, hence the name.
  *
  * cgroup v1 (these machines): every controller is its own hierarchy
  * (/sys/fs/cgroup/cpuset, /sys/fs/cgroup/cpu). A new cpuset child starts with
@@ -16,7 +18,7 @@
  * process moves as a whole (cgroup.procs), threads cannot be split.
  *
  * Writes go through libcgroup; its ECG* codes become negative errno in
- * act__cg_errno(). Reads go to the files directly (see cgroup_util.c).
+ * act__cg_errno(). Reads go to the files directly (see cgroup_files.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,7 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "act_internal.h"
+#include "act_cgroup.h"
 
 struct cgbe {
 	const struct act_be_conf *conf;

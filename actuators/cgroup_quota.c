@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "act_internal.h"
+#include "act_cgroup.h"
 
 bool act__quota_probe(int version, const char *mnt, char *reason, size_t len)
 {
