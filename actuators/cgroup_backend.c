@@ -30,6 +30,12 @@
 
 #include "act_cgroup.h"
 
+/*
+ * The smallest CFS quota the kernel accepts: a write below 1 ms per period is
+ * refused with EINVAL (min_cfs_quota_period, kernel/sched/core.c).
+ */
+#define CG_QUOTA_MIN_US 1000
+
 struct cgbe {
 	const struct act_be_conf *conf;
 	struct act *act;
@@ -164,7 +170,7 @@ static int cg_probe(void *p, struct act_caps *caps)
 	snprintf(caps->cpuset_reason, sizeof(caps->cpuset_reason), "%s", be->cpuset_reason);
 	caps->quota = be->quota;
 	snprintf(caps->quota_reason, sizeof(caps->quota_reason), "%s", be->quota_reason);
-	caps->quota_min_us = 1000;
+	caps->quota_min_us = CG_QUOTA_MIN_US;
 	caps->quota_max_cores = caps->nr_cpus;
 	return 0;
 }
