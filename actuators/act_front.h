@@ -15,7 +15,7 @@
  *   workload.c          act_workload_add/remove/attach, look-ups, act_get
  *   workload_inplace.c  act_workload_add_inplace and putting its cgroup back
  *   assign.c            core assignments: the proposal checked, then applied
- *   quota.c             CPU quota of a workload
+ *   quota.c             CPU quota (milli-cores) of a workload
  *   frequency.c         frequency limits, with rollback and restore
  *   threads.c           moving threads into a workload's group and back out
  *   log.c               messages: the log callback and act_last_error()
@@ -45,7 +45,7 @@ struct act_workload {
 	char grp[ACT_PATH_MAX]; /* "<parent>/<name>", or its own cgroup when inplace */
 	pid_t pid;
 	struct act_cpumask cpus;
-	int64_t quota_us; /* -1 = unlimited */
+	long quota_mc; /* -1 = unlimited */
 	unsigned long freq_cap;
 	struct act_origin origin;
 	bool inplace; /* grp is the workload's own cgroup: values written, nothing moved */
@@ -152,8 +152,8 @@ int act__check_new_cpus(struct act *act, const char *name, const struct act_cpum
 
 /* ---- quota.c */
 
-/* cores (<= 0: unlimited) as the cgroup quota in us, checked against the caps. */
-int act__quota_check(struct act *act, const char *name, double cores, int64_t *quota_us);
+/* quota_mc (<= 0: unlimited) as the cgroup quota in us, checked against the caps. */
+int act__quota_check(struct act *act, const char *name, long quota_mc, int64_t *quota_us);
 
 /* ---- frequency.c */
 

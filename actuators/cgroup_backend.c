@@ -171,7 +171,7 @@ static int cg_probe(void *p, struct act_caps *caps)
 	caps->quota = be->quota;
 	snprintf(caps->quota_reason, sizeof(caps->quota_reason), "%s", be->quota_reason);
 	caps->quota_min_us = CG_QUOTA_MIN_US;
-	caps->quota_max_cores = caps->nr_cpus;
+	caps->quota_max_mc = caps->nr_cpus * 1000L;
 	return 0;
 }
 

@@ -4,18 +4,46 @@
  * machines. v1: cpu.cfs_period_us and cpu.cfs_quota_us (-1 = unlimited);
  * v2: cpu.max "QUOTA PERIOD" ("max PERIOD" = unlimited).
  *
+ * The files speak microseconds per period, the rest of the process
+ * milli-cores: act_quota_mc_to_us() and act_quota_us_to_mc() are the only
+ * conversions between the two.
+ *
  * v1 needs two writes. The period is written only when it changes, and if the
  * quota write then fails the old period is put back, so a failed call leaves
  * the group as it was.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "act_cgroup.h"
+
+int64_t act_quota_mc_to_us(long quota_mc, uint64_t period_us)
+{
+	int64_t t; /* milli-core-microseconds */
+
+	if (quota_mc <= 0)
+		return -1;
+	if (__builtin_mul_overflow((int64_t)quota_mc, (int64_t)period_us, &t))
+		return INT64_MAX;
+	return t / 1000 + (t % 1000 >= 500);
+}
+
+long act_quota_us_to_mc(int64_t quota_us, uint64_t period_us)
+{
+	int64_t t;
+
+	if (quota_us < 0 || !period_us || period_us > INT64_MAX)
+		return 0;
+	if (__builtin_mul_overflow(quota_us, (int64_t)1000, &t))
+		return LONG_MAX;
+	return (long)(t / (int64_t)period_us +
+		      (t % (int64_t)period_us >= (int64_t)(period_us + 1) / 2));
+}
 
 bool act__quota_probe(int version, const char *mnt, char *reason, size_t len)
 {

@@ -133,7 +133,7 @@ static int restrict_cpus(struct act *act, const struct act_cpumask *cpus)
 	}
 	act->caps.cpus = *cpus;
 	act->caps.nr_cpus = act_cpumask_count(cpus);
-	act->caps.quota_max_cores = act->caps.nr_cpus;
+	act->caps.quota_max_mc = act->caps.nr_cpus * 1000L;
 	return 0;
 }
 

@@ -59,11 +59,11 @@ int act__check_initial(struct act *act, const char *name, const struct act_workl
 		if (err)
 			return err;
 	}
-	if (opts && opts->quota_cores > 0) {
+	if (opts && opts->quota_mc > 0) {
 		if (!managed_quota(act))
 			return ERR(act, -EOPNOTSUPP, "workload %s: cpu quota is not usable: %s",
 				   name, act->caps.quota_reason);
-		return act__quota_check(act, name, opts->quota_cores, quota_us);
+		return act__quota_check(act, name, opts->quota_mc, quota_us);
 	}
 	return 0;
 }
@@ -76,7 +76,7 @@ struct act_workload *act__wl_new(struct act *act, const char *name, const char *
 		return NULL;
 	wl->act = act;
 	wl->pid = pid;
-	wl->quota_us = -1;
+	wl->quota_mc = -1;
 	snprintf(wl->name, sizeof(wl->name), "%s", name);
 	snprintf(wl->grp, sizeof(wl->grp), "%s", grp);
 	return wl;
@@ -173,7 +173,7 @@ static int add_record(struct act *act, struct act_workload *wl)
 }
 
 /* Its quota, then its threads: the group is complete before the workload runs in it. */
-static int add_fill(struct act *act, struct act_workload *wl, int64_t quota_us)
+static int add_fill(struct act *act, struct act_workload *wl, int64_t quota_us, long quota_mc)
 {
 	int err;
 
@@ -181,7 +181,7 @@ static int add_fill(struct act *act, struct act_workload *wl, int64_t quota_us)
 		err = act->cg->set_quota(act->cgbe, wl->grp, quota_us, act->caps.quota_period_us);
 		if (err)
 			return err;
-		wl->quota_us = quota_us;
+		wl->quota_mc = quota_mc;
 	}
 	return act__move_tree(act, wl, wl->pid);
 }
@@ -249,7 +249,7 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
 					      managed_cpuset(act) ? &wl->cpus : NULL);
 		created = !err;
 		if (!err)
-			err = add_fill(act, wl, quota_us);
+			err = add_fill(act, wl, quota_us, opts ? opts->quota_mc : 0);
 	}
 	if (!err)
 		err = add_enable(act, wl, opts ? opts->freq_max_khz : 0);
@@ -364,8 +364,7 @@ int act_get(struct act *act, const struct act_workload *wl, struct act_state *st
 		if (err)
 			return ERR(act, err, "workload %s: cannot read its quota: %s", wl->name,
 				   strerror(-err));
-		if (st->quota_us >= 0 && st->period_us)
-			st->quota_cores = (double)st->quota_us / (double)st->period_us;
+		st->quota_mc = act_quota_us_to_mc(st->quota_us, st->period_us);
 	}
 	if (managed_cgroup(act))
 		st->nr_tasks = count_tasks(act, wl->grp);

@@ -116,7 +116,7 @@ static pid_t first_task(struct act *act, const char *grp)
  * period parties works in where the found one differs (unlimited then).
  */
 static int inplace_write(struct act *act, struct act_workload *wl, const struct act_rec_wl *rw,
-			 int64_t quota_us)
+			 int64_t quota_us, long quota_mc)
 {
 	uint64_t period = act->caps.quota_period_us;
 	int err;
@@ -131,7 +131,7 @@ static int inplace_write(struct act *act, struct act_workload *wl, const struct 
 		return err;
 	err = act->cg->set_quota(act->cgbe, wl->grp, quota_us, period);
 	if (!err)
-		wl->quota_us = quota_us;
+		wl->quota_mc = quota_us < 0 ? -1 : quota_mc;
 	return err;
 }
 
@@ -173,7 +173,7 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 	wl->inplace = true;
 	if (opts && opts->cpus)
 		wl->cpus = *opts->cpus;
-	err = inplace_write(act, wl, &rw, quota_us);
+	err = inplace_write(act, wl, &rw, quota_us, opts ? opts->quota_mc : 0);
 	if (!err)
 		err = inplace_enable(act, wl, opts ? opts->freq_max_khz : 0);
 	if (err) {
