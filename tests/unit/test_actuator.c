@@ -532,6 +532,16 @@ static void test_swap_and_rollback(void **state)
 		s[1].cpus = M("2-3");
 		assert_int_equal(act_assign_cpus(act, s, 2), -EBUSY);
 		assert_int_equal(F.writes, 0);
+		/* checked as a proposal: the other side is named with its proposed
+		 * set, and the handles keep their cores */
+		assert_string_equal(act_last_error(act),
+				    "workload a: cpus 0-2 overlap workload b (cpus 2-3)");
+		assert_string_equal(grp_cpus("unit/a"), "2-3");
+		assert_string_equal(grp_cpus("unit/b"), "0-1");
+		m = M("2-3");
+		assert_true(act_cpumask_equal(act_workload_cpus(a), &m));
+		m = M("0-1");
+		assert_true(act_cpumask_equal(act_workload_cpus(b), &m));
 
 		act_close(act);
 		act = NULL;
