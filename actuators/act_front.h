@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #include "act_backend.h"

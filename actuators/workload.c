@@ -8,6 +8,7 @@
  * in workload_inplace.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

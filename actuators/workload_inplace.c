@@ -8,6 +8,7 @@
  * record -> write -> enable, undone as a whole on failure.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
