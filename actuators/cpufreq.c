@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "act_internal.h"
+#include "act_backend.h"
 
 struct fbe {
 	const struct act_be_conf *conf;

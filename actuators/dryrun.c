@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "act_internal.h"
+#include "act_backend.h"
+
+/* What a new cgroup's CFS period reads: the kernel's default, 100 ms. */
+#define DRY_NEW_PERIOD_US 100000
 
 struct dgrp {
 	char name[ACT_PATH_MAX];
@@ -134,7 +137,7 @@ static int d_create(void *p, const char *grp, const struct act_cpumask *cpus)
 	if (cpus)
 		g->cpus = *cpus;
 	g->quota_us = -1;
-	g->period_us = 100000;
+	g->period_us = DRY_NEW_PERIOD_US;
 	act_cpumask_format(&g->cpus, list, sizeof(list));
 	act_be_log(d->b.act, ACT_LOG_INFO,
 		   "dry-run: would mkdir %s and write \"%s\" to cpuset.cpus",

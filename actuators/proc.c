@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "act_internal.h"
+#include "act_proc.h"
 #include "procfs.h"
 
 int act__proc_tree(pid_t pid, pid_t **tids, size_t *n)

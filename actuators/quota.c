@@ -1,113 +1,54 @@
 // SPDX-License-Identifier: MIT
 /*
- * CPU quota through the cgroup cpu controller: fractional cores for small
- * machines. v1: cpu.cfs_period_us and cpu.cfs_quota_us (-1 = unlimited);
- * v2: cpu.max "QUOTA PERIOD" ("max PERIOD" = unlimited).
- *
- * v1 needs two writes. The period is written only when it changes, and if the
- * quota write then fails the old period is put back, so a failed call leaves
- * the group as it was.
+ * CPU quota of a workload, in milli-cores (1000 = one CPU's worth of time per
+ * period) as everywhere inside the process. The cgroup files hold
+ * microseconds per period; the cgroup backend's act_quota_mc_to_us() is the
+ * one conversion, done here where a quota is handed to the ops table.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-#include "act_internal.h"
+#include "act_front.h"
 
-bool act__quota_probe(int version, const char *mnt, char *reason, size_t len)
+int act__quota_check(struct act *act, const char *name, long quota_mc, int64_t *quota_us)
 {
-	char path[ACT_PATH_MAX];
+	const struct act_caps *c = &act->caps;
+	int64_t us;
 
-	if (version == 1) {
-		act__cg_path(path, sizeof(path), mnt, NULL, "cpu.cfs_quota_us");
-		if (access(path, F_OK)) {
-			snprintf(
-			    reason, len,
-			    "%.100s has no cpu.cfs_quota_us (kernel without CONFIG_CFS_BANDWIDTH)",
-			    mnt);
-			return false;
-		}
-		return true;
-	}
-	if (!act__cg_listed(mnt, "cgroup.controllers", "cpu")) {
-		snprintf(reason, len,
-			 "the cgroup v2 hierarchy at %.100s has no cpu controller (it is bound "
-			 "to a v1 hierarchy or disabled)",
-			 mnt);
-		return false;
-	}
-	return true;
-}
-
-int act__quota_get(int version, const char *mnt, const char *grp, int64_t *quota_us,
-		   uint64_t *period_us)
-{
-	char path[ACT_PATH_MAX], buf[128], q[32];
-	unsigned long long per;
-	long long quo;
-	int err;
-
-	if (version == 1) {
-		act__cg_path(path, sizeof(path), mnt, grp, "cpu.cfs_quota_us");
-		err = act__read_file(path, buf, sizeof(buf));
-		if (err)
-			return err;
-		if (sscanf(buf, "%lld", &quo) != 1)
-			return -EIO;
-		act__cg_path(path, sizeof(path), mnt, grp, "cpu.cfs_period_us");
-		err = act__read_file(path, buf, sizeof(buf));
-		if (err)
-			return err;
-		if (sscanf(buf, "%llu", &per) != 1)
-			return -EIO;
-		*quota_us = quo < 0 ? -1 : quo;
-		*period_us = per;
+	if (quota_mc <= 0) {
+		*quota_us = -1;
 		return 0;
 	}
-	act__cg_path(path, sizeof(path), mnt, grp, "cpu.max");
-	err = act__read_file(path, buf, sizeof(buf));
-	if (err)
-		return err;
-	if (sscanf(buf, "%31s %llu", q, &per) != 2)
-		return -EIO;
-	*quota_us = strcmp(q, "max") ? strtoll(q, NULL, 10) : -1;
-	*period_us = per;
+	if (quota_mc > c->quota_max_mc)
+		return ERR(act, -ERANGE, "workload %s: quota of %.3f cores exceeds the %d cpus",
+			   name, quota_mc / 1000.0, c->nr_cpus);
+	us = act_quota_mc_to_us(quota_mc, c->quota_period_us);
+	if (us < c->quota_min_us)
+		return ERR(act, -ERANGE,
+			   "workload %s: quota of %.4f cores is %lld us per %u us, below the "
+			   "kernel's minimum of %u us",
+			   name, quota_mc / 1000.0, (long long)us, c->quota_period_us,
+			   c->quota_min_us);
+	*quota_us = us;
 	return 0;
 }
 
-int act__quota_set(struct act *act, int version, const char *mnt, const char *grp, int64_t quota_us,
-		   uint64_t period_us)
+int act_workload_set_quota(struct act *act, struct act_workload *wl, long quota_mc)
 {
-	char val[64], old[32];
-	int64_t oq;
-	uint64_t op;
+	int64_t q;
 	int err;
 
-	if (version == 2) {
-		if (quota_us < 0)
-			snprintf(val, sizeof(val), "max %" PRIu64, period_us);
-		else
-			snprintf(val, sizeof(val), "%" PRId64 " %" PRIu64, quota_us, period_us);
-		return act__cg_set(act, "cpu", grp, "cpu.max", val);
-	}
-	err = act__quota_get(1, mnt, grp, &oq, &op);
+	if (!act || !wl || !act__wl_listed(act, wl))
+		return -EINVAL;
+	if (!managed_quota(act))
+		return ERR(act, -EOPNOTSUPP, "cpu quota is not usable: %s", act->caps.quota_reason);
+	err = act__quota_check(act, wl->name, quota_mc, &q);
 	if (err)
-		return act_be_err(act, err, "cannot read the quota of cgroup %s: %s", grp,
-				  strerror(-err));
-	if (op != period_us) {
-		snprintf(val, sizeof(val), "%" PRIu64, period_us);
-		err = act__cg_set(act, "cpu", grp, "cpu.cfs_period_us", val);
-		if (err)
-			return err;
-	}
-	snprintf(val, sizeof(val), "%" PRId64, quota_us < 0 ? (int64_t)-1 : quota_us);
-	err = act__cg_set(act, "cpu", grp, "cpu.cfs_quota_us", val);
-	if (err && op != period_us) {
-		snprintf(old, sizeof(old), "%" PRIu64, op);
-		act__cg_set(act, "cpu", grp, "cpu.cfs_period_us", old);
-	}
-	return err;
+		return err;
+	err = act->cg->set_quota(act->cgbe, wl->grp, q, act->caps.quota_period_us);
+	if (err)
+		return err;
+	wl->quota_mc = q < 0 ? -1 : quota_mc;
+	act_be_log(act, ACT_LOG_DEBUG, "workload %s: quota %lld us per %u us", wl->name,
+		   (long long)q, act->caps.quota_period_us);
+	return 0;
 }

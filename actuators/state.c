@@ -25,7 +25,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "act_internal.h"
+#include "act_state.h"
+
+/* A cpu list in the file: any mask of ACT_CPUMASK_MAX cpus fits ("0,2,...,1022"). */
+#define ACT_STATE_CPUS_MAX 4096
+/* A line: the longest record (a task: a cpu list, two cgroup paths, a name) with room. */
+#define ACT_STATE_LINE_MAX (3 * ACT_PATH_MAX + ACT_STATE_CPUS_MAX + 104)
+/* Fields of the longest record (task: 7), and one to tell a longer line. */
+#define ACT_STATE_FIELDS_MAX 8
+/*
+ * Opens of the lock file before giving up: a holder that ends unlinks it
+ * between our open and our flock, and the next open gets the new file. More
+ * than a couple of retries means daemons starting and ending in a loop.
+ */
+#define ACT_LOCK_TRIES 10
 
 #define GROW(arr, n)                                                   \
 	({                                                             \
@@ -196,7 +209,7 @@ int act__state_lock(const char *state_path, pid_t *holder)
 		    a.st_ino == b.st_ino)
 			break;
 		close(fd);
-		if (tries == 10)
+		if (tries == ACT_LOCK_TRIES)
 			return -EAGAIN;
 	}
 	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
@@ -219,77 +232,104 @@ void act__state_unlock(const char *state_path, int fd)
 	close(fd);
 }
 
-int act__state_save(const char *path, const struct act_records *r)
+static void write_wl(FILE *f, const struct act_rec_wl *w)
 {
-	char tmp[ACT_PATH_MAX + 8], aff[4096];
-	FILE *f;
-	int err, fd;
+	char cpus[ACT_STATE_CPUS_MAX], q[32] = "-";
 
-	err = mkdir_p(path);
-	if (err)
-		return err;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	/* never through a planted symlink or into someone else's file */
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		unlink(tmp);
-		return err;
+	if (!w->inplace) {
+		fprintf(f, "wl\t%s\t%s\t%s\n", w->name, w->origin.cpuset, w->origin.cpu);
+		return;
 	}
+	if (!w->has_cpus || act_cpumask_format(&w->cpus, cpus, sizeof(cpus)) < 0)
+		snprintf(cpus, sizeof(cpus), "-");
+	if (w->has_quota)
+		snprintf(q, sizeof(q), "%lld", (long long)w->quota_us);
+	fprintf(f, "inplace\t%s\t%s\t%s\t%s\t%llu\n", w->name, w->grp, cpus, q,
+		(unsigned long long)w->period_us);
+}
+
+static void write_task(FILE *f, const struct act_rec_task *t)
+{
+	char aff[ACT_STATE_CPUS_MAX];
+
+	if (!t->has_aff || act_cpumask_format(&t->aff, aff, sizeof(aff)) < 0)
+		snprintf(aff, sizeof(aff), "-");
+	fprintf(f, "task\t%d\t%llu\t%s\t%s\t%s\t%s\n", t->tid, t->start, t->wl, aff,
+		t->origin.cpuset, t->origin.cpu);
+}
+
+static void write_records(FILE *f, const struct act_records *r)
+{
 	fprintf(f, "act-state 1\n");
 	if (r->owns_parent)
 		fprintf(f, "owner\t-\n");
 	for (size_t i = 0; i < r->npgrps; i++)
 		fprintf(f, "pgrp\t%d\t%llu\t%s\n", r->pgrps[i].pgid, r->pgrps[i].start,
 			r->pgrps[i].wl);
-	for (size_t i = 0; i < r->nwls; i++) {
-		const struct act_rec_wl *w = &r->wls[i];
-		char q[32] = "-";
-
-		if (!w->inplace) {
-			fprintf(f, "wl\t%s\t%s\t%s\n", w->name, w->origin.cpuset, w->origin.cpu);
-			continue;
-		}
-		if (!w->has_cpus || act_cpumask_format(&w->cpus, aff, sizeof(aff)) < 0)
-			snprintf(aff, sizeof(aff), "-");
-		if (w->has_quota)
-			snprintf(q, sizeof(q), "%lld", (long long)w->quota_us);
-		fprintf(f, "inplace\t%s\t%s\t%s\t%s\t%llu\n", w->name, w->grp, aff, q,
-			(unsigned long long)w->period_us);
-	}
-	for (size_t i = 0; i < r->ntasks; i++) {
-		const struct act_rec_task *t = &r->tasks[i];
-
-		if (!t->has_aff || act_cpumask_format(&t->aff, aff, sizeof(aff)) < 0)
-			snprintf(aff, sizeof(aff), "-");
-		fprintf(f, "task\t%d\t%llu\t%s\t%s\t%s\t%s\n", t->tid, t->start, t->wl, aff,
-			t->origin.cpuset, t->origin.cpu);
-	}
+	for (size_t i = 0; i < r->nwls; i++)
+		write_wl(f, &r->wls[i]);
+	for (size_t i = 0; i < r->ntasks; i++)
+		write_task(f, &r->tasks[i]);
 	for (size_t i = 0; i < r->nfreqs; i++)
 		fprintf(f, "freq\t%d\t%lu\t%lu\n", r->freqs[i].cpu, r->freqs[i].min_khz,
 			r->freqs[i].max_khz);
+}
+
+/* A new tmp file (0600), never through a planted symlink or into someone else's file. */
+static FILE *create_tmp(const char *tmp, int *err)
+{
+	FILE *f;
+	int fd;
+
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		*err = -errno;
+		close(fd);
+		unlink(tmp);
+	}
+	return f;
+}
+
+/* Flush, sync and close f (tmp), then rename it over path; tmp is removed on failure. */
+static int replace_with(FILE *f, const char *tmp, const char *path)
+{
+	int err;
+
 	if (fflush(f) || fsync(fileno(f))) {
 		err = -errno;
 		fclose(f);
 		unlink(tmp);
 		return err;
 	}
-	if (fclose(f)) {
-		err = -errno;
-		unlink(tmp);
-		return err;
-	}
-	if (rename(tmp, path)) {
+	if (fclose(f) || rename(tmp, path)) {
 		err = -errno;
 		unlink(tmp);
 		return err;
 	}
 	return 0;
+}
+
+int act__state_save(const char *path, const struct act_records *r)
+{
+	char tmp[ACT_PATH_MAX + 8];
+	FILE *f;
+	int err;
+
+	err = mkdir_p(path);
+	if (err)
+		return err;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = create_tmp(tmp, &err);
+	if (!f)
+		return err;
+	write_records(f, r);
+	return replace_with(f, tmp, path);
 }
 
 /* Split a line at tabs into at most max fields. */
@@ -309,80 +349,125 @@ static int split(char *line, char **f, int max)
 	return n;
 }
 
+static int parse_owner(struct act_records *r, char **f)
+{
+	r->owns_parent = true;
+	return 0;
+}
+
+static int parse_pgrp(struct act_records *r, char **f)
+{
+	struct act_rec_pgrp g = { 0 };
+
+	g.pgid = (pid_t)strtol(f[1], NULL, 10);
+	g.start = strtoull(f[2], NULL, 10);
+	snprintf(g.wl, sizeof(g.wl), "%.63s", f[3]);
+	return g.pgid > 1 ? act__rec_add_pgrp(r, &g) : 0;
+}
+
+static int parse_wl(struct act_records *r, char **f)
+{
+	struct act_rec_wl w = { 0 };
+
+	snprintf(w.name, sizeof(w.name), "%.63s", f[1]);
+	snprintf(w.origin.cpuset, sizeof(w.origin.cpuset), "%.511s", f[2]);
+	snprintf(w.origin.cpu, sizeof(w.origin.cpu), "%.511s", f[3]);
+	return act__rec_add_wl(r, &w);
+}
+
+static int parse_inplace(struct act_records *r, char **f)
+{
+	struct act_rec_wl w = { .inplace = true };
+
+	snprintf(w.name, sizeof(w.name), "%.63s", f[1]);
+	snprintf(w.grp, sizeof(w.grp), "%.511s", f[2]);
+	w.has_cpus = strcmp(f[3], "-") && !act_cpumask_parse(f[3], &w.cpus);
+	w.has_quota = strcmp(f[4], "-") != 0;
+	w.quota_us = w.has_quota ? strtoll(f[4], NULL, 10) : -1;
+	w.period_us = strtoull(f[5], NULL, 10);
+	return w.grp[0] ? act__rec_add_wl(r, &w) : 0;
+}
+
+static int parse_task(struct act_records *r, char **f)
+{
+	struct act_rec_task t = { 0 };
+
+	t.tid = (pid_t)strtol(f[1], NULL, 10);
+	t.start = strtoull(f[2], NULL, 10);
+	snprintf(t.wl, sizeof(t.wl), "%.63s", f[3]);
+	t.has_aff = strcmp(f[4], "-") && !act_cpumask_parse(f[4], &t.aff);
+	snprintf(t.origin.cpuset, sizeof(t.origin.cpuset), "%.511s", f[5]);
+	snprintf(t.origin.cpu, sizeof(t.origin.cpu), "%.511s", f[6]);
+	return t.tid > 0 ? act__rec_add_task(r, &t) : 0;
+}
+
+static int parse_freq(struct act_records *r, char **f)
+{
+	struct act_rec_freq q = { 0 };
+
+	q.cpu = (int)strtol(f[1], NULL, 10);
+	q.min_khz = strtoul(f[2], NULL, 10);
+	q.max_khz = strtoul(f[3], NULL, 10);
+	return act__rec_add_freq(r, &q);
+}
+
+/* The record kinds: name, number of fields (0 = any), parser. */
+static const struct {
+	const char *kind;
+	int nfields;
+	int (*parse)(struct act_records *r, char **f);
+} kinds[] = {
+	{ "owner", 0, parse_owner },	 { "pgrp", 4, parse_pgrp }, { "wl", 4, parse_wl },
+	{ "inplace", 6, parse_inplace }, { "task", 7, parse_task }, { "freq", 4, parse_freq },
+};
+
+/* One line into r; lines of unknown kinds (a newer writer) are skipped. */
+static int parse_line(struct act_records *r, char *line)
+{
+	char *f[ACT_STATE_FIELDS_MAX];
+	int n = split(line, f, ACT_STATE_FIELDS_MAX);
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(f[0], kinds[i].kind) && (!kinds[i].nfields || n == kinds[i].nfields))
+			return kinds[i].parse(r, f);
+	return 0;
+}
+
+/* The state file, if it is ours (a regular file of our uid, not writable by others). */
+static FILE *open_own(const char *path, int *err)
+{
+	FILE *fp = fopen(path, "re");
+	struct stat st;
+
+	if (!fp) {
+		*err = -errno;
+		return NULL;
+	}
+	/* only a file of ours proves anything */
+	if (fstat(fileno(fp), &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		fclose(fp);
+		*err = -EPERM;
+		return NULL;
+	}
+	return fp;
+}
+
 int act__state_load(const char *path, struct act_records *r)
 {
-	char line[3 * ACT_PATH_MAX + 4200], *f[8];
+	char line[ACT_STATE_LINE_MAX];
 	FILE *fp;
-	int err = 0, n;
+	int err = 0;
 
-	fp = fopen(path, "re");
-	if (fp) {
-		struct stat st;
-
-		/* only a file of ours proves anything */
-		if (fstat(fileno(fp), &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-		    (st.st_mode & 022)) {
-			fclose(fp);
-			return -EPERM;
-		}
-	}
+	fp = open_own(path, &err);
 	if (!fp)
-		return -errno;
+		return err;
 	if (!fgets(line, sizeof(line), fp) || strncmp(line, "act-state 1", 11)) {
 		fclose(fp);
 		return -EINVAL;
 	}
-	while (!err && fgets(line, sizeof(line), fp)) {
-		n = split(line, f, 8);
-		if (!strcmp(f[0], "owner")) {
-			r->owns_parent = true;
-		} else if (!strcmp(f[0], "pgrp") && n == 4) {
-			struct act_rec_pgrp g = { 0 };
-
-			g.pgid = (pid_t)strtol(f[1], NULL, 10);
-			g.start = strtoull(f[2], NULL, 10);
-			snprintf(g.wl, sizeof(g.wl), "%.63s", f[3]);
-			if (g.pgid > 1)
-				err = act__rec_add_pgrp(r, &g);
-		} else if (!strcmp(f[0], "wl") && n == 4) {
-			struct act_rec_wl w = { 0 };
-
-			snprintf(w.name, sizeof(w.name), "%.63s", f[1]);
-			snprintf(w.origin.cpuset, sizeof(w.origin.cpuset), "%.511s", f[2]);
-			snprintf(w.origin.cpu, sizeof(w.origin.cpu), "%.511s", f[3]);
-			err = act__rec_add_wl(r, &w);
-		} else if (!strcmp(f[0], "inplace") && n == 6) {
-			struct act_rec_wl w = { .inplace = true };
-
-			snprintf(w.name, sizeof(w.name), "%.63s", f[1]);
-			snprintf(w.grp, sizeof(w.grp), "%.511s", f[2]);
-			w.has_cpus = strcmp(f[3], "-") && !act_cpumask_parse(f[3], &w.cpus);
-			w.has_quota = strcmp(f[4], "-") != 0;
-			w.quota_us = w.has_quota ? strtoll(f[4], NULL, 10) : -1;
-			w.period_us = strtoull(f[5], NULL, 10);
-			if (w.grp[0])
-				err = act__rec_add_wl(r, &w);
-		} else if (!strcmp(f[0], "task") && n == 7) {
-			struct act_rec_task t = { 0 };
-
-			t.tid = (pid_t)strtol(f[1], NULL, 10);
-			t.start = strtoull(f[2], NULL, 10);
-			snprintf(t.wl, sizeof(t.wl), "%.63s", f[3]);
-			t.has_aff = strcmp(f[4], "-") && !act_cpumask_parse(f[4], &t.aff);
-			snprintf(t.origin.cpuset, sizeof(t.origin.cpuset), "%.511s", f[5]);
-			snprintf(t.origin.cpu, sizeof(t.origin.cpu), "%.511s", f[6]);
-			if (t.tid > 0)
-				err = act__rec_add_task(r, &t);
-		} else if (!strcmp(f[0], "freq") && n == 4) {
-			struct act_rec_freq q = { 0 };
-
-			q.cpu = (int)strtol(f[1], NULL, 10);
-			q.min_khz = strtoul(f[2], NULL, 10);
-			q.max_khz = strtoul(f[3], NULL, 10);
-			err = act__rec_add_freq(r, &q);
-		}
-		/* unknown lines: a newer writer; skip */
-	}
+	while (!err && fgets(line, sizeof(line), fp))
+		err = parse_line(r, line);
 	fclose(fp);
 	return err;
 }

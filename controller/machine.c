@@ -164,7 +164,7 @@ static int m_add(void *p, int wl, const char *name, pid_t pid, const struct act_
 	struct act_workload_opts o = {
 		.sz = sizeof(o),
 		.cpus = cpus,
-		.quota_cores = (double)quota_mc / 1000.0,
+		.quota_mc = quota_mc,
 		.freq_max_khz = (unsigned long)freq_mhz * 1000ul,
 	};
 
@@ -193,7 +193,7 @@ static int m_quota(void *p, int wl, long quota_mc)
 {
 	struct mach *m = p;
 
-	return act_set_quota(m->act, m->wl[wl], (double)quota_mc / 1000.0);
+	return act_workload_set_quota(m->act, m->wl[wl], quota_mc);
 }
 
 static int m_freq(void *p, int wl, long mhz)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Backend interface of the actuators: the ops tables the front (actuator.c)
- * drives. The controller does not need this header; backends and unit-test
- * fakes do. Real backends: cgroup v1/v2 (cpuset.c, quota.c over libcgroup),
- * cpufreq (cpufreq.c over libcpupower), dry-run (dryrun.c).
+ * Backend interface of the actuators: the ops tables the front drives. The
+ * controller does not need this header; backends and unit-test fakes do.
+ * Real backends: cgroup v1/v2 (cgroup_backend.c over libcgroup, with
+ * cgroup_quota.c and cgroup_files.c below it), cpufreq (cpufreq.c over
+ * libcpupower), dry-run (dryrun.c).
  *
  * Backends do one write per call and no policy: validation, overlap refusal,
  * bookkeeping, rollback and restore live in the front. Every call returns 0 or
@@ -52,7 +53,7 @@ struct act_cgroup_ops {
 	int (*open)(const struct act_be_conf *conf, void **be);
 	void (*close)(void *be);
 	/* Fill cgroup_version, cpus/nr_cpus, cpuset(+reason), quota(+reason),
-	 * quota_min_us, quota_max_cores. "Unavailable" is not an error. */
+	 * quota_min_us, quota_max_mc. "Unavailable" is not an error. */
 	int (*probe)(void *be, struct act_caps *caps);
 	bool (*exists)(void *be, const char *grp);
 	/* Create grp in every usable controller (its parent exists). When
@@ -99,6 +100,20 @@ extern const struct act_cgroup_ops act_cgroup_v2_ops;
 extern const struct act_cgroup_ops act_cgroup_dryrun_ops;
 extern const struct act_freq_ops act_cpufreq_ops;
 extern const struct act_freq_ops act_cpufreq_dryrun_ops;
+
+/*
+ * CPU quota units. Inside the actuators and their callers a quota is
+ * milli-cores (long, 1000 = one CPU's worth of time per period); the cgroup
+ * files hold microseconds per period. These two, in the cgroup backend
+ * (cgroup_quota.c), are the only conversions between them.
+ */
+/* quota_mc per period_us in us, rounded to the nearest; -1 (unlimited) for quota_mc <= 0. */
+int64_t act_quota_mc_to_us(long quota_mc, uint64_t period_us);
+/* quota_us per period_us in milli-cores, rounded to the nearest; 0 when unlimited. */
+long act_quota_us_to_mc(int64_t quota_us, uint64_t period_us);
+
+/* The cgroup backend for mode (ACT_CGROUP_AUTO detects what is mounted). */
+const struct act_cgroup_ops *act__cgroup_detect(enum act_cgroup_mode mode);
 
 /* Log through the act's callback ("act: " is prepended). */
 void act_be_log(struct act *act, enum act_log_level level, const char *fmt, ...)

@@ -41,8 +41,11 @@
  * act_close() before exiting. After SIGKILL, the next act_open() (or
  * act_cleanup()) repairs the machine from the state file.
  *
- * Units: frequencies in kHz (as cpufreq sysfs), quota and period in
- * microseconds, quota also as fractional cores (quota / period).
+ * Units: frequencies in kHz (as cpufreq sysfs); CPU quota in milli-cores
+ * (`long *_mc`, 1000 = one CPU's worth of time), converted to the cgroup
+ * files' microseconds per period only in the cgroup backend. The period, the
+ * kernel's minimum quota and the raw values act_get() reads back are facts of
+ * those files and stay in microseconds (`*_us`).
  */
 #ifndef ACT_ACTUATOR_H
 #define ACT_ACTUATOR_H
@@ -138,7 +141,7 @@ struct act_caps {
 	char quota_reason[ACT_REASON_MAX];
 	unsigned int quota_period_us; /* period every quota is expressed in */
 	unsigned int quota_min_us;    /* smallest quota the kernel accepts (1000) */
-	double quota_max_cores;	      /* nr_cpus */
+	long quota_max_mc;	      /* nr_cpus * 1000 */
 
 	bool cpufreq; /* per-core frequency limits can be set */
 	char cpufreq_reason[ACT_REASON_MAX];
@@ -154,7 +157,7 @@ struct act_state {
 	struct act_cpumask cpus; /* cpuset.cpus of its cgroup (empty if cpuset unmanaged) */
 	int64_t quota_us;	 /* -1 = unlimited (or quota unmanaged) */
 	uint64_t period_us;
-	double quota_cores;	    /* quota_us / period_us; 0 when unlimited */
+	long quota_mc;		    /* quota_us / period_us in milli-cores; 0 when unlimited */
 	unsigned long freq_min_khz; /* lowest scaling_min over its cpus; 0 = unknown */
 	unsigned long freq_max_khz; /* highest scaling_max over its cpus; 0 = unknown */
 	bool freq_mixed;	    /* its cpus do not all have the same limits */
@@ -227,8 +230,9 @@ struct act_workload_opts {
 	 * workload, within caps->cpus) when cpuset is managed, ignored
 	 * otherwise. */
 	const struct act_cpumask *cpus;
-	/* Initial CPU quota in cores (e.g. 0.5); 0 = unlimited. */
-	double quota_cores;
+	/* Initial CPU quota in milli-cores (e.g. 500 for half a CPU); <= 0 =
+	 * unlimited. */
+	long quota_mc;
 	/* Initial frequency cap for the workload's cores, kHz; 0 = leave. */
 	unsigned long freq_max_khz;
 };
@@ -259,8 +263,7 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
  * a missing cgroup (-ENOENT). act_workload_pid() is the first task found in
  * it (0 if empty); act_workload_attach() is a no-op for such a workload.
  */
-struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
-					      const char *cgroup,
+struct act_workload *act_workload_add_inplace(struct act *act, const char *name, const char *cgroup,
 					      const struct act_workload_opts *opts);
 
 /*
@@ -307,12 +310,13 @@ struct act_assign {
 int act_assign_cpus(struct act *act, const struct act_assign *assign, size_t n);
 
 /*
- * Limit wl to `cores` CPUs worth of time per period (cpu.cfs_quota_us /
- * cpu.cfs_period_us on v1, cpu.max on v2); cores <= 0 means unlimited.
- * quota_us = round(cores * period); -ERANGE if below caps->quota_min_us or
- * above caps->quota_max_cores.
+ * Limit wl to quota_mc milli-cores, i.e. quota_mc / 1000 CPUs worth of time
+ * per period (cpu.cfs_quota_us / cpu.cfs_period_us on v1, cpu.max on v2);
+ * quota_mc <= 0 means unlimited. quota_us = round(quota_mc * period / 1000);
+ * -ERANGE if that is below caps->quota_min_us or quota_mc is above
+ * caps->quota_max_mc.
  */
-int act_set_quota(struct act *act, struct act_workload *wl, double cores);
+int act_workload_set_quota(struct act *act, struct act_workload *wl, long quota_mc);
 
 /*
  * Set the frequency limits (scaling_min_freq, scaling_max_freq) of every CPU in

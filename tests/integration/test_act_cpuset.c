@@ -537,7 +537,7 @@ static void test_killed_midway(void **state)
 	assert_true(ctl >= 0);
 	if (ctl == 0) {
 		struct act_opts o = opts(false);
-		struct act_workload_opts wo = { .sz = sizeof(wo), .quota_cores = 0.5 };
+		struct act_workload_opts wo = { .sz = sizeof(wo), .quota_mc = 500 };
 		struct act_workload *a, *b;
 		struct act_assign sw[2];
 		struct act *x;
@@ -562,7 +562,7 @@ static void test_killed_midway(void **state)
 			sw[1].wl = b;
 			sw[1].cpus = i & 1 ? m1 : m0;
 			act_assign_cpus(x, sw, 2);
-			act_set_quota(x, a, i & 1 ? 0.5 : 1.5);
+			act_workload_set_quota(x, a, i & 1 ? 500 : 1500);
 		}
 	}
 	close(ready[1]);
@@ -624,7 +624,7 @@ static void test_killed_midway(void **state)
 static void test_dry_run(void **state)
 {
 	struct act_opts o = opts(true);
-	struct act_workload_opts wo = { .sz = sizeof(wo), .quota_cores = 0.5 };
+	struct act_workload_opts wo = { .sz = sizeof(wo), .quota_mc = 500 };
 	struct act_cpumask m0 = mask("0"), m1 = mask("1");
 	struct act_workload *a;
 	struct act_state st;

@@ -105,7 +105,7 @@ static void test_quota_v1(void **state)
 		.state_dir = state_dir,
 		.cgroup_mode = ACT_CGROUP_V1,
 	};
-	struct act_workload_opts wo = { .sz = sizeof(wo), .quota_cores = 0.25 };
+	struct act_workload_opts wo = { .sz = sizeof(wo), .quota_mc = 250 };
 	struct act_cpumask m;
 	struct act_workload *w;
 	struct act_state st;
@@ -125,20 +125,20 @@ static void test_quota_v1(void **state)
 	assert_int_equal(read_long(CPU_FILE, "q", "cpu.cfs_quota_us"), 25000);
 	assert_int_equal(read_long(CPU_FILE, "q", "cpu.cfs_period_us"), 100000);
 
-	assert_int_equal(act_set_quota(act, w, 1.5), 0);
+	assert_int_equal(act_workload_set_quota(act, w, 1500), 0);
 	assert_int_equal(read_long(CPU_FILE, "q", "cpu.cfs_quota_us"), 150000);
 	assert_int_equal(act_get(act, w, &st), 0);
 	assert_int_equal(st.quota_us, 150000);
 	assert_int_equal(st.period_us, 100000);
-	assert_true(st.quota_cores > 1.499 && st.quota_cores < 1.501);
+	assert_int_equal(st.quota_mc, 1500);
 
 	/* refused: below the kernel minimum, above the machine; nothing written */
-	assert_int_equal(act_set_quota(act, w, 0.001), -ERANGE);
-	assert_int_equal(act_set_quota(act, w, c->nr_cpus + 1.0), -ERANGE);
+	assert_int_equal(act_workload_set_quota(act, w, 1), -ERANGE);
+	assert_int_equal(act_workload_set_quota(act, w, (c->nr_cpus + 1) * 1000L), -ERANGE);
 	assert_int_equal(read_long(CPU_FILE, "q", "cpu.cfs_quota_us"), 150000);
 
 	/* unlimited */
-	assert_int_equal(act_set_quota(act, w, 0), 0);
+	assert_int_equal(act_workload_set_quota(act, w, 0), 0);
 	assert_int_equal(read_long(CPU_FILE, "q", "cpu.cfs_quota_us"), -1);
 	assert_int_equal(act_get(act, w, &st), 0);
 	assert_int_equal(st.quota_us, -1);
@@ -161,7 +161,7 @@ static void test_quota_period_no_cpuset(void **state)
 		.resources = ACT_RES_QUOTA,
 		.quota_period_us = 50000,
 	};
-	struct act_workload_opts wo = { .sz = sizeof(wo), .quota_cores = 0.5 };
+	struct act_workload_opts wo = { .sz = sizeof(wo), .quota_mc = 500 };
 	struct act_workload *w;
 	struct stat sb;
 	char path[256];

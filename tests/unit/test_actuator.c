@@ -79,7 +79,7 @@ static int f_probe(void *be, struct act_caps *c)
 	if (!f->cpuset)
 		snprintf(c->cpuset_reason, sizeof(c->cpuset_reason), "fake: no cpuset");
 	c->quota_min_us = 1000;
-	c->quota_max_cores = 4;
+	c->quota_max_mc = 4000;
 	return 0;
 }
 
@@ -532,6 +532,16 @@ static void test_swap_and_rollback(void **state)
 		s[1].cpus = M("2-3");
 		assert_int_equal(act_assign_cpus(act, s, 2), -EBUSY);
 		assert_int_equal(F.writes, 0);
+		/* checked as a proposal: the other side is named with its proposed
+		 * set, and the handles keep their cores */
+		assert_string_equal(act_last_error(act),
+				    "workload a: cpus 0-2 overlap workload b (cpus 2-3)");
+		assert_string_equal(grp_cpus("unit/a"), "2-3");
+		assert_string_equal(grp_cpus("unit/b"), "0-1");
+		m = M("2-3");
+		assert_true(act_cpumask_equal(act_workload_cpus(a), &m));
+		m = M("0-1");
+		assert_true(act_cpumask_equal(act_workload_cpus(b), &m));
 
 		act_close(act);
 		act = NULL;
@@ -551,23 +561,50 @@ static void test_quota(void **state)
 	act = open_fake(false);
 	a = add("a", "0");
 	assert_non_null(a);
-	assert_int_equal(act_set_quota(act, a, 0.5), 0);
+	assert_int_equal(act_workload_set_quota(act, a, 500), 0);
 	assert_int_equal(act_get(act, a, &st), 0);
 	assert_int_equal(st.quota_us, 50000);
-	assert_true(st.quota_cores > 0.499 && st.quota_cores < 0.501);
-	assert_int_equal(act_set_quota(act, a, 0.0123), 0);
-	assert_int_equal(F.g[gidx(&F, "unit/a")].quota, 1230);
-	assert_int_equal(act_set_quota(act, a, 0.005), -ERANGE);
-	assert_int_equal(act_set_quota(act, a, 4.5), -ERANGE);
-	assert_int_equal(act_set_quota(act, a, -1), 0);
+	assert_int_equal(st.quota_mc, 500);
+	assert_int_equal(act_workload_set_quota(act, a, 12), 0);
+	assert_int_equal(F.g[gidx(&F, "unit/a")].quota, 1200);
+	/* the kernel's minimum of 1000 us is 10 mc at the 100 ms period */
+	assert_int_equal(act_workload_set_quota(act, a, 10), 0);
+	assert_int_equal(F.g[gidx(&F, "unit/a")].quota, 1000);
+	assert_int_equal(act_workload_set_quota(act, a, 9), -ERANGE);
+	assert_int_equal(act_workload_set_quota(act, a, 5), -ERANGE);
+	assert_int_equal(act_workload_set_quota(act, a, 4500), -ERANGE);
+	assert_int_equal(act_workload_set_quota(act, a, 4001), -ERANGE);
+	assert_int_equal(F.g[gidx(&F, "unit/a")].quota, 1000);
+	assert_int_equal(act_workload_set_quota(act, a, 4000), 0);
+	assert_int_equal(F.g[gidx(&F, "unit/a")].quota, 400000);
+	assert_int_equal(act_workload_set_quota(act, a, -1), 0);
 	assert_int_equal(F.g[gidx(&F, "unit/a")].quota, -1);
+	assert_int_equal(act_get(act, a, &st), 0);
+	assert_int_equal(st.quota_mc, 0);
+}
+
+/* The only conversions between milli-cores and the cgroup files' microseconds. */
+static void test_quota_units(void **state)
+{
+	assert_int_equal(act_quota_mc_to_us(500, 100000), 50000);
+	assert_int_equal(act_quota_mc_to_us(500, 50000), 25000);
+	assert_int_equal(act_quota_mc_to_us(1500, 100000), 150000);
+	assert_int_equal(act_quota_mc_to_us(1, 1500), 2); /* 1.5 us rounds up */
+	assert_int_equal(act_quota_mc_to_us(0, 100000), -1);
+	assert_int_equal(act_quota_mc_to_us(-1, 100000), -1);
+	assert_int_equal(act_quota_us_to_mc(50000, 100000), 500);
+	assert_int_equal(act_quota_us_to_mc(33333, 100000), 333);
+	assert_int_equal(act_quota_us_to_mc(33350, 100000), 334); /* 333.5 rounds up */
+	assert_int_equal(act_quota_us_to_mc(150000, 250000), 600);
+	assert_int_equal(act_quota_us_to_mc(-1, 100000), 0);
+	assert_int_equal(act_quota_us_to_mc(1000, 0), 0);
 }
 
 /* A workload managed in its own cgroup: values written, nothing moved, restored as found. */
 static void test_inplace(void **state)
 {
 	struct act_cpumask m = M("0");
-	struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m, .quota_cores = 0.5 };
+	struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m, .quota_mc = 500 };
 	struct act_workload *w;
 	int i, nm;
 
@@ -628,7 +665,7 @@ static void test_inplace_state(void **state)
 {
 	char dir[] = "/tmp/act-inplace-XXXXXX", path[256], buf[1024];
 	struct act_cpumask m = M("1");
-	struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m, .quota_cores = 0.25 };
+	struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m, .quota_mc = 250 };
 	struct act_opts o = {
 		.sz = sizeof(o),
 		.parent = "unit",
@@ -753,7 +790,7 @@ static void test_dry_run_no_writes(void **state)
 	assert_non_null(a);
 	m = M("0-1");
 	assert_int_equal(act_set_cpus(act, a, &m), 0);
-	assert_int_equal(act_set_quota(act, a, 1.0), 0);
+	assert_int_equal(act_workload_set_quota(act, a, 1000), 0);
 	assert_int_equal(act_workload_set_freq(act, a, 1800000), 0);
 	assert_int_equal(act_get(act, a, &st), 0);
 	assert_true(act_cpumask_equal(&st.cpus, &m));
@@ -774,6 +811,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_add_overlap_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swap_and_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
+		cmocka_unit_test(test_quota_units),
 		cmocka_unit_test_setup_teardown(test_inplace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inplace_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freq, setup, teardown),

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "inplace.h"
-#include "../../actuators/act_internal.h"
+#include "../../actuators/act_cgroup.h"
 
 static char tmp[64];
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The cgroup backends (v1 and v2) through libcgroup: one child cgroup per
- * workload under the daemon's parent, cores in cpuset.cpus, CPU time through
- * quota.c, membership by moving threads.
+ * The cgroup backend: the ops tables for cgroup v1 and v2 (act_backend.h),
+ * written through libcgroup. One child cgroup per workload under the daemon's
+ * parent, cores in cpuset.cpus, CPU time through the quota files
+ * (cgroup_quota.c), membership by moving threads. It is the whole cgroup side
+ * of the actuators, cpuset and cpu controllers alike, hence the name.
  *
  * cgroup v1 (these machines): every controller is its own hierarchy
  * (/sys/fs/cgroup/cpuset, /sys/fs/cgroup/cpu). A new cpuset child starts with
@@ -16,7 +18,7 @@
  * process moves as a whole (cgroup.procs), threads cannot be split.
  *
  * Writes go through libcgroup; its ECG* codes become negative errno in
- * act__cg_errno(). Reads go to the files directly (see cgroup_util.c).
+ * act__cg_errno(). Reads go to the files directly (see cgroup_files.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,7 +28,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "act_internal.h"
+#include "act_cgroup.h"
+
+/*
+ * The smallest CFS quota the kernel accepts: a write below 1 ms per period is
+ * refused with EINVAL (min_cfs_quota_period, kernel/sched/core.c).
+ */
+#define CG_QUOTA_MIN_US 1000
+/* A cpu list as text: any mask of ACT_CPUMASK_MAX cpus fits ("0,2,...,1022"). */
+#define CG_CPULIST_MAX 4096
+/* cpuset.mems as text: a list of NUMA nodes. */
+#define CG_MEMS_MAX 256
 
 struct cgbe {
 	const struct act_be_conf *conf;
@@ -46,6 +58,57 @@ static bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* v1: cpuset and cpu are separate hierarchies, each usable if mounted. */
+static void find_v1(struct cgbe *be, int init_err)
+{
+	act__cg_v1_mount("cpuset", be->cpuset_mnt, sizeof(be->cpuset_mnt));
+	act__cg_v1_mount("cpu", be->cpu_mnt, sizeof(be->cpu_mnt));
+	if (!be->cpuset_mnt[0])
+		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+			 "no cgroup v1 cpuset hierarchy is mounted "
+			 "(mount -t cgroup -o cpuset cgroup /sys/fs/cgroup/cpuset)");
+	else if (init_err)
+		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+			 "libcgroup cannot initialise: %s", strerror(-init_err));
+	else
+		be->cpuset = true;
+	if (!be->cpu_mnt[0])
+		snprintf(be->quota_reason, sizeof(be->quota_reason),
+			 "no cgroup v1 cpu hierarchy is mounted "
+			 "(mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)");
+	else if (init_err)
+		snprintf(be->quota_reason, sizeof(be->quota_reason),
+			 "libcgroup cannot initialise: %s", strerror(-init_err));
+	else
+		be->quota =
+		    act__quota_probe(1, be->cpu_mnt, be->quota_reason, sizeof(be->quota_reason));
+}
+
+/* v2: one hierarchy; each controller usable if the root lists it. */
+static void find_v2(struct cgbe *be, int init_err)
+{
+	act__cg_v2_mount(be->cpuset_mnt, sizeof(be->cpuset_mnt));
+	snprintf(be->cpu_mnt, sizeof(be->cpu_mnt), "%s", be->cpuset_mnt);
+	if (!be->cpuset_mnt[0]) {
+		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+			 "no cgroup v2 hierarchy is mounted");
+		snprintf(be->quota_reason, sizeof(be->quota_reason), "%s", be->cpuset_reason);
+		return;
+	}
+	if (act__cg_listed(be->cpuset_mnt, "cgroup.controllers", "cpuset"))
+		be->cpuset = !init_err;
+	else
+		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+			 "the cgroup v2 hierarchy at %.80s has no cpuset controller "
+			 "(it is bound to a v1 hierarchy or disabled)",
+			 be->cpuset_mnt);
+	be->quota = !init_err &&
+		    act__quota_probe(2, be->cpu_mnt, be->quota_reason, sizeof(be->quota_reason));
+	if (init_err && !be->cpuset_reason[0])
+		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
+			 "libcgroup cannot initialise: %s", strerror(-init_err));
+}
+
 static int cg_open(const struct act_be_conf *conf, void **out, int version)
 {
 	struct cgbe *be = calloc(1, sizeof(*be));
@@ -60,52 +123,10 @@ static int cg_open(const struct act_be_conf *conf, void **out, int version)
 	if (err)
 		act_be_log(be->act, ACT_LOG_INFO, "libcgroup initialisation failed: %s",
 			   strerror(-err));
-	if (version == 1) {
-		act__cg_v1_mount("cpuset", be->cpuset_mnt, sizeof(be->cpuset_mnt));
-		act__cg_v1_mount("cpu", be->cpu_mnt, sizeof(be->cpu_mnt));
-		if (!be->cpuset_mnt[0])
-			snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
-				 "no cgroup v1 cpuset hierarchy is mounted "
-				 "(mount -t cgroup -o cpuset cgroup /sys/fs/cgroup/cpuset)");
-		else if (err)
-			snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
-				 "libcgroup cannot initialise: %s", strerror(-err));
-		else
-			be->cpuset = true;
-		if (!be->cpu_mnt[0])
-			snprintf(be->quota_reason, sizeof(be->quota_reason),
-				 "no cgroup v1 cpu hierarchy is mounted "
-				 "(mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)");
-		else if (err)
-			snprintf(be->quota_reason, sizeof(be->quota_reason),
-				 "libcgroup cannot initialise: %s", strerror(-err));
-		else
-			be->quota = act__quota_probe(1, be->cpu_mnt, be->quota_reason,
-						     sizeof(be->quota_reason));
-	} else {
-		act__cg_v2_mount(be->cpuset_mnt, sizeof(be->cpuset_mnt));
-		snprintf(be->cpu_mnt, sizeof(be->cpu_mnt), "%s", be->cpuset_mnt);
-		if (!be->cpuset_mnt[0]) {
-			snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
-				 "no cgroup v2 hierarchy is mounted");
-			snprintf(be->quota_reason, sizeof(be->quota_reason), "%s",
-				 be->cpuset_reason);
-		} else {
-			if (act__cg_listed(be->cpuset_mnt, "cgroup.controllers", "cpuset"))
-				be->cpuset = !err;
-			else
-				snprintf(
-				    be->cpuset_reason, sizeof(be->cpuset_reason),
-				    "the cgroup v2 hierarchy at %.80s has no cpuset controller "
-				    "(it is bound to a v1 hierarchy or disabled)",
-				    be->cpuset_mnt);
-			be->quota = !err && act__quota_probe(2, be->cpu_mnt, be->quota_reason,
-							     sizeof(be->quota_reason));
-			if (err && !be->cpuset_reason[0])
-				snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
-					 "libcgroup cannot initialise: %s", strerror(-err));
-		}
-	}
+	if (version == 1)
+		find_v1(be, err);
+	else
+		find_v2(be, err);
 	if (!(conf->resources & ACT_RES_CPUSET) && be->cpuset) {
 		be->cpuset = false;
 		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason), "not requested");
@@ -135,7 +156,7 @@ static void cg_close(void *p)
 
 static int read_cpus(const char *path, struct act_cpumask *m)
 {
-	char buf[4096];
+	char buf[CG_CPULIST_MAX];
 	int err = act__read_file(path, buf, sizeof(buf));
 
 	return err ? err : act_cpumask_parse(buf, m);
@@ -162,8 +183,8 @@ static int cg_probe(void *p, struct act_caps *caps)
 	snprintf(caps->cpuset_reason, sizeof(caps->cpuset_reason), "%s", be->cpuset_reason);
 	caps->quota = be->quota;
 	snprintf(caps->quota_reason, sizeof(caps->quota_reason), "%s", be->quota_reason);
-	caps->quota_min_us = 1000;
-	caps->quota_max_cores = caps->nr_cpus;
+	caps->quota_min_us = CG_QUOTA_MIN_US;
+	caps->quota_max_mc = caps->nr_cpus * 1000L;
 	return 0;
 }
 
@@ -223,12 +244,42 @@ static int v2_enable(struct cgbe *be, const char *grp)
 
 static int cg_remove(void *p, const char *grp);
 
+/*
+ * The cpuset values of a new group, in place before any task can join: cpus,
+ * and on v1 also mems (taken from the parent; without it v1 refuses tasks).
+ * list and mems receive what was prepared, for messages.
+ */
+static int prepare_cpuset(struct cgbe *be, struct cgroup *cg, const char *grp,
+			  const struct act_cpumask *cpus, char *list, size_t llen, char *mems,
+			  size_t mlen)
+{
+	char pgrp[ACT_PATH_MAX], path[ACT_PATH_MAX];
+	struct cgroup_controller *c;
+	int err;
+
+	if (!cpus || act_cpumask_empty(cpus))
+		return act_be_err(be->act, -EINVAL, "cgroup %s needs cpus", grp);
+	act_cpumask_format(cpus, list, llen);
+	c = cgroup_add_controller(cg, "cpuset");
+	if (!c || cgroup_add_value_string(c, "cpuset.cpus", list))
+		return act_be_err(be->act, -ENOMEM, "cannot prepare cgroup %s", grp);
+	if (be->version != 1)
+		return 0;
+	parent_of(grp, pgrp, sizeof(pgrp));
+	act__cg_path(path, sizeof(path), be->cpuset_mnt, pgrp, "cpuset.mems");
+	err = act__read_file(path, mems, mlen);
+	if (err)
+		return act_be_err(be->act, err, "cannot read %s: %s", path, strerror(-err));
+	if (cgroup_add_value_string(c, "cpuset.mems", mems))
+		return act_be_err(be->act, -ENOMEM, "cannot prepare cgroup %s", grp);
+	return 0;
+}
+
 static int cg_create(void *p, const char *grp, const struct act_cpumask *cpus)
 {
 	struct cgbe *be = p;
-	struct cgroup_controller *c;
 	struct cgroup *cg;
-	char list[4096], mems[256] = "", pgrp[ACT_PATH_MAX], path[ACT_PATH_MAX];
+	char list[CG_CPULIST_MAX], mems[CG_MEMS_MAX] = "";
 	int ret, err = 0;
 
 	if (!be->cpuset && !be->quota)
@@ -244,37 +295,12 @@ static int cg_create(void *p, const char *grp, const struct act_cpumask *cpus)
 	cg = cgroup_new_cgroup(grp);
 	if (!cg)
 		return act_be_err(be->act, -ENOMEM, "cannot allocate a libcgroup cgroup");
-	if (be->cpuset) {
-		if (!cpus || act_cpumask_empty(cpus)) {
-			err = act_be_err(be->act, -EINVAL, "cgroup %s needs cpus", grp);
-			goto out;
-		}
-		act_cpumask_format(cpus, list, sizeof(list));
-		c = cgroup_add_controller(cg, "cpuset");
-		if (!c || cgroup_add_value_string(c, "cpuset.cpus", list)) {
-			err = act_be_err(be->act, -ENOMEM, "cannot prepare cgroup %s", grp);
-			goto out;
-		}
-		if (be->version == 1) {
-			/* v1: no task may join before mems is set; take the parent's */
-			parent_of(grp, pgrp, sizeof(pgrp));
-			act__cg_path(path, sizeof(path), be->cpuset_mnt, pgrp, "cpuset.mems");
-			err = act__read_file(path, mems, sizeof(mems));
-			if (err) {
-				err = act_be_err(be->act, err, "cannot read %s: %s", path,
-						 strerror(-err));
-				goto out;
-			}
-			if (cgroup_add_value_string(c, "cpuset.mems", mems)) {
-				err = act_be_err(be->act, -ENOMEM, "cannot prepare cgroup %s", grp);
-				goto out;
-			}
-		}
-	}
-	if (be->quota && !cgroup_add_controller(cg, "cpu")) {
+	if (be->cpuset)
+		err = prepare_cpuset(be, cg, grp, cpus, list, sizeof(list), mems, sizeof(mems));
+	if (!err && be->quota && !cgroup_add_controller(cg, "cpu"))
 		err = act_be_err(be->act, -ENOMEM, "cannot prepare cgroup %s", grp);
+	if (err)
 		goto out;
-	}
 	ret = cgroup_create_cgroup(cg, 0);
 	if (ret) {
 		err = act__cg_errno(ret);
@@ -328,7 +354,7 @@ static int cg_remove(void *p, const char *grp)
 static int cg_set_cpus(void *p, const char *grp, const struct act_cpumask *cpus)
 {
 	struct cgbe *be = p;
-	char list[4096];
+	char list[CG_CPULIST_MAX];
 
 	if (!be->cpuset)
 		return act_be_err(be->act, -EOPNOTSUPP, "cpuset is not usable: %s",

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "act_internal.h"
+#include "act_cgroup.h"
 
 int act__read_file(const char *path, char *buf, size_t len)
 {

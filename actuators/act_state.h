@@ -1,53 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the actuator files; not part of the public interface. */
-#ifndef ACT_INTERNAL_H
-#define ACT_INTERNAL_H
+/*
+ * What the actuators found before changing anything (state.c): records in
+ * memory and the state file a later instance repairs from. Used by the front
+ * only; not part of the public interface.
+ */
+#ifndef ACT_STATE_H
+#define ACT_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "act_backend.h"
-
-/* ---- proc.c: processes and threads */
-
-/* Every thread of pid and of every descendant process of pid, read from /proc
- * (common/procfs.h). *tids is malloc'ed (caller frees). -ESRCH if pid is not
- * alive. */
-int act__proc_tree(pid_t pid, pid_t **tids, size_t *n);
-
-/* ---- cgroup_util.c: files and libcgroup */
-
-/* Read a small file into buf (NUL-terminated, trailing newline stripped). */
-int act__read_file(const char *path, char *buf, size_t len);
-/* Write str to an existing file (no O_CREAT); -errno. */
-int act__write_file(const char *path, const char *str);
-/* One-time libcgroup initialisation; converted error. */
-int act__cg_init(void);
-/* Positive ECG* code -> negative errno. */
-int act__cg_errno(int ecg);
-/* "<mount>/<grp>/<file>" into buf. */
-int act__cg_path(char *buf, size_t len, const char *mnt, const char *grp, const char *file);
-/* Mount point of a v1 controller ("cpuset", "cpu"), "" if not mounted on v1. */
-int act__cg_v1_mount(const char *ctrl, char *buf, size_t len);
-/* Mount point of the cgroup2 hierarchy, "" if none. */
-int act__cg_v2_mount(char *buf, size_t len);
-/* Is ctrl listed in <dir>/<file> (space-separated list)? */
-bool act__cg_listed(const char *dir, const char *file, const char *ctrl);
-
-/* Write one value of a controller of grp through libcgroup. */
-int act__cg_set(struct act *act, const char *ctrl, const char *grp, const char *name,
-		const char *value);
-
-/* ---- quota.c (used by the cgroup backends) */
-int act__quota_set(struct act *act, int version, const char *mnt, const char *grp, int64_t quota_us,
-		   uint64_t period_us);
-int act__quota_get(int version, const char *mnt, const char *grp, int64_t *quota_us,
-		   uint64_t *period_us);
-/* Is the cpu controller usable at mnt? Fills reason when not. */
-bool act__quota_probe(int version, const char *mnt, char *reason, size_t len);
-
-/* ---- state.c: what was found at start, in memory and in the state file */
 
 struct act_rec_task {
 	pid_t tid;
@@ -122,8 +86,4 @@ int act__state_save(const char *path, const struct act_records *r);
 /* -ENOENT if there is no state file. */
 int act__state_load(const char *path, struct act_records *r);
 
-/* ---- actuator.c */
-/* Pick the cgroup backend for mode (AUTO detects). */
-const struct act_cgroup_ops *act__cgroup_detect(enum act_cgroup_mode mode);
-
-#endif /* ACT_INTERNAL_H */
+#endif /* ACT_STATE_H */
