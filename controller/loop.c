@@ -137,8 +137,8 @@ static void initial_quota(struct loop *l)
 	int nfair = 0;
 
 	for (int i = 0; i < l->nwl; i++) {
-		if (c->wl[i].quota > 0) {
-			l->wl[i].alloc[POL_RES_QUOTA] = lround(c->wl[i].quota * 1000.0);
+		if (c->wl[i].quota_mc > 0) {
+			l->wl[i].alloc[POL_RES_QUOTA] = c->wl[i].quota_mc;
 			rem -= l->wl[i].alloc[POL_RES_QUOTA];
 		} else {
 			nfair++;
@@ -147,7 +147,7 @@ static void initial_quota(struct loop *l)
 	for (int i = 0; i < l->nwl; i++) {
 		long q;
 
-		if (c->wl[i].quota > 0)
+		if (c->wl[i].quota_mc > 0)
 			continue;
 		q = nfair ? rem / nfair / step * step : 0;
 		if (q < l->wl[i].min[POL_RES_QUOTA])
@@ -179,18 +179,18 @@ static int setup_resources(struct loop *l, char *err, size_t len)
 		if (!act_cpumask_subset(&c->cpus, &k->cpus)) {
 			act_cpumask_format(&k->cpus, buf, sizeof(buf));
 			sat(err, len, "%s:%d: [resources] cpus: only %s can be assigned here",
-			    c->file, c->cpus_line, buf);
+			    c->file, c->line_of[CFG_CPUS], buf);
 			return -ERANGE;
 		}
 		r[POL_RES_CORES].avail = true;
 	}
 	fmin = k->freq_min_mhz;
 	fmax = k->freq_max_mhz;
-	if (c->freq_min_mhz && c->freq_min_mhz > fmin)
-		fmin = c->freq_min_mhz;
-	if (c->freq_max_mhz && c->freq_max_mhz < fmax)
-		fmax = c->freq_max_mhz;
-	r[POL_RES_FREQ] = (struct pol_res_info){ .step = c->freq_step_mhz };
+	if (c->freq_min_khz && c->freq_min_khz / 1000 > fmin)
+		fmin = c->freq_min_khz / 1000;
+	if (c->freq_max_khz && c->freq_max_khz / 1000 < fmax)
+		fmax = c->freq_max_khz / 1000;
+	r[POL_RES_FREQ] = (struct pol_res_info){ .step = c->freq_step_khz / 1000 };
 	if (c->freq == CFG_ON && !k->res[POL_RES_FREQ]) {
 		sat(err, len, "[resources] freq = true but cpufreq cannot be used here: %s",
 		    k->why[POL_RES_FREQ]);
@@ -199,8 +199,8 @@ static int setup_resources(struct loop *l, char *err, size_t len)
 	if (c->freq != CFG_OFF && k->res[POL_RES_FREQ] && fmin < fmax)
 		r[POL_RES_FREQ].avail = true;
 	r[POL_RES_QUOTA] = (struct pol_res_info){ .pooled = true,
-						  .step = lround(c->quota_step * 1000.0),
-						  .total = lround(c->quota_total * 1000.0) };
+						  .step = c->quota_step_mc,
+						  .total = c->quota_total_mc };
 	if (c->quota) {
 		if (!k->res[POL_RES_QUOTA]) {
 			sat(err, len,
@@ -215,20 +215,13 @@ static int setup_resources(struct loop *l, char *err, size_t len)
 		struct loop_wl *lw = &l->wl[i];
 
 		lw->min[POL_RES_CORES] = r[POL_RES_CORES].avail ? w->min_cores : 0;
-		lw->max[POL_RES_CORES] =
-		    r[POL_RES_CORES].avail ? (w->max_cores ? w->max_cores : ncpus) : 0;
+		lw->max[POL_RES_CORES] = r[POL_RES_CORES].avail ? w->max_cores : 0;
 		lw->min[POL_RES_FREQ] = r[POL_RES_FREQ].avail ? fmin : 0;
 		lw->max[POL_RES_FREQ] = r[POL_RES_FREQ].avail ? fmax : 0;
-		lw->min[POL_RES_QUOTA] =
-		    r[POL_RES_QUOTA].avail
-			? (w->min_quota ? lround(w->min_quota * 1000.0) : r[POL_RES_QUOTA].step)
-			: 0;
-		lw->max[POL_RES_QUOTA] =
-		    r[POL_RES_QUOTA].avail
-			? (w->max_quota ? lround(w->max_quota * 1000.0) : r[POL_RES_QUOTA].total)
-			: 0;
+		lw->min[POL_RES_QUOTA] = r[POL_RES_QUOTA].avail ? w->min_quota_mc : 0;
+		lw->max[POL_RES_QUOTA] = r[POL_RES_QUOTA].avail ? w->max_quota_mc : 0;
 		if (r[POL_RES_FREQ].avail) {
-			long f = w->freq_mhz ? w->freq_mhz : fmax;
+			long f = w->freq_khz ? w->freq_khz / 1000 : fmax;
 
 			lw->alloc[POL_RES_FREQ] = f < fmin ? fmin : f > fmax ? fmax : f;
 		}
@@ -278,10 +271,10 @@ static int policy_init(const struct cfg *c, const struct pol_ops *pol, void **st
 		    pol->name, perr);
 	else /* a combination of settings: the last one given, or where the policy is chosen */
 		sat(err, len, "%s:%d: policy %s: %s", c->file,
-		    c->nparams	     ? c->params[c->nparams - 1].line
-		    : c->policy_line ? c->policy_line
-		    : c->nwl	     ? c->wl[0].line
-				     : 1,
+		    c->nparams		     ? c->params[c->nparams - 1].line
+		    : c->line_of[CFG_POLICY] ? c->line_of[CFG_POLICY]
+		    : c->nwl		     ? c->wl[0].line
+					     : 1,
 		    pol->name, perr[0] ? perr : strerror(-ret));
 	return ret;
 }
@@ -320,7 +313,7 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 		w->alive = a->pid[i] > 0 || (a->alive && a->alive(a->alive_ctx, i, a->pid[i]));
 		w->src = a->src[i];
 		w->aux = a->aux[i];
-		w->target_us = c->wl[i].target_us;
+		w->target_us = c->wl[i].target_ns / 1000.0;
 	}
 	/* policy first: a bad setting stops us before the machine is touched */
 	ret = policy_init(c, l->pol, &l->pol_state, err, len);

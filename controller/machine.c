@@ -39,7 +39,7 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 		.parent = c->cgroup_parent,
 		.dry_run = dry_run,
 		.cpus = &c->cpus,
-		.freq_step_khz = (unsigned int)c->freq_step_mhz * 1000u,
+		.freq_step_khz = (unsigned int)c->freq_step_khz,
 		.state_dir = c->state_dir,
 		.log = act_log,
 		.log_level = verbose ? ACT_LOG_INFO : ACT_LOG_WARN,

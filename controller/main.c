@@ -603,9 +603,10 @@ int main(int argc, char **argv)
 	if (log_path) {
 		log = log_open(log_path, err, sizeof(err));
 		if (!log) {
-			fprintf(
-			    stderr, "parties: %s%s\n",
-			    log_path == cfg.log ? cfg_where(&cfg, cfg.log_line) : "--log: ", err);
+			fprintf(stderr, "parties: %s%s\n",
+				log_path == cfg.log ? cfg_where(&cfg, cfg.line_of[CFG_LOG])
+						    : "--log: ",
+				err);
 			return 2;
 		}
 	}
@@ -616,9 +617,7 @@ int main(int argc, char **argv)
 	if (cfg.ebee == CFG_ON)
 		need_ebee = true;
 	if (need_ebee) {
-		unsigned int win = cfg.ebee_window_ms ? cfg.ebee_window_ms : 2 * cfg.interval_ms;
-
-		eb = src_ebee_lib_open(win, err, sizeof(err));
+		eb = src_ebee_lib_open(cfg.ebee_window_ms, err, sizeof(err));
 		if (!eb) {
 			fprintf(stderr, "parties: cannot start ebee tracing: %s\n",
 				err[0] ? err : strerror(errno));
@@ -701,11 +700,12 @@ int main(int argc, char **argv)
 
 			if (procs[i][0])
 				s = src_ebee_open_cgroup(eb, procs[i], w->ebee_mode, lat,
-							 w->ebee_latency_line > 0, err,
+							 w->line_of[CFG_WL_EBEE_LATENCY] > 0, err,
 							 sizeof(err));
 			else
 				s = src_ebee_open(eb, la.pid[i], w->ebee_mode, lat,
-						  w->ebee_latency_line > 0, err, sizeof(err));
+						  w->line_of[CFG_WL_EBEE_LATENCY] > 0, err,
+						  sizeof(err));
 
 			if (!s) {
 				fprintf(stderr, "parties: workload %s: %s\n", w->name, err);

@@ -159,12 +159,12 @@ static int simsrc_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		return -EINVAL;
 	out->rps = st.rps;
 	if (f->feed != FEED_CLIENT) {
-		out->p99_service_us = st.p99_service_us;
-		out->p99_sojourn_us = st.p99_sojourn_us;
+		out->p99_service_us = st.p99_service_ns / 1e3;
+		out->p99_sojourn_us = st.p99_sojourn_ns / 1e3;
 	}
-	p = f->feed == FEED_CLIENT    ? st.p99_client_us
-	    : f->feed == FEED_SERVICE ? st.p99_service_us
-				      : st.p99_sojourn_us;
+	p = f->feed == FEED_CLIENT    ? st.p99_client_ns / 1e3
+	    : f->feed == FEED_SERVICE ? st.p99_service_ns / 1e3
+				      : st.p99_sojourn_ns / 1e3;
 	if (isnan(p)) {
 		out->state = POL_LAT_IDLE;
 		snprintf(out->why, sizeof(out->why), "simulated %s: no request in the window",
@@ -232,7 +232,7 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	struct loop_args la = { .sz = sizeof(la) };
 	static struct loop loop; /* large: not on the stack */
 	struct simmach m = { 0 };
-	unsigned int win_ms = c->ebee_window_ms ? c->ebee_window_ms : 2 * c->interval_ms;
+	unsigned int win_ms = c->ebee_window_ms;
 	double dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
 	double peak = 0, w0, c0;
 	uint64_t end_ms, t;
@@ -250,9 +250,9 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	}
 	so.seed = c->seed;
 	so.cores = c->sim.cores;
-	so.freq_max_mhz = c->sim.freq_max_mhz;
+	so.freq_max_mhz = c->sim.freq_max_khz / 1000;
 	so.link_gbps = c->sim.link_gbps;
-	so.prop_us = c->sim.prop_us;
+	so.prop_ns = c->sim.prop_ns;
 	so.window_ns = (uint64_t)win_ms * 1000000ull;
 	so.nwl = c->nwl;
 	for (int i = 0; i < c->nwl; i++) {
@@ -272,9 +272,9 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 		return ret;
 	}
 	m.ncpus = c->sim.cores;
-	m.fmin = c->sim.freq_min_mhz;
-	m.fmax = c->sim.freq_max_mhz;
-	m.fstep = c->sim.freq_step_mhz;
+	m.fmin = c->sim.freq_min_khz / 1000;
+	m.fmax = c->sim.freq_max_khz / 1000;
+	m.fstep = c->sim.freq_step_khz / 1000;
 
 	for (int i = 0; i < c->nwl; i++) {
 		enum feed server =
