@@ -152,7 +152,9 @@ static void store_num(const struct cfg_key *k, void *base, double v)
 		*(unsigned int *)p = (unsigned int)lround(s);
 		break;
 	case CFG_KEY_S_LONG:
-		*(long *)p = lround(s);
+		/* 0 means "the default" (quota_total, max_quota): a value given
+		 * as more than 0 never rounds to it */
+		*(long *)p = s > 0 && s < 0.5 ? 1 : lround(s);
 		break;
 	case CFG_KEY_S_U64:
 		*(uint64_t *)p = (uint64_t)llround(s);

@@ -70,6 +70,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cfg_key.h"
 #include "policy.h"
 
 enum pt_dir { PT_NONE = 0, PT_UP, PT_DOWN };
@@ -134,217 +135,177 @@ struct pt_state {
 	char note[80];
 };
 
+/* flavour: the paper's settings or the released code's (see the top of the file) */
+static int pt_flavour(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		      size_t len)
+{
+	struct pt_params *p = base;
+
+	if (!strcmp(val, "paper")) {
+		p->judge_samples = 1;
+		p->slack_mode = PT_SLACK_LATEST;
+		p->revert_check = PT_REVERT_SELF;
+		p->cooldown_s = 30;
+		p->repick = PT_REPICK_NEXT;
+		p->pingpong = PT_PP_RESOURCE;
+		p->tie_fails = false;
+		p->wait_min = p->wait_max = 0;
+	} else if (!strcmp(val, "code")) {
+		p->judge_samples = 5;
+		p->slack_mode = PT_SLACK_BOTH;
+		p->revert_check = PT_REVERT_ANY;
+		p->cooldown_s = 10;
+		p->repick = PT_REPICK_RANDOM;
+		p->pingpong = PT_PP_STATE;
+		p->tie_fails = true;
+		p->wait_min = 5;
+		p->wait_max = 10;
+	} else {
+		snprintf(err, len, "flavour must be paper or code, not '%s'", val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* revert_wait: samples, "N" or "MIN-MAX" (drawn at random per revert) */
+static int pt_revert_wait(const struct cfg_key *k, void *base, const char *val, void *ctx,
+			  char *err, size_t len)
+{
+	struct pt_params *p = base;
+	unsigned long lo = 0, hi = 0;
+	const char *q = val;
+	char *end = NULL;
+	bool ok = isdigit((unsigned char)*q);
+
+	if (ok) {
+		lo = hi = strtoul(q, &end, 10);
+		if (*end == '-') {
+			q = end + 1;
+			ok = isdigit((unsigned char)*q);
+			if (ok)
+				hi = strtoul(q, &end, 10);
+		}
+	}
+	if (!ok || *end || lo > hi || hi > 1000) {
+		snprintf(err, len,
+			 "revert_wait must be N or MIN-MAX samples within 0..1000, not '%s'", val);
+		return -EINVAL;
+	}
+	p->wait_min = lo;
+	p->wait_max = hi;
+	return 0;
+}
+
+static int pt_first(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
+{
+	struct pt_params *p = base;
+	enum pol_res r;
+
+	if (!strcmp(val, "random")) {
+		p->first = -1;
+	} else if (!pol_res_parse(val, &r)) {
+		p->first = (int)r;
+	} else {
+		snprintf(err, len, "first must be random, cores, freq or quota, not '%s'", val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int pt_wheel(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
+{
+	struct pt_params *p = base;
+	char buf[128], *save = NULL, *tok;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", val);
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		enum pol_res r;
+
+		if (pol_res_parse(tok, &r)) {
+			snprintf(err, len, "wheel: unknown resource '%s' (cores, freq, quota)",
+				 tok);
+			return -EINVAL;
+		}
+		for (int i = 0; i < n; i++) {
+			if (p->wheel[i] == r) {
+				snprintf(err, len, "wheel: '%s' listed twice", tok);
+				return -EINVAL;
+			}
+		}
+		p->wheel[n++] = r;
+	}
+	if (!n) {
+		snprintf(err, len, "wheel: empty (give e.g. cores,freq,quota)");
+		return -EINVAL;
+	}
+	p->nwheel = n;
+	return 0;
+}
+
+#define P(f) CFG_KEY_AT(struct pt_params, f)
+/* two-valued: the first value is the paper's (index 0, the default) */
+#define TWO(key, f, a, b)                                                                   \
+	{                                                                                   \
+		key, CFG_KEY_CHOICE, P(f), .names = (const char *const[]){ a, b, NULL },    \
+					   .msg = "%1$s must be " a " or " b ", not '%2$s'" \
+	}
+#define SLACK_RULE   .rule = { { -1, 1, 0, "%s must be within [-1, 1], not %s" } }
+#define SECONDS_RULE .rule = { { 0, INFINITY, 0, "%s must be >= 0, not %s" } }
+
+/* The settings of [policy parties], paper defaults. */
+static const struct cfg_key pt_keys[] = {
+	{ "flavour", CFG_KEY_CUSTOM, .parse = pt_flavour },
+	{ "slack_up", CFG_KEY_REAL, P(slack_up), SLACK_RULE, .def = 0.05 },
+	{ "slack_down", CFG_KEY_REAL, P(slack_down), SLACK_RULE, .def = 0.20 },
+	{ "judge_samples", CFG_KEY_REAL, P(judge_samples),
+	  .rule = { { 1, 100, CFG_KEY_INTEGRAL, "%s must be a whole number in 1..100, not %s" } },
+	  .def = 1 },
+	TWO("slack", slack_mode, "latest", "both"),
+	TWO("revert_check", revert_check, "self", "any"),
+	{ "cooldown_s", CFG_KEY_REAL, P(cooldown_s), SECONDS_RULE, .def = 30 },
+	{ "violation_alarm_s", CFG_KEY_REAL, P(alarm_s), SECONDS_RULE, .def = 60 },
+	{ "wheel", CFG_KEY_CUSTOM, .parse = pt_wheel },
+	{ "first", CFG_KEY_CUSTOM, P(first), .def = -1, .parse = pt_first },
+	TWO("idle", idle_release, "hold", "release"),
+	TWO("repick", repick, "next", "random"),
+	TWO("pingpong", pingpong, "resource", "state"),
+	TWO("tie", tie_fails, "pass", "fail"),
+	{ "revert_wait", CFG_KEY_CUSTOM, .parse = pt_revert_wait },
+	TWO("downsize_fallback", down_fallback, "off", "on"),
+	{ "settle_ms", CFG_KEY_REAL, P(settle_ms),
+	  .rule = { { 0, 600000, CFG_KEY_INTEGRAL,
+		      "%s must be a whole number in 0..600000, not %s" } } },
+};
+#define PT_NKEYS ((int)(sizeof(pt_keys) / sizeof(pt_keys[0])))
+
 static void pt_defaults(struct pt_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->slack_up = 0.05;
-	p->slack_down = 0.20;
-	p->judge_samples = 1;
-	p->slack_mode = PT_SLACK_LATEST;
-	p->revert_check = PT_REVERT_SELF;
-	p->cooldown_s = 30;
-	p->alarm_s = 60;
-	p->first = -1;
+	cfg_key_defaults(pt_keys, PT_NKEYS, p);
 	p->nwheel = 3;
 	p->wheel[0] = POL_RES_CORES;
 	p->wheel[1] = POL_RES_FREQ;
 	p->wheel[2] = POL_RES_QUOTA;
 }
 
-static int parse_double(const char *val, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(val, &end);
-	if (errno || end == val || *end || !isfinite(*out))
-		return -EINVAL;
-	return 0;
-}
-
 static int pt_param(struct pt_params *p, const char *key, const char *val, char *err, size_t len)
 {
+	const struct cfg_key *k = cfg_key_find(pt_keys, PT_NKEYS, key);
+	char names[256];
 	double d;
 
-	if (!strcmp(key, "flavour")) {
-		if (!strcmp(val, "paper")) {
-			p->judge_samples = 1;
-			p->slack_mode = PT_SLACK_LATEST;
-			p->revert_check = PT_REVERT_SELF;
-			p->cooldown_s = 30;
-			p->repick = PT_REPICK_NEXT;
-			p->pingpong = PT_PP_RESOURCE;
-			p->tie_fails = false;
-			p->wait_min = p->wait_max = 0;
-		} else if (!strcmp(val, "code")) {
-			p->judge_samples = 5;
-			p->slack_mode = PT_SLACK_BOTH;
-			p->revert_check = PT_REVERT_ANY;
-			p->cooldown_s = 10;
-			p->repick = PT_REPICK_RANDOM;
-			p->pingpong = PT_PP_STATE;
-			p->tie_fails = true;
-			p->wait_min = 5;
-			p->wait_max = 10;
-		} else {
-			snprintf(err, len, "flavour must be paper or code, not '%s'", val);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!strcmp(key, "slack") || !strcmp(key, "revert_check") || !strcmp(key, "idle") ||
-	    !strcmp(key, "repick") || !strcmp(key, "pingpong") || !strcmp(key, "tie") ||
-	    !strcmp(key, "downsize_fallback")) {
-		/* two-valued keys: the first value is the paper's */
-		static const char *const two[][3] = {
-			{ "slack", "latest", "both" },	      { "revert_check", "self", "any" },
-			{ "idle", "hold", "release" },	      { "repick", "next", "random" },
-			{ "pingpong", "resource", "state" },  { "tie", "pass", "fail" },
-			{ "downsize_fallback", "off", "on" },
-		};
-		const char *a = NULL, *b = NULL;
-		bool is_b;
-
-		for (size_t k = 0; k < sizeof(two) / sizeof(two[0]); k++) {
-			if (!strcmp(key, two[k][0])) {
-				a = two[k][1];
-				b = two[k][2];
-			}
-		}
-
-		if (!strcmp(val, a)) {
-			is_b = false;
-		} else if (!strcmp(val, b)) {
-			is_b = true;
-		} else {
-			snprintf(err, len, "%s must be %s or %s, not '%s'", key, a, b, val);
-			return -EINVAL;
-		}
-		if (!strcmp(key, "slack"))
-			p->slack_mode = is_b ? PT_SLACK_BOTH : PT_SLACK_LATEST;
-		else if (!strcmp(key, "revert_check"))
-			p->revert_check = is_b ? PT_REVERT_ANY : PT_REVERT_SELF;
-		else if (!strcmp(key, "idle"))
-			p->idle_release = is_b;
-		else if (!strcmp(key, "repick"))
-			p->repick = is_b ? PT_REPICK_RANDOM : PT_REPICK_NEXT;
-		else if (!strcmp(key, "pingpong"))
-			p->pingpong = is_b ? PT_PP_STATE : PT_PP_RESOURCE;
-		else if (!strcmp(key, "tie"))
-			p->tie_fails = is_b;
-		else
-			p->down_fallback = is_b;
-		return 0;
-	}
-	if (!strcmp(key, "revert_wait")) {
-		/* samples: "N" or "MIN-MAX" (drawn at random per revert) */
-		unsigned long lo = 0, hi = 0;
-		const char *q = val;
-		char *end = NULL;
-		bool ok = isdigit((unsigned char)*q);
-
-		if (ok) {
-			lo = hi = strtoul(q, &end, 10);
-			if (*end == '-') {
-				q = end + 1;
-				ok = isdigit((unsigned char)*q);
-				if (ok)
-					hi = strtoul(q, &end, 10);
-			}
-		}
-		if (!ok || *end || lo > hi || hi > 1000) {
-			snprintf(
-			    err, len,
-			    "revert_wait must be N or MIN-MAX samples within 0..1000, not '%s'",
-			    val);
-			return -EINVAL;
-		}
-		p->wait_min = lo;
-		p->wait_max = hi;
-		return 0;
-	}
-	if (!strcmp(key, "first")) {
-		enum pol_res r;
-
-		if (!strcmp(val, "random")) {
-			p->first = -1;
-		} else if (!pol_res_parse(val, &r)) {
-			p->first = (int)r;
-		} else {
-			snprintf(err, len, "first must be random, cores, freq or quota, not '%s'",
-				 val);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!strcmp(key, "wheel")) {
-		char buf[128], *save = NULL, *tok;
-		int n = 0;
-
-		snprintf(buf, sizeof(buf), "%s", val);
-		for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
-			enum pol_res r;
-
-			if (pol_res_parse(tok, &r)) {
-				snprintf(err, len,
-					 "wheel: unknown resource '%s' (cores, freq, quota)", tok);
-				return -EINVAL;
-			}
-			for (int i = 0; i < n; i++) {
-				if (p->wheel[i] == r) {
-					snprintf(err, len, "wheel: '%s' listed twice", tok);
-					return -EINVAL;
-				}
-			}
-			p->wheel[n++] = r;
-		}
-		if (!n) {
-			snprintf(err, len, "wheel: empty (give e.g. cores,freq,quota)");
-			return -EINVAL;
-		}
-		p->nwheel = n;
-		return 0;
-	}
-	if (parse_double(val, &d)) {
+	if (k)
+		return cfg_key_set(k, p, val, NULL, err, len);
+	if (!cfg_parse_double(val, &d)) { /* what it said before the table */
 		snprintf(err, len, "%s: '%s' is not a number", key, val);
 		return -EINVAL;
 	}
-	if (!strcmp(key, "slack_up") || !strcmp(key, "slack_down")) {
-		if (d < -1 || d > 1) {
-			snprintf(err, len, "%s must be within [-1, 1], not %s", key, val);
-			return -EINVAL;
-		}
-		*(!strcmp(key, "slack_up") ? &p->slack_up : &p->slack_down) = d;
-	} else if (!strcmp(key, "judge_samples")) {
-		if (d < 1 || d > 100 || d != floor(d)) {
-			snprintf(err, len, "judge_samples must be a whole number in 1..100, not %s",
-				 val);
-			return -EINVAL;
-		}
-		p->judge_samples = (unsigned int)d;
-	} else if (!strcmp(key, "settle_ms")) {
-		if (d < 0 || d > 600000 || d != floor(d)) {
-			snprintf(err, len, "settle_ms must be a whole number in 0..600000, not %s",
-				 val);
-			return -EINVAL;
-		}
-		p->settle_ms = (unsigned int)d;
-	} else if (!strcmp(key, "cooldown_s") || !strcmp(key, "violation_alarm_s")) {
-		if (d < 0) {
-			snprintf(err, len, "%s must be >= 0, not %s", key, val);
-			return -EINVAL;
-		}
-		*(!strcmp(key, "cooldown_s") ? &p->cooldown_s : &p->alarm_s) = d;
-	} else {
-		snprintf(err, len,
-			 "unknown key '%s' for policy parties (flavour, slack_up, slack_down, "
-			 "judge_samples, slack, revert_check, cooldown_s, violation_alarm_s, "
-			 "wheel, first, idle, repick, pingpong, tie, revert_wait, "
-			 "downsize_fallback, settle_ms)",
-			 key);
-		return -EINVAL;
-	}
-	return 0;
+	cfg_key_list(pt_keys, PT_NKEYS, names, sizeof(names));
+	snprintf(err, len, "unknown key '%s' for policy parties (%s)", key, names);
+	return -EINVAL;
 }
 
 static int pt_check_param(const char *key, const char *val, char *err, size_t len)

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_key.h"
 #include "policy.h"
 
 struct util_cfg {
@@ -45,59 +46,46 @@ struct util_state {
 	double cpu_per_req[POL_MAX_WORKLOADS]; /* full-speed core-seconds per request */
 };
 
+#define U(f) CFG_KEY_AT(struct util_cfg, f)
+
+/* The settings of [policy util], with their defaults. */
+static const struct cfg_key util_keys[] = {
+	{ "target_util", CFG_KEY_REAL, U(target_util),
+	  .rule = { { 0.05, 1, CFG_KEY_LO_OPEN, "%s: %s is not in (0.05, 1]" } }, .def = 0.7 },
+	{ "freq_util", CFG_KEY_REAL, U(freq_util),
+	  .rule = { { 0.05, 1, CFG_KEY_LO_OPEN | CFG_KEY_ZERO_OK,
+		      "%s: %s is not 0 or in (0.05, 1]" } },
+	  .def = 0.8 },
+	{ "guard_slack", CFG_KEY_REAL, U(guard_slack),
+	  .rule = { { -1, 1, CFG_KEY_HI_OPEN, "%s: %s is not in [-1, 1)" } }, .def = 0.1 },
+	{ "down_intervals", CFG_KEY_REAL, U(down_intervals),
+	  .rule = { { 1, 1000, CFG_KEY_INTEGRAL, "%s: %s is not a whole number in 1..1000" } },
+	  .def = 2 },
+};
+#define UTIL_NKEYS ((int)(sizeof(util_keys) / sizeof(util_keys[0])))
+
 static int util_param(struct util_cfg *c, const char *key, const char *val, char *err, size_t len)
 {
-	char *end;
-	double v;
+	const struct cfg_key *k = cfg_key_find(util_keys, UTIL_NKEYS, key);
+	char names[128];
+	double d;
 
-	errno = 0;
-	v = strtod(val, &end);
-	if (errno || end == val || *end || !isfinite(v)) {
+	if (k)
+		return cfg_key_set(k, c, val, NULL, err, len);
+	if (!cfg_parse_double(val, &d)) { /* what it said before the table */
 		snprintf(err, len, "%s: '%s' is not a number", key, val);
 		return -EINVAL;
 	}
-	if (!strcmp(key, "target_util")) {
-		if (!(v > 0.05 && v <= 1)) {
-			snprintf(err, len, "target_util: %s is not in (0.05, 1]", val);
-			return -EINVAL;
-		}
-		if (c)
-			c->target_util = v;
-	} else if (!strcmp(key, "freq_util")) {
-		if (!(v == 0 || (v > 0.05 && v <= 1))) {
-			snprintf(err, len, "freq_util: %s is not 0 or in (0.05, 1]", val);
-			return -EINVAL;
-		}
-		if (c)
-			c->freq_util = v;
-	} else if (!strcmp(key, "guard_slack")) {
-		if (!(v >= -1 && v < 1)) {
-			snprintf(err, len, "guard_slack: %s is not in [-1, 1)", val);
-			return -EINVAL;
-		}
-		if (c)
-			c->guard_slack = v;
-	} else if (!strcmp(key, "down_intervals")) {
-		if (!(v >= 1 && v <= 1000 && v == floor(v))) {
-			snprintf(err, len, "down_intervals: %s is not a whole number in 1..1000",
-				 val);
-			return -EINVAL;
-		}
-		if (c)
-			c->down_intervals = (int)v;
-	} else {
-		snprintf(err, len,
-			 "unknown setting '%s' (target_util, freq_util, guard_slack, "
-			 "down_intervals)",
-			 key);
-		return -EINVAL;
-	}
-	return 0;
+	cfg_key_list(util_keys, UTIL_NKEYS, names, sizeof(names));
+	snprintf(err, len, "unknown setting '%s' (%s)", key, names);
+	return -EINVAL;
 }
 
 static int util_check_param(const char *key, const char *val, char *err, size_t len)
 {
-	return util_param(NULL, key, val, err, len);
+	struct util_cfg c;
+
+	return util_param(&c, key, val, err, len);
 }
 
 static int util_init(void **state, const struct pol_init_args *a)
@@ -106,9 +94,7 @@ static int util_init(void **state, const struct pol_init_args *a)
 
 	if (!s)
 		return -ENOMEM;
-	s->c = (struct util_cfg){
-		.target_util = 0.7, .freq_util = 0.8, .guard_slack = 0.1, .down_intervals = 2
-	};
+	cfg_key_defaults(util_keys, UTIL_NKEYS, &s->c);
 	for (int i = 0; i < a->nparams; i++) {
 		if (util_param(&s->c, a->params[i].key, a->params[i].val, a->err, a->err_len)) {
 			((struct pol_init_args *)a)->err_param = i; /* the one output field */
