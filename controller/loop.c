@@ -184,13 +184,13 @@ static int setup_resources(struct loop *l, char *err, size_t len)
 		}
 		r[POL_RES_CORES].avail = true;
 	}
-	fmin = k->freq_min_mhz;
-	fmax = k->freq_max_mhz;
-	if (c->freq_min_khz && c->freq_min_khz / 1000 > fmin)
-		fmin = c->freq_min_khz / 1000;
-	if (c->freq_max_khz && c->freq_max_khz / 1000 < fmax)
-		fmax = c->freq_max_khz / 1000;
-	r[POL_RES_FREQ] = (struct pol_res_info){ .step = c->freq_step_khz / 1000 };
+	fmin = k->freq_min_khz;
+	fmax = k->freq_max_khz;
+	if (c->freq_min_khz && c->freq_min_khz > fmin)
+		fmin = c->freq_min_khz;
+	if (c->freq_max_khz && c->freq_max_khz < fmax)
+		fmax = c->freq_max_khz;
+	r[POL_RES_FREQ] = (struct pol_res_info){ .step = c->freq_step_khz };
 	if (c->freq == CFG_ON && !k->res[POL_RES_FREQ]) {
 		sat(err, len, "[resources] freq = true but cpufreq cannot be used here: %s",
 		    k->why[POL_RES_FREQ]);
@@ -221,7 +221,7 @@ static int setup_resources(struct loop *l, char *err, size_t len)
 		lw->min[POL_RES_QUOTA] = r[POL_RES_QUOTA].avail ? w->min_quota_mc : 0;
 		lw->max[POL_RES_QUOTA] = r[POL_RES_QUOTA].avail ? w->max_quota_mc : 0;
 		if (r[POL_RES_FREQ].avail) {
-			long f = w->freq_khz ? w->freq_khz / 1000 : fmax;
+			long f = w->freq_khz ? w->freq_khz : fmax;
 
 			lw->alloc[POL_RES_FREQ] = f < fmin ? fmin : f > fmax ? fmax : f;
 		}
@@ -313,7 +313,7 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 		w->alive = a->pid[i] > 0 || (a->alive && a->alive(a->alive_ctx, i, a->pid[i]));
 		w->src = a->src[i];
 		w->aux = a->aux[i];
-		w->target_us = c->wl[i].target_ns / 1000.0;
+		w->target_ns = c->wl[i].target_ns;
 	}
 	/* policy first: a bad setting stops us before the machine is touched */
 	ret = policy_init(c, l->pol, &l->pol_state, err, len);
@@ -412,11 +412,11 @@ static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_o
 		if (!src[k] || smp[k]->state != POL_LAT_FRESH)
 			continue;
 		if (src[k]->ops->kind == SRC_CLIENT)
-			ow->p99_client_us = smp[k]->p99_us;
-		if (!isnan(smp[k]->p99_service_us))
-			ow->p99_service_us = smp[k]->p99_service_us;
-		if (!isnan(smp[k]->p99_sojourn_us))
-			ow->p99_sojourn_us = smp[k]->p99_sojourn_us;
+			ow->p99_client_ns = smp[k]->p99_ns;
+		if (!isnan(smp[k]->p99_service_ns))
+			ow->p99_service_ns = smp[k]->p99_service_ns;
+		if (!isnan(smp[k]->p99_sojourn_ns))
+			ow->p99_sojourn_ns = smp[k]->p99_sojourn_ns;
 	}
 	ow->rps = w->last.rps;
 	if (isnan(ow->rps) && w->aux)
@@ -455,26 +455,26 @@ static void observe(struct loop *l, uint64_t now_ms)
 
 		snprintf(ow->name, sizeof(ow->name), "%s", w->name);
 		ow->alive = w->alive;
-		ow->target_us = w->target_us;
+		ow->target_ns = w->target_ns;
 		memcpy(ow->alloc, w->alloc, sizeof(ow->alloc));
 		memcpy(ow->min, w->min, sizeof(ow->min));
 		memcpy(ow->max, w->max, sizeof(ow->max));
 		ow->state = POL_LAT_STALE;
-		ow->p99_us = ow->p99_avg_us = ow->slack = ow->slack_avg = NAN;
+		ow->p99_ns = ow->p99_avg_ns = ow->slack = ow->slack_avg = NAN;
 		ow->rps = ow->cpu_used = NAN;
-		ow->p99_client_us = ow->p99_service_us = ow->p99_sojourn_us = NAN;
+		ow->p99_client_ns = ow->p99_service_ns = ow->p99_sojourn_ns = NAN;
 		ow->cpus = w->cpus;
 		if (!w->alive)
 			continue;
 		memset(&w->last, 0, sizeof(w->last));
 		memset(&w->last_aux, 0, sizeof(w->last_aux));
-		w->last_aux.p99_us = NAN;
+		w->last_aux.p99_ns = NAN;
 		w->last_aux.state = POL_LAT_STALE;
 		if (w->src)
 			src_read(w->src, now_ms, &w->last);
 		else
 			w->last = (struct src_sample){ .state = POL_LAT_STALE,
-						       .p99_us = NAN,
+						       .p99_ns = NAN,
 						       .rps = NAN,
 						       .why = "no source" };
 		if (w->aux)
@@ -498,17 +498,17 @@ static void observe(struct loop *l, uint64_t now_ms)
 				w->navg--;
 			}
 			w->avg_t[w->navg] = now_ms;
-			w->avg_p99[w->navg] = w->last.p99_us;
+			w->avg_p99[w->navg] = w->last.p99_ns;
 			w->navg++;
 		}
 		ow->state = w->last.state;
 		if (w->last.state == POL_LAT_FRESH) {
-			ow->p99_us = w->last.p99_us;
-			ow->slack = (w->target_us - ow->p99_us) / w->target_us;
+			ow->p99_ns = w->last.p99_ns;
+			ow->slack = (w->target_ns - ow->p99_ns) / w->target_ns;
 			for (k = 0; k < w->navg; k++)
 				sum += w->avg_p99[k];
-			ow->p99_avg_us = w->navg ? sum / w->navg : ow->p99_us;
-			ow->slack_avg = (w->target_us - ow->p99_avg_us) / w->target_us;
+			ow->p99_avg_ns = w->navg ? sum / w->navg : ow->p99_ns;
+			ow->slack_avg = (w->target_ns - ow->p99_avg_ns) / w->target_ns;
 			if (w->nhist == POL_HIST) {
 				memmove(w->hist, w->hist + 1, sizeof(w->hist) - sizeof(w->hist[0]));
 				w->nhist--;
@@ -584,12 +584,12 @@ int loop_validate(const struct loop *l, const struct pol_decision *dec, char *wh
 			}
 			if (v < w->min[r]) {
 				sat(why, len, "%s for %s: %ld below its minimum %ld", rn, w->name,
-				    v, w->min[r]);
+				    pol_res_shown(r, v), pol_res_shown(r, w->min[r]));
 				return -EINVAL;
 			}
 			if (v > w->max[r]) {
 				sat(why, len, "%s for %s: %ld above its maximum %ld", rn, w->name,
-				    v, w->max[r]);
+				    pol_res_shown(r, v), pol_res_shown(r, w->max[r]));
 				return -EINVAL;
 			}
 		count:
@@ -597,7 +597,8 @@ int loop_validate(const struct loop *l, const struct pol_decision *dec, char *wh
 				sum += v;
 		}
 		if (l->res[r].pooled && l->res[r].avail && sum > l->res[r].total) {
-			sat(why, len, "%s: %ld asked for, %ld exist", rn, sum, l->res[r].total);
+			sat(why, len, "%s: %ld asked for, %ld exist", rn, pol_res_shown(r, sum),
+			    pol_res_shown(r, l->res[r].total));
 			return -EINVAL;
 		}
 	}
@@ -759,15 +760,16 @@ static void log_record(struct loop *l, const char *event)
 		log_json_str(&j, "state", state_str(o->state));
 		if (w->alive && o->state != POL_LAT_FRESH)
 			log_json_str(&j, "stale_why", w->last.why);
-		log_json_num(&j, "target_us", w->target_us, 0);
-		log_json_num(&j, "p99_ebee_us", se && se->state == POL_LAT_FRESH ? se->p99_us : NAN,
-			     1);
+		/* the log speaks us (and MHz), as it always has */
+		log_json_num(&j, "target_us", w->target_ns / 1e3, 0);
+		log_json_num(&j, "p99_ebee_us",
+			     se && se->state == POL_LAT_FRESH ? se->p99_ns / 1e3 : NAN, 1);
 		if (l->cfg->wl[i].feed[0] || sc)
 			log_json_num(&j, "p99_client_us",
-				     sc && sc->state == POL_LAT_FRESH ? sc->p99_us : NAN, 1);
-		if (!isnan(o->p99_service_us) || !isnan(o->p99_sojourn_us)) {
-			log_json_num(&j, "p99_service_us", o->p99_service_us, 1);
-			log_json_num(&j, "p99_sojourn_us", o->p99_sojourn_us, 1);
+				     sc && sc->state == POL_LAT_FRESH ? sc->p99_ns / 1e3 : NAN, 1);
+		if (!isnan(o->p99_service_ns) || !isnan(o->p99_sojourn_ns)) {
+			log_json_num(&j, "p99_service_us", o->p99_service_ns / 1e3, 1);
+			log_json_num(&j, "p99_sojourn_us", o->p99_sojourn_ns / 1e3, 1);
 		}
 		log_json_num(&j, "rps", w->alive ? w->last.rps : NAN, 1);
 		if (l->mops->cpu_ns)
@@ -777,8 +779,9 @@ static void log_record(struct loop *l, const char *event)
 		log_json_int(&j, "cores", w->alloc[POL_RES_CORES]);
 		act_cpumask_format(&w->cpus, buf, sizeof(buf));
 		log_json_str(&j, "cpus", l->res[POL_RES_CORES].avail ? buf : NULL);
-		log_json_num(&j, "freq_mhz",
-			     l->res[POL_RES_FREQ].avail ? (double)w->alloc[POL_RES_FREQ] : NAN, 0);
+		log_json_num(
+		    &j, "freq_mhz",
+		    l->res[POL_RES_FREQ].avail ? (double)w->alloc[POL_RES_FREQ] / 1e3 : NAN, 0);
 		log_json_num(&j, "quota",
 			     l->res[POL_RES_QUOTA].avail ? (double)w->alloc[POL_RES_QUOTA] / 1000.0
 							 : NAN,

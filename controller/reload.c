@@ -140,7 +140,7 @@ int reload_apply(struct cfg *cur, const struct cfg *n, struct loop *l, char *msg
 		add(msg, len, "%s target %.3g -> %.3g ms", n->wl[i].name,
 		    cur->wl[i].target_ns / 1e6, n->wl[i].target_ns / 1e6);
 		cur->wl[i].target_ns = n->wl[i].target_ns;
-		l->wl[i].target_us = n->wl[i].target_ns / 1000.0;
+		l->wl[i].target_ns = n->wl[i].target_ns;
 	}
 	/* line numbers for later messages */
 	memcpy(cur->file, n->file, sizeof(cur->file));

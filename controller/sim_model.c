@@ -543,7 +543,7 @@ struct sim *sim_new(const struct sim_opts *o)
 	size_t cap;
 
 	if (!o || o->sz < sizeof(*o) || o->nwl < 1 || o->nwl > SIM_MAX_WL || o->cores < 1 ||
-	    o->freq_max_mhz <= 0 || o->link_gbps < 0 || o->prop_ns < 0 || !o->window_ns) {
+	    o->freq_max_khz <= 0 || o->link_gbps < 0 || o->prop_ns < 0 || !o->window_ns) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -613,15 +613,16 @@ void sim_free(struct sim *s)
 	free(s);
 }
 
-int sim_set_alloc(struct sim *s, int i, int cores, double quota, long freq_mhz)
+int sim_set_alloc(struct sim *s, int i, int cores, long quota_mc, long freq_khz)
 {
+	double quota = (double)quota_mc / 1000.0; /* cores: a share of the servers */
 	struct wl *w;
 	int n;
 
-	if (i < 0 || i >= s->o.nwl || cores < 1 || quota < 0 || freq_mhz < 0)
+	if (i < 0 || i >= s->o.nwl || cores < 1 || quota_mc < 0 || freq_khz < 0)
 		return -EINVAL;
 	w = &s->wl[i];
-	w->stretch = freq_mhz > 0 ? (double)s->o.freq_max_mhz / (double)freq_mhz : 1.0;
+	w->stretch = freq_khz > 0 ? (double)s->o.freq_max_khz / (double)freq_khz : 1.0;
 	if (w->ps) {
 		ps_advance(s, w);
 		w->cap = quota > 0 && quota < cores ? quota : (double)cores;

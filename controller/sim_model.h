@@ -60,7 +60,7 @@ struct sim_opts {
 	size_t sz;
 	uint64_t seed;
 	int cores;	    /* of the machine */
-	long freq_max_mhz;  /* reference frequency of the service times */
+	long freq_max_khz;  /* reference frequency of the service times */
 	double link_gbps;   /* each way; 0 = infinite */
 	double prop_ns;	    /* propagation delay each way */
 	uint64_t window_ns; /* age bound of the latency windows */
@@ -90,9 +90,9 @@ struct sim;
 struct sim *sim_new(const struct sim_opts *o);
 void sim_free(struct sim *s);
 
-/* The allocation of workload wl from now on: cores (>= 1), quota in cores
- * (0 = no quota) and frequency in MHz (0 = the maximum). */
-int sim_set_alloc(struct sim *s, int wl, int cores, double quota, long freq_mhz);
+/* The allocation of workload wl from now on: cores (>= 1), quota in
+ * milli-cores (0 = no quota) and frequency in kHz (0 = the maximum). */
+int sim_set_alloc(struct sim *s, int wl, int cores, long quota_mc, long freq_khz);
 /* Process every event up to t_ns (virtual), then stand at t_ns. */
 void sim_run_until(struct sim *s, uint64_t t_ns);
 uint64_t sim_now(const struct sim *s);

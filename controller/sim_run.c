@@ -24,7 +24,7 @@
 struct simmach {
 	struct sim *sim;
 	int ncpus;
-	long fmin, fmax, fstep;
+	long fmin, fmax, fstep; /* kHz */
 	struct {
 		int cores;
 		long quota_mc, freq;
@@ -41,7 +41,7 @@ static int sm_apply(struct simmach *m, int i)
 	 * highest step of the modelled machine at or below it */
 	if (f > 0 && m->fstep > 0)
 		f = f < m->fmin ? m->fmin : m->fmin + (f - m->fmin) / m->fstep * m->fstep;
-	e = sim_set_alloc(m->sim, i, m->wl[i].cores, (double)m->wl[i].quota_mc / 1000.0, f);
+	e = sim_set_alloc(m->sim, i, m->wl[i].cores, m->wl[i].quota_mc, f);
 
 	if (e)
 		snprintf(m->err, sizeof(m->err), "model: %s", strerror(-e));
@@ -57,13 +57,13 @@ static int sm_caps(void *p, struct loop_caps *k)
 		k->res[r] = true;
 	for (int c = 0; c < m->ncpus; c++)
 		act_cpumask_set(&k->cpus, c);
-	k->freq_min_mhz = m->fmin;
-	k->freq_max_mhz = m->fmax;
+	k->freq_min_khz = m->fmin;
+	k->freq_max_khz = m->fmax;
 	return 0;
 }
 
 static int sm_add(void *p, int i, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		  long quota_mc, long freq_mhz)
+		  long quota_mc, long freq_khz)
 {
 	struct simmach *m = p;
 
@@ -72,7 +72,7 @@ static int sm_add(void *p, int i, const char *name, pid_t pid, const struct act_
 	/* cores not managed: the workload runs on every cpu */
 	m->wl[i].cores = cpus ? act_cpumask_count(cpus) : m->ncpus;
 	m->wl[i].quota_mc = quota_mc;
-	m->wl[i].freq = freq_mhz;
+	m->wl[i].freq = freq_khz;
 	return sm_apply(m, i);
 }
 
@@ -96,11 +96,11 @@ static int sm_quota(void *p, int i, long quota_mc)
 	return sm_apply(m, i);
 }
 
-static int sm_freq(void *p, int i, long mhz)
+static int sm_freq(void *p, int i, long khz)
 {
 	struct simmach *m = p;
 
-	m->wl[i].freq = mhz;
+	m->wl[i].freq = khz;
 	return sm_apply(m, i);
 }
 
@@ -159,12 +159,12 @@ static int simsrc_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		return -EINVAL;
 	out->rps = st.rps;
 	if (f->feed != FEED_CLIENT) {
-		out->p99_service_us = st.p99_service_ns / 1e3;
-		out->p99_sojourn_us = st.p99_sojourn_ns / 1e3;
+		out->p99_service_ns = st.p99_service_ns;
+		out->p99_sojourn_ns = st.p99_sojourn_ns;
 	}
-	p = f->feed == FEED_CLIENT    ? st.p99_client_ns / 1e3
-	    : f->feed == FEED_SERVICE ? st.p99_service_ns / 1e3
-				      : st.p99_sojourn_ns / 1e3;
+	p = f->feed == FEED_CLIENT    ? st.p99_client_ns
+	    : f->feed == FEED_SERVICE ? st.p99_service_ns
+				      : st.p99_sojourn_ns;
 	if (isnan(p)) {
 		out->state = POL_LAT_IDLE;
 		snprintf(out->why, sizeof(out->why), "simulated %s: no request in the window",
@@ -172,7 +172,7 @@ static int simsrc_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		return 0;
 	}
 	out->state = POL_LAT_FRESH;
-	out->p99_us = p;
+	out->p99_ns = p;
 	return 0;
 }
 
@@ -250,7 +250,7 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	}
 	so.seed = c->seed;
 	so.cores = c->sim.cores;
-	so.freq_max_mhz = c->sim.freq_max_khz / 1000;
+	so.freq_max_khz = c->sim.freq_max_khz;
 	so.link_gbps = c->sim.link_gbps;
 	so.prop_ns = c->sim.prop_ns;
 	so.window_ns = (uint64_t)win_ms * 1000000ull;
@@ -272,9 +272,9 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 		return ret;
 	}
 	m.ncpus = c->sim.cores;
-	m.fmin = c->sim.freq_min_khz / 1000;
-	m.fmax = c->sim.freq_max_khz / 1000;
-	m.fstep = c->sim.freq_step_khz / 1000;
+	m.fmin = c->sim.freq_min_khz;
+	m.fmax = c->sim.freq_max_khz;
+	m.fstep = c->sim.freq_step_khz;
 
 	for (int i = 0; i < c->nwl; i++) {
 		enum feed server =

@@ -10,9 +10,9 @@ int src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	int err;
 
 	out->state = POL_LAT_STALE;
-	out->p99_us = NAN;
+	out->p99_ns = NAN;
 	out->rps = NAN;
-	out->p99_service_us = out->p99_sojourn_us = NAN;
+	out->p99_service_ns = out->p99_sojourn_ns = NAN;
 	out->why[0] = '\0';
 	err = s->ops->read(s, now_ms, out);
 	if (err && !out->why[0])

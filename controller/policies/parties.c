@@ -112,7 +112,7 @@ struct pt_pending {
 	int wl;
 	enum pol_res res;
 	int donor;	   /* -1: the unit came from the free pool */
-	double pre_p99_us; /* p99 before the action */
+	double pre_p99_ns; /* p99 before the action */
 	uint64_t tick;	   /* observation the action was decided on */
 	uint64_t t_ms;	   /* when */
 	unsigned int samples, bad, waited;
@@ -533,16 +533,17 @@ static int act(struct pt_state *st, const struct pol_observation *obs, struct po
 			if (pingpong)
 				st->wl[donor].res = wheel_next(st, obs, r);
 			set_reason(dec, donor, "donate", "gives %ld %s to %s (most slack, %.3f)%s",
-				   step, pol_res_str(r), obs->wl[i].name, slack_of(st, obs, donor),
+				   pol_res_shown(r, step), pol_res_str(r), obs->wl[i].name,
+				   slack_of(st, obs, donor),
 				   pingpong ? "; its wheel advanced (anti-ping-pong)" : "");
 		}
-		set_reason(dec, i, action, "%s; +%ld %s from %s%s%s", why, step, pol_res_str(r),
-			   donor >= 0 ? obs->wl[donor].name : "free pool",
+		set_reason(dec, i, action, "%s; +%ld %s from %s%s%s", why, pol_res_shown(r, step),
+			   pol_res_str(r), donor >= 0 ? obs->wl[donor].name : "free pool",
 			   *skipped ? "; skipped at limit: " : "", skipped);
 	} else {
 		dec->wl[i].alloc[r] -= step;
-		set_reason(dec, i, action, "%s; -%ld %s to %s%s%s", why, step, pol_res_str(r),
-			   obs->res[r].pooled ? "free pool" : "nobody",
+		set_reason(dec, i, action, "%s; -%ld %s to %s%s%s", why, pol_res_shown(r, step),
+			   pol_res_str(r), obs->res[r].pooled ? "free pool" : "nobody",
 			   *skipped ? "; skipped at limit: " : "", skipped);
 	}
 	st->pend = (struct pt_pending){
@@ -551,7 +552,7 @@ static int act(struct pt_state *st, const struct pol_observation *obs, struct po
 		.wl = i,
 		.res = r,
 		.donor = donor,
-		.pre_p99_us = obs->wl[i].p99_us,
+		.pre_p99_ns = obs->wl[i].p99_ns,
 		.tick = obs->tick,
 		.t_ms = obs->now_ms,
 	};
@@ -573,7 +574,7 @@ static bool judge_sample(struct pt_state *st, const struct pol_observation *obs)
 	if (pd->dir == PT_UP) {
 		if (w->state == POL_LAT_FRESH) {
 			pd->samples++;
-			if (!(w->p99_us < pd->pre_p99_us))
+			if (!(w->p99_ns < pd->pre_p99_ns))
 				pd->bad++;
 		}
 	} else if (st->p.revert_check == PT_REVERT_SELF) {
@@ -639,7 +640,8 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 			st->wl[i].res = wheel_next(st, obs, pd->res);
 			snprintf(st->note, sizeof(st->note),
 				 "up %s did not lower p99 (%.0f -> %.0f us), next: %s", rn,
-				 pd->pre_p99_us, obs->wl[i].p99_us, pol_res_str(st->wl[i].res));
+				 pd->pre_p99_ns / 1e3, obs->wl[i].p99_ns / 1e3,
+				 pol_res_str(st->wl[i].res));
 			st->note_wl = i;
 			set_reason(dec, i, NULL, "%s", st->note);
 		}

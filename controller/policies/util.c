@@ -236,7 +236,7 @@ static int util_decide(void *state, const struct pol_observation *obs, struct po
 			} else if (cap > 0) {
 				double need = demand[i] / (cap * s->c.freq_util) *
 					      (double)w->max[POL_RES_FREQ];
-				long st = fr->step > 0 ? fr->step : 100;
+				long st = fr->step > 0 ? fr->step : 100000; /* kHz */
 
 				f = (long)ceil(need / (double)st) * st;
 				/* lower only with slack to spare, one step at a time:

@@ -24,7 +24,7 @@ static struct sim_opts base(double rps, enum sim_dist d, double mean_us)
 		.sz = sizeof(o),
 		.seed = 7,
 		.cores = 16,
-		.freq_max_mhz = 2000,
+		.freq_max_khz = 2000000,
 		.window_ns = S_NS,
 		.nwl = 1,
 	};
@@ -38,13 +38,13 @@ static struct sim_opts base(double rps, enum sim_dist d, double mean_us)
 }
 
 /* One run of secs virtual seconds at a fixed allocation. */
-static void run_alloc(const struct sim_opts *o, int cores, double quota, long mhz, uint64_t secs,
+static void run_alloc(const struct sim_opts *o, int cores, long quota_mc, long khz, uint64_t secs,
 		      struct sim_wl_stats *st)
 {
 	struct sim *s = sim_new(o);
 
 	assert_non_null(s);
-	assert_int_equal(sim_set_alloc(s, 0, cores, quota, mhz), 0);
+	assert_int_equal(sim_set_alloc(s, 0, cores, quota_mc, khz), 0);
 	sim_run_until(s, secs * S_NS);
 	assert_int_equal(sim_stats(s, 0, st), 0);
 	sim_free(s);
@@ -183,7 +183,7 @@ static void test_freq_and_quota_slow_service(void **state)
 	o.wl[0].freq_frac = 0.5;
 	/* half the work scales: at 1000 of 2000 MHz, 0.5 + 0.5 x 2 = 1.5 ms;
 	 * a quota of half a core on one server doubles it again */
-	run_alloc(&o, 1, 0.5, 1000, 20, &st);
+	run_alloc(&o, 1, 500, 1000000, 20, &st);
 	assert_true(fabs(st.p99_service_ns - 3000e3) < 1e3);
 	/* CPU use: the service at half speed uses half its wall time */
 	assert_true(fabs((double)st.cpu_ns / (double)st.arrived - 1.5e6) < 1.5e6 * 0.01);
