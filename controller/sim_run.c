@@ -225,18 +225,81 @@ static double now_s(clockid_t clk)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The model of the config's [simulation] and workloads. NULL with errno. */
+static struct sim *model_new(const struct cfg *c)
+{
+	struct sim_opts so = { .sz = sizeof(so) };
+	double peak = 0;
+
+	so.seed = c->seed;
+	so.cores = c->sim.cores;
+	so.freq_max_khz = c->sim.freq_max_khz;
+	so.link_gbps = c->sim.link_gbps;
+	so.prop_ns = c->sim.prop_ns;
+	so.window_ns = (uint64_t)c->ebee_window_ms * 1000000ull;
+	so.nwl = c->nwl;
+	for (int i = 0; i < c->nwl; i++) {
+		sim_cfg_model(&c->sim, i, &so.wl[i]);
+		for (int k = 0; k < so.wl[i].npoints; k++)
+			if (so.wl[i].rps[k] > peak)
+				peak = so.wl[i].rps[k];
+	}
+	/* room for every request of the window at the peak offered rate, with
+	 * margin for a backlog draining faster than it arrived (a full window
+	 * evicts by count, and its p99 would then cover less than the window) */
+	so.window_cap = (size_t)(peak * c->ebee_window_ms / 1000.0 * 3) + 4096;
+	return sim_new(&so);
+}
+
+/* Both feeds of every workload: the one its source names drives the policy. */
+static int feeds_open(struct sim *sim, const struct cfg *c, struct loop_args *la)
+{
+	for (int i = 0; i < c->nwl; i++) {
+		enum feed server =
+		    c->wl[i].ebee_latency == CFG_LAT_SOJOURN ? FEED_SOJOURN : FEED_SERVICE;
+		struct src *cl = simsrc_open(sim, i, FEED_CLIENT);
+		struct src *eb = simsrc_open(sim, i, server);
+
+		if (!cl || !eb) {
+			src_close(cl);
+			src_close(eb);
+			return -ENOMEM;
+		}
+		la->src[i] = c->wl[i].source == CFG_SRC_CLIENT ? cl : eb;
+		la->aux[i] = c->wl[i].source == CFG_SRC_CLIENT ? eb : cl;
+		la->pid[i] = 0;
+	}
+	return 0;
+}
+
+/* The log's last line; deterministic: no wall-clock figures. */
+static void log_summary(FILE *log, const struct cfg *c, const struct sim_run_result *res)
+{
+	struct log_json j;
+
+	log_json_begin(&j, log);
+	log_json_bool(&j, "summary", true);
+	log_json_bool(&j, "simulated", true);
+	log_json_int(&j, "seed", (long long)c->seed);
+	log_json_num(&j, "virtual_s", res->virtual_s, 3);
+	log_json_int(&j, "intervals", (long long)res->intervals);
+	log_json_int(&j, "actions", (long long)res->actions);
+	log_json_int(&j, "refused", (long long)res->refused);
+	log_json_int(&j, "events", (long long)res->events);
+	log_json_int(&j, "requests", (long long)res->requests);
+	log_json_end(&j);
+}
+
 int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err, size_t len)
 {
 	const struct cfg *c = o->cfg;
-	struct sim_opts so = { .sz = sizeof(so) };
 	struct loop_args la = { .sz = sizeof(la) };
 	static struct loop loop; /* large: not on the stack */
 	struct simmach m = { 0 };
-	unsigned int win_ms = c->ebee_window_ms;
 	double dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
-	double peak = 0, w0, c0;
+	double w0, c0;
 	uint64_t end_ms, t;
-	int ret = -ENOMEM;
+	int ret;
 
 	memset(res, 0, sizeof(*res));
 	if (!c->sim.enabled) {
@@ -248,24 +311,7 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 			 c->file);
 		return -EINVAL;
 	}
-	so.seed = c->seed;
-	so.cores = c->sim.cores;
-	so.freq_max_khz = c->sim.freq_max_khz;
-	so.link_gbps = c->sim.link_gbps;
-	so.prop_ns = c->sim.prop_ns;
-	so.window_ns = (uint64_t)win_ms * 1000000ull;
-	so.nwl = c->nwl;
-	for (int i = 0; i < c->nwl; i++) {
-		sim_cfg_model(&c->sim, i, &so.wl[i]);
-		for (int k = 0; k < so.wl[i].npoints; k++)
-			if (so.wl[i].rps[k] > peak)
-				peak = so.wl[i].rps[k];
-	}
-	/* room for every request of the window at the peak offered rate, with
-	 * margin for a backlog draining faster than it arrived (a full window
-	 * evicts by count, and its p99 would then cover less than win_ms) */
-	so.window_cap = (size_t)(peak * win_ms / 1000.0 * 3) + 4096;
-	m.sim = sim_new(&so);
+	m.sim = model_new(c);
 	if (!m.sim) {
 		ret = -errno;
 		snprintf(err, len, "%s: cannot build the model: %s", c->file, strerror(errno));
@@ -275,22 +321,10 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	m.fmin = c->sim.freq_min_khz;
 	m.fmax = c->sim.freq_max_khz;
 	m.fstep = c->sim.freq_step_khz;
-
-	for (int i = 0; i < c->nwl; i++) {
-		enum feed server =
-		    c->wl[i].ebee_latency == CFG_LAT_SOJOURN ? FEED_SOJOURN : FEED_SERVICE;
-		struct src *cl = simsrc_open(m.sim, i, FEED_CLIENT);
-		struct src *eb = simsrc_open(m.sim, i, server);
-
-		if (!cl || !eb) {
-			src_close(cl);
-			src_close(eb);
-			snprintf(err, len, "out of memory");
-			goto fail_src;
-		}
-		la.src[i] = c->wl[i].source == CFG_SRC_CLIENT ? cl : eb;
-		la.aux[i] = c->wl[i].source == CFG_SRC_CLIENT ? eb : cl;
-		la.pid[i] = 0;
+	ret = feeds_open(m.sim, c, &la);
+	if (ret) {
+		snprintf(err, len, "out of memory");
+		goto fail_src;
 	}
 	la.cfg = c;
 	la.pol = o->pol;
@@ -323,22 +357,8 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	res->intervals = loop.stats.intervals;
 	res->actions = loop.stats.actions;
 	res->refused = loop.stats.rejected;
-	if (o->log) {
-		struct log_json j;
-
-		/* deterministic: no wall-clock figures */
-		log_json_begin(&j, o->log);
-		log_json_bool(&j, "summary", true);
-		log_json_bool(&j, "simulated", true);
-		log_json_int(&j, "seed", (long long)c->seed);
-		log_json_num(&j, "virtual_s", res->virtual_s, 3);
-		log_json_int(&j, "intervals", (long long)res->intervals);
-		log_json_int(&j, "actions", (long long)res->actions);
-		log_json_int(&j, "refused", (long long)res->refused);
-		log_json_int(&j, "events", (long long)res->events);
-		log_json_int(&j, "requests", (long long)res->requests);
-		log_json_end(&j);
-	}
+	if (o->log)
+		log_summary(o->log, c, res);
 	loop_fini(&loop); /* closes the sources */
 	sim_free(m.sim);
 	return 0;
@@ -348,5 +368,5 @@ fail_src:
 		src_close(la.aux[i]);
 	}
 	sim_free(m.sim);
-	return ret ? ret : -ENOMEM;
+	return ret;
 }

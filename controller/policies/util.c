@@ -133,61 +133,66 @@ static long clampl(long v, long lo, long hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-static int util_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+/*
+ * What workload i wants of r: its demand (cores at full speed, NAN when its
+ * CPU use is unknown) turned into units at target_util, at least one step
+ * more when it is over target, kept while shrinking waits or the guard
+ * holds. Fills the reason.
+ */
+static long want_of(struct util_state *s, const struct pol_observation *obs, int r, int i,
+		    struct pol_decision *dec, double *demand)
 {
-	struct util_state *s = state;
 	const struct pol_res_info *fr = &obs->res[POL_RES_FREQ];
-	int r = sized_res(obs), order[POL_MAX_WORKLOADS], n = 0;
-	long want[POL_MAX_WORKLOADS] = { 0 }, pool;
-	double demand[POL_MAX_WORKLOADS];
+	const struct pol_wl_obs *w = &obs->wl[i];
+	long step = obs->res[r].step, cur = w->alloc[r], want;
+	double fscale = fr->avail && w->max[POL_RES_FREQ] > 0
+			    ? (double)w->alloc[POL_RES_FREQ] / (double)w->max[POL_RES_FREQ]
+			    : 1.0;
+	double cap = cores_of(r, cur), d;
+	bool over = w->state == POL_LAT_FRESH && w->slack < 0;
+	bool guard = w->state == POL_LAT_FRESH && w->slack < s->c.guard_slack;
 
-	if (r < 0)
-		return 0;
-	for (int i = 0; i < obs->nwl; i++) {
-		const struct pol_wl_obs *w = &obs->wl[i];
-		long step = obs->res[r].step, cur = w->alloc[r];
-		double fscale = fr->avail && w->max[POL_RES_FREQ] > 0
-				    ? (double)w->alloc[POL_RES_FREQ] / (double)w->max[POL_RES_FREQ]
-				    : 1.0;
-		double cap = cores_of(r, cur), d;
-		bool over = w->state == POL_LAT_FRESH && w->slack < 0;
-		bool guard = w->state == POL_LAT_FRESH && w->slack < s->c.guard_slack;
-
-		want[i] = cur;
-		demand[i] = NAN;
-		if (!w->alive || isnan(w->cpu_used)) {
-			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason), "no cpu use yet");
-			continue;
-		}
-		d = w->cpu_used * fscale;
-		/* cpu per request, learnt while not saturated */
-		if (w->rps > 0 && w->cpu_used < 0.9 * cap)
-			s->cpu_per_req[i] = d / w->rps;
-		else if (w->rps > 0 && s->cpu_per_req[i] > 0 && s->cpu_per_req[i] * w->rps > d)
-			d = s->cpu_per_req[i] * w->rps; /* saturated: use understates demand */
-		demand[i] = d;
-		/* (less a hair, so 4.2 / 0.7 is 6, not 7) */
-		want[i] = (long)ceil(d / s->c.target_util / cores_of(r, step) - 1e-9) * step;
-		if (over && want[i] <= cur)
-			want[i] = cur + step;
-		want[i] = clampl(want[i], w->min[r], w->max[r]);
-		if (want[i] < cur) {
-			if (guard || ++s->down[i] < s->c.down_intervals) {
-				snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
-					 "demand %.2f cores wants %ld, %s", d, want[i],
-					 guard ? "slack below guard" : "waiting to shrink");
-				want[i] = cur;
-			}
-		} else {
-			s->down[i] = 0;
-		}
-		if (!dec->wl[i].reason[0])
-			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
-				 "demand %.2f cores at %.2f util -> %ld%s", d, s->c.target_util,
-				 want[i], over ? " (over target)" : "");
+	*demand = NAN;
+	if (!w->alive || isnan(w->cpu_used)) {
+		snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason), "no cpu use yet");
+		return cur;
 	}
-	/* shrinks first, then grants by least slack while the pool lasts */
-	pool = obs->res[r].total;
+	d = w->cpu_used * fscale;
+	/* cpu per request, learnt while not saturated */
+	if (w->rps > 0 && w->cpu_used < 0.9 * cap)
+		s->cpu_per_req[i] = d / w->rps;
+	else if (w->rps > 0 && s->cpu_per_req[i] > 0 && s->cpu_per_req[i] * w->rps > d)
+		d = s->cpu_per_req[i] * w->rps; /* saturated: use understates demand */
+	*demand = d;
+	/* (less a hair, so 4.2 / 0.7 is 6, not 7) */
+	want = (long)ceil(d / s->c.target_util / cores_of(r, step) - 1e-9) * step;
+	if (over && want <= cur)
+		want = cur + step;
+	want = clampl(want, w->min[r], w->max[r]);
+	if (want < cur) {
+		if (guard || ++s->down[i] < s->c.down_intervals) {
+			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
+				 "demand %.2f cores wants %ld, %s", d, want,
+				 guard ? "slack below guard" : "waiting to shrink");
+			want = cur;
+		}
+	} else {
+		s->down[i] = 0;
+	}
+	if (!dec->wl[i].reason[0])
+		snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
+			 "demand %.2f cores at %.2f util -> %ld%s", d, s->c.target_util, want,
+			 over ? " (over target)" : "");
+	return want;
+}
+
+/* Shrinks first, then grants by least slack while the pool lasts. */
+static void grant(const struct pol_observation *obs, int r, const long *want,
+		  struct pol_decision *dec)
+{
+	int order[POL_MAX_WORKLOADS], n = 0;
+	long pool = obs->res[r].total;
+
 	for (int i = 0; i < obs->nwl; i++) {
 		if (!obs->wl[i].alive)
 			continue;
@@ -220,36 +225,56 @@ static int util_decide(void *state, const struct pol_observation *obs, struct po
 		dec->wl[i].alloc[r] += g;
 		pool -= g;
 	}
+}
+
+/* Frequency of workload i: the lowest that keeps utilisation <= freq_util. */
+static long freq_of(const struct util_state *s, const struct pol_observation *obs, int r, int i,
+		    const struct pol_decision *dec, double demand)
+{
+	const struct pol_res_info *fr = &obs->res[POL_RES_FREQ];
+	const struct pol_wl_obs *w = &obs->wl[i];
+	bool over = w->state == POL_LAT_FRESH && w->slack < 0;
+	double cap = cores_of(r, dec->wl[i].alloc[r]);
+	long f = w->alloc[POL_RES_FREQ];
+
+	if (over || s->c.freq_util == 0) {
+		f = w->max[POL_RES_FREQ];
+	} else if (cap > 0) {
+		double need = demand / (cap * s->c.freq_util) * (double)w->max[POL_RES_FREQ];
+		long st = fr->step > 0 ? fr->step : 100000; /* kHz */
+
+		f = (long)ceil(need / (double)st) * st;
+		/* lower only with slack to spare, one step at a time:
+		 * a slower core stretches every request, the tail most */
+		if (f < w->alloc[POL_RES_FREQ]) {
+			bool guard = w->state == POL_LAT_FRESH && w->slack < s->c.guard_slack;
+
+			f = guard ? w->alloc[POL_RES_FREQ] : w->alloc[POL_RES_FREQ] - st;
+		}
+	}
+	return clampl(f, w->min[POL_RES_FREQ], w->max[POL_RES_FREQ]);
+}
+
+static int util_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+{
+	struct util_state *s = state;
+	int r = sized_res(obs);
+	long want[POL_MAX_WORKLOADS] = { 0 };
+	double demand[POL_MAX_WORKLOADS];
+
+	if (r < 0)
+		return 0;
+	for (int i = 0; i < obs->nwl; i++)
+		want[i] = want_of(s, obs, r, i, dec, &demand[i]);
+	grant(obs, r, want, dec);
 	for (int i = 0; i < obs->nwl; i++) {
 		const struct pol_wl_obs *w = &obs->wl[i];
 		long f = w->alloc[POL_RES_FREQ];
 
 		if (!w->alive)
 			continue;
-		/* frequency: the lowest that keeps utilisation <= freq_util */
-		if (fr->avail && !isnan(demand[i])) {
-			bool over = w->state == POL_LAT_FRESH && w->slack < 0;
-			double cap = cores_of(r, dec->wl[i].alloc[r]);
-
-			if (over || s->c.freq_util == 0) {
-				f = w->max[POL_RES_FREQ];
-			} else if (cap > 0) {
-				double need = demand[i] / (cap * s->c.freq_util) *
-					      (double)w->max[POL_RES_FREQ];
-				long st = fr->step > 0 ? fr->step : 100000; /* kHz */
-
-				f = (long)ceil(need / (double)st) * st;
-				/* lower only with slack to spare, one step at a time:
-				 * a slower core stretches every request, the tail most */
-				if (f < w->alloc[POL_RES_FREQ]) {
-					bool guard = w->state == POL_LAT_FRESH &&
-						     w->slack < s->c.guard_slack;
-
-					f = guard ? w->alloc[POL_RES_FREQ]
-						  : w->alloc[POL_RES_FREQ] - st;
-				}
-			}
-			f = clampl(f, w->min[POL_RES_FREQ], w->max[POL_RES_FREQ]);
+		if (obs->res[POL_RES_FREQ].avail && !isnan(demand[i])) {
+			f = freq_of(s, obs, r, i, dec, demand[i]);
 			dec->wl[i].alloc[POL_RES_FREQ] = f;
 		}
 		if (dec->wl[i].alloc[r] > w->alloc[r])
