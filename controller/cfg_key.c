@@ -66,9 +66,7 @@ void cfg_key_list(const struct cfg_key *tab, int n, char *buf, size_t len)
 		at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "", tab[i].name);
 }
 
-static int bad(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t len, const char *fmt, ...)
+int cfg_key_err(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -114,7 +112,8 @@ static int rule_bad(const struct cfg_key *k, const struct cfg_key_rule *r, const
 {
 	if (r->msg)
 		return bad_key(k, r->msg, val, err, len);
-	return bad(err, len, "%s: '%s' is not a number in %g..%g", k->name, val, r->lo, r->hi);
+	return cfg_key_err(err, len, "%s: '%s' is not a number in %g..%g", k->name, val, r->lo,
+			   r->hi);
 }
 
 int cfg_key_real(const struct cfg_key *k, const char *val, double *out, char *err, size_t len)
@@ -123,7 +122,7 @@ int cfg_key_real(const struct cfg_key *k, const char *val, double *out, char *er
 		/* a range without words of its own says "not a number in lo..hi" for both */
 		if (rule_used(&k->rule[0]) && !k->rule[0].msg)
 			return rule_bad(k, &k->rule[0], val, err, len);
-		return bad(err, len, "%s: '%s' is not a number", k->name, val);
+		return cfg_key_err(err, len, "%s: '%s' is not a number", k->name, val);
 	}
 	for (size_t i = 0; i < sizeof(k->rule) / sizeof(k->rule[0]); i++)
 		if (rule_used(&k->rule[i]) && !rule_ok(&k->rule[i], *out))
@@ -177,8 +176,8 @@ static int set_whole(const struct cfg_key *k, void *base, const char *val, char 
 	if (!cfg_parse_long(val, k->lo, k->hi, &v)) {
 		if (k->msg)
 			return bad_key(k, k->msg, val, err, len);
-		return bad(err, len, "%s: '%s' is not a whole number in %ld..%ld", k->name, val,
-			   k->lo, k->hi);
+		return cfg_key_err(err, len, "%s: '%s' is not a whole number in %ld..%ld", k->name,
+				   val, k->lo, k->hi);
 	}
 	if (k->store == CFG_KEY_S_LONG) /* exact, also past 2^53 */
 		*(long *)((char *)base + k->off) = v * (long)scale_of(k);
@@ -223,8 +222,9 @@ int cfg_key_set(const struct cfg_key *k, void *base, const char *val, void *ctx,
 	case CFG_KEY_BOOL:
 		if (!cfg_parse_bool(val, &b))
 			return k->msg ? bad_key(k, k->msg, val, err, len)
-				      : bad(err, len, "%s: '%s' is not a boolean (true or false)",
-					    k->name, val);
+				      : cfg_key_err(err, len,
+						    "%s: '%s' is not a boolean (true or false)",
+						    k->name, val);
 		store_num(k, base, b);
 		return 0;
 	case CFG_KEY_TRISTATE:
@@ -233,7 +233,8 @@ int cfg_key_set(const struct cfg_key *k, void *base, const char *val, void *ctx,
 		else if (cfg_parse_bool(val, &b))
 			store_num(k, base, b ? CFG_ON : CFG_OFF);
 		else
-			return bad(err, len, "%s: '%s' must be auto, true or false", k->name, val);
+			return cfg_key_err(err, len, "%s: '%s' must be auto, true or false",
+					   k->name, val);
 		return 0;
 	case CFG_KEY_CHOICE:
 		return set_choice(k, base, val, err, len);
@@ -242,7 +243,33 @@ int cfg_key_set(const struct cfg_key *k, void *base, const char *val, void *ctx,
 	case CFG_KEY_CUSTOM:
 		return k->parse(k, base, val, ctx, err, len);
 	}
-	return bad(err, len, "%s: not a key type this build knows", k->name);
+	return cfg_key_err(err, len, "%s: not a key type this build knows", k->name);
+}
+
+int cfg_key_take(const struct cfg_key *tab, int n, int *line_of, void *base, const char *key,
+		 const char *val, int line, const char *section, void *ctx, char *err, size_t len)
+{
+	const struct cfg_key *k = cfg_key_find(tab, n, key);
+
+	if (!k)
+		return 0;
+	if (line_of[k - tab])
+		return cfg_key_err(err, len, "%s given twice in [%s]", key, section);
+	line_of[k - tab] = line;
+	return cfg_key_set(k, base, val, ctx, err, len) ? -EINVAL : 1;
+}
+
+int cfg_key_setting(const struct cfg_key *tab, int n, void *base, const char *key, const char *val,
+		    char *err, size_t len)
+{
+	const struct cfg_key *k = cfg_key_find(tab, n, key);
+	double d;
+
+	if (k)
+		return cfg_key_set(k, base, val, NULL, err, len);
+	if (!cfg_parse_double(val, &d))
+		return cfg_key_err(err, len, "%s: '%s' is not a number", key, val);
+	return -ENOENT;
 }
 
 void cfg_key_defaults(const struct cfg_key *tab, int n, void *base)

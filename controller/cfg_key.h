@@ -113,6 +113,21 @@ const struct cfg_key *cfg_key_find(const struct cfg_key *tab, int n, const char 
 /* Read val into base as k says. 0, or -EINVAL with err set. */
 int cfg_key_set(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
 		size_t len);
+/*
+ * A key of an INI section whose struct records where each key was given
+ * (line_of[i] for tab[i]; 0 = not yet): given twice is an error naming
+ * section, else the line is recorded and the value read. 1 taken, 0 not a
+ * key of tab, -EINVAL with err set.
+ */
+int cfg_key_take(const struct cfg_key *tab, int n, int *line_of, void *base, const char *key,
+		 const char *val, int line, const char *section, void *ctx, char *err, size_t len);
+/*
+ * A policy's setting (policy.h's check_param and init): 0, -EINVAL with err
+ * set, or -ENOENT (err untouched) when tab has no such key. A value that is
+ * not a number is reported as such even then, as the policies always have.
+ */
+int cfg_key_setting(const struct cfg_key *tab, int n, void *base, const char *key, const char *val,
+		    char *err, size_t len);
 /* Store every key's default into base (a key without one is left alone). */
 void cfg_key_defaults(const struct cfg_key *tab, int n, void *base);
 /* "a, b, c": the names of tab[0..n-1], for messages. */
@@ -120,6 +135,8 @@ void cfg_key_list(const struct cfg_key *tab, int n, char *buf, size_t len);
 
 /* k's own message about val (a parse() function's error). -EINVAL. */
 int cfg_key_fail(const struct cfg_key *k, const char *val, char *err, size_t len);
+/* printf into err. -EINVAL. */
+int cfg_key_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A CFG_KEY_REAL value read and checked, not stored (for parse() functions
  * that store it their own way). 0, or -EINVAL with err set. */

@@ -79,19 +79,6 @@ static int bad_at(struct cfg_ctx *x, int line, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* What a parse() function says is wrong. -EINVAL. */
-static int bad(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static int enter_section(struct cfg_ctx *x, const char *section);
 
 /*
@@ -218,7 +205,7 @@ static int key_policy(const struct cfg_key *k, void *base, const char *val, void
 		snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
 			 pol_registry[i]->name);
 	}
-	return bad(err, len, "policy: unknown policy '%s' (have: %s)", val, names);
+	return cfg_key_err(err, len, "policy: unknown policy '%s' (have: %s)", val, names);
 }
 
 static int key_seed(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
@@ -229,7 +216,7 @@ static int key_seed(const struct cfg_key *k, void *base, const char *val, void *
 	errno = 0;
 	*(uint64_t *)field(k, base) = strtoull(val, &end, 0);
 	if (errno || end == val || *end || *val == '-')
-		return bad(err, len, "seed: '%s' is not a whole number >= 0", val);
+		return cfg_key_err(err, len, "seed: '%s' is not a whole number >= 0", val);
 	return 0;
 }
 
@@ -257,10 +244,11 @@ static int set_find(struct cfg_workload *w, const struct cfg_key *k, enum cfg_fi
 		    size_t len)
 {
 	if (w->find != CFG_FIND_NONE)
-		return bad(err, len,
-			   "workload %s: give only one of pid, pidfile, command, cgroup and unit "
-			   "(%s given after line %d)",
-			   w->name, k->name, cfg_find_line(w));
+		return cfg_key_err(
+		    err, len,
+		    "workload %s: give only one of pid, pidfile, command, cgroup and unit "
+		    "(%s given after line %d)",
+		    w->name, k->name, cfg_find_line(w));
 	w->find = f;
 	return 0;
 }
@@ -272,7 +260,7 @@ static int wl_pid(const struct cfg_key *k, void *base, const char *val, void *ct
 	long v;
 
 	if (!cfg_parse_long(val, 1, INT32_MAX, &v))
-		return bad(err, len, "pid: '%s' is not a process id", val);
+		return cfg_key_err(err, len, "pid: '%s' is not a process id", val);
 	if (set_find(w, k, CFG_FIND_PID, err, len))
 		return -EINVAL;
 	w->pid = (pid_t)v;
@@ -298,7 +286,8 @@ static int wl_command(const struct cfg_key *k, void *base, const char *val, void
 	if (set_find(w, k, CFG_FIND_COMMAND, err, len))
 		return -EINVAL;
 	if (strlen(val) >= sizeof(w->command))
-		return bad(err, len, "command: longer than %zu bytes", sizeof(w->command) - 1);
+		return cfg_key_err(err, len, "command: longer than %zu bytes",
+				   sizeof(w->command) - 1);
 	snprintf(w->command, sizeof(w->command), "%s", val);
 	return 0;
 }
@@ -315,10 +304,10 @@ static int wl_cgroup(const struct cfg_key *k, void *base, const char *val, void 
 		p++;
 	if (!*p || strstr(val, "..") || strstr(p, "//") || p[strlen(p) - 1] == '/' ||
 	    strlen(val) >= sizeof(w->cgroup))
-		return bad(err, len,
-			   "workload %s: cgroup '%s' is not a cgroup path below the root "
-			   "(e.g. /system.slice/web.service; no '..', not the root)",
-			   w->name, val);
+		return cfg_key_err(err, len,
+				   "workload %s: cgroup '%s' is not a cgroup path below the root "
+				   "(e.g. /system.slice/web.service; no '..', not the root)",
+				   w->name, val);
 	snprintf(w->cgroup, sizeof(w->cgroup), "%s", val);
 	return 0;
 }
@@ -335,9 +324,9 @@ static int wl_unit(const struct cfg_key *k, void *base, const char *val, void *c
 		return -EINVAL;
 	if (n <= 8 || n >= sizeof(w->cgroup) || strcmp(val + n - 8, ".service") ||
 	    strspn(val, unit_chars) != n)
-		return bad(err, len,
-			   "workload %s: unit '%s' is not a systemd service name (NAME.service)",
-			   w->name, val);
+		return cfg_key_err(
+		    err, len, "workload %s: unit '%s' is not a systemd service name (NAME.service)",
+		    w->name, val);
 	snprintf(w->cgroup, sizeof(w->cgroup), "%s", val);
 	return 0;
 }
@@ -347,7 +336,7 @@ static int set_feed(struct cfg_workload *w, const char *path, struct cfg_ctx *x,
 		    size_t len)
 {
 	if (!*path)
-		return bad(err, len, "workload %s: empty feed file name", w->name);
+		return cfg_key_err(err, len, "workload %s: empty feed file name", w->name);
 	snprintf(w->feed, sizeof(w->feed), "%s", path);
 	w->feed_line = x->line;
 	return 0;
@@ -367,7 +356,7 @@ static int wl_source(const struct cfg_key *k, void *base, const char *val, void 
 		w->source = CFG_SRC_CLIENT;
 		return set_feed(w, val + 7, ctx, err, len);
 	} else {
-		return bad(err, len, "source: '%s' must be ebee or client:PATH", val);
+		return cfg_key_err(err, len, "source: '%s' must be ebee or client:PATH", val);
 	}
 	return 0;
 }
@@ -384,7 +373,7 @@ static int wl_ebee_mode(const struct cfg_key *k, void *base, const char *val, vo
 	struct cfg_workload *w = base;
 
 	if (ebee_mode_parse(val, &w->ebee_mode))
-		return bad(err, len, "ebee_mode: '%s' must be auto, conn, io or grpc", val);
+		return cfg_key_err(err, len, "ebee_mode: '%s' must be auto, conn, io or grpc", val);
 	return 0;
 }
 
@@ -507,22 +496,18 @@ void cfg_defaults(struct cfg *c)
 	sim_cfg_defaults(&c->sim);
 }
 
-/* A key of a section's table: line recorded, given once. 1 taken, 0 wrong
- * (inih: failure), -1 not a key of this table. */
+/* A key of a section's table (cfg_key_take()). 1 taken, 0 wrong (inih:
+ * failure), -1 not a key of this table. */
 static int table_key(struct cfg_ctx *x, const struct cfg_key *tab, int n, int *line_of, void *base,
 		     const char *key, const char *val)
 {
-	const struct cfg_key *k = cfg_key_find(tab, n, key);
 	char err[256];
+	int r =
+	    cfg_key_take(tab, n, line_of, base, key, val, x->line, x->section, x, err, sizeof(err));
 
-	if (!k)
-		return -1;
-	if (line_of[k - tab])
-		return fail(x, "%s given twice in [%s]", key, x->section);
-	line_of[k - tab] = x->line;
-	if (cfg_key_set(k, base, val, x, err, sizeof(err)))
+	if (r < 0)
 		return fail(x, "%s", err);
-	return 1;
+	return r ? 1 : -1;
 }
 
 static int workload_key(struct cfg_ctx *x, const char *key, const char *val)

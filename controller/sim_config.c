@@ -78,18 +78,6 @@ void sim_cfg_defaults(struct cfg_sim *s)
 		cfg_key_defaults(wl_keys, SIM_CFG_WL_NKEYS, &s->wl[i]);
 }
 
-static int bad(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* A frequency in MHz, in its range, whole MHz (a fraction is dropped), as kHz. */
 static int sim_freq(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
 		    size_t len)
@@ -102,32 +90,17 @@ static int sim_freq(const struct cfg_key *k, void *base, const char *val, void *
 	return 0;
 }
 
-/* One key of a table whose section records lines in line_of[]; where names
- * the section for "given twice". 1 taken, 0 not in the table, -EINVAL. */
-static int table_key(const struct cfg_key *tab, int n, int *line_of, void *base, const char *key,
-		     const char *val, int line, const char *where, char *err, size_t len)
-{
-	const struct cfg_key *k = cfg_key_find(tab, n, key);
-
-	if (!k)
-		return 0;
-	if (line_of[k - tab])
-		return bad(err, len, "%s given twice in [%s]", key, where);
-	line_of[k - tab] = line;
-	return cfg_key_set(k, base, val, NULL, err, len) ? -EINVAL : 1;
-}
-
 int sim_cfg_key(struct cfg_sim *s, const char *key, const char *val, int line, char *err,
 		size_t len)
 {
-	int r = table_key(sim_keys, SIM_CFG_NKEYS, s->line_of, s, key, val, line, "simulation", err,
-			  len);
+	int r = cfg_key_take(sim_keys, SIM_CFG_NKEYS, s->line_of, s, key, val, line, "simulation",
+			     NULL, err, len);
 	char names[160];
 
 	if (r)
 		return r < 0 ? r : 0;
 	cfg_key_list(sim_keys, SIM_CFG_NKEYS, names, sizeof(names));
-	return bad(err, len, "unknown key '%s' in [simulation] (%s)", key, names);
+	return cfg_key_err(err, len, "unknown key '%s' in [simulation] (%s)", key, names);
 }
 
 /* "T:V, T:V%, ..." with T in seconds, strictly increasing. */
@@ -145,7 +118,8 @@ static int sim_load(const struct cfg_key *k, void *base, const char *val, void *
 		while (isspace((unsigned char)*p))
 			p++;
 		if (n == SIM_MAX_POINTS)
-			return bad(err, len, "sim_load: more than %d points", SIM_MAX_POINTS);
+			return cfg_key_err(err, len, "sim_load: more than %d points",
+					   SIM_MAX_POINTS);
 		errno = 0;
 		t = strtod(p, &end);
 		if (end == p || errno || !isfinite(t) || t < 0 || *end != ':')
@@ -159,10 +133,10 @@ static int sim_load(const struct cfg_key *k, void *base, const char *val, void *
 		if (w->pct[n])
 			p++;
 		if (w->pct[n] && v > 1000)
-			return bad(err, len, "sim_load: %g%% is above 1000%%", v);
+			return cfg_key_err(err, len, "sim_load: %g%% is above 1000%%", v);
 		if (n && t <= w->t_s[n - 1])
-			return bad(err, len, "sim_load: times must increase (%g after %g)", t,
-				   w->t_s[n - 1]);
+			return cfg_key_err(err, len, "sim_load: times must increase (%g after %g)",
+					   t, w->t_s[n - 1]);
 		w->t_s[n] = t;
 		w->val[n] = v;
 		n++;
@@ -178,10 +152,11 @@ static int sim_load(const struct cfg_key *k, void *base, const char *val, void *
 	w->npoints = n;
 	return 0;
 syntax:
-	return bad(err, len,
-		   "sim_load: '%s' is not a list of TIME_S:RATE points (RATE in rps, or N%% of "
-		   "sim_max_rps), e.g. 0:7%%, 300:100%%, 600:7%%",
-		   val);
+	return cfg_key_err(
+	    err, len,
+	    "sim_load: '%s' is not a list of TIME_S:RATE points (RATE in rps, or N%% of "
+	    "sim_max_rps), e.g. 0:7%%, 300:100%%, 600:7%%",
+	    val);
 }
 
 int sim_cfg_wl_key(struct cfg_sim_wl *w, const char *key, const char *val, int line, char *err,
@@ -192,12 +167,12 @@ int sim_cfg_wl_key(struct cfg_sim_wl *w, const char *key, const char *val, int l
 
 	if (strncmp(key, "sim_", 4))
 		return 0;
-	r = table_key(wl_keys, SIM_CFG_WL_NKEYS, w->line_of, w, key, val, line, "workload", err,
-		      len);
+	r = cfg_key_take(wl_keys, SIM_CFG_WL_NKEYS, w->line_of, w, key, val, line, "workload", NULL,
+			 err, len);
 	if (r)
 		return r;
 	cfg_key_list(wl_keys, SIM_CFG_WL_NKEYS, names, sizeof(names));
-	return bad(err, len, "unknown simulation key '%s' (%s)", key, names);
+	return cfg_key_err(err, len, "unknown simulation key '%s' (%s)", key, names);
 }
 
 int sim_cfg_validate_wl(const struct cfg_sim *s, int i, const char *name, int wl_line, char *err,
@@ -211,16 +186,17 @@ int sim_cfg_validate_wl(const struct cfg_sim *s, int i, const char *name, int wl
 		*line = s->line_of[SIM_CFG_FREQ_MIN_MHZ] > s->line_of[SIM_CFG_FREQ_MAX_MHZ]
 			    ? s->line_of[SIM_CFG_FREQ_MIN_MHZ]
 			    : s->line_of[SIM_CFG_FREQ_MAX_MHZ];
-		return bad(err, len, "[simulation] freq_min_mhz %ld > freq_max_mhz %ld",
-			   s->freq_min_khz / 1000, s->freq_max_khz / 1000);
+		return cfg_key_err(err, len, "[simulation] freq_min_mhz %ld > freq_max_mhz %ld",
+				   s->freq_min_khz / 1000, s->freq_max_khz / 1000);
 	}
 	*line = wl_line;
 	if (!w->npoints)
-		return bad(err, len, "workload %s: sim_load is required in a simulation", name);
+		return cfg_key_err(err, len, "workload %s: sim_load is required in a simulation",
+				   name);
 	for (int k = 0; k < w->npoints; k++) {
 		if (w->pct[k] && !(w->max_rps > 0)) {
 			*line = w->line_of[SIM_CFG_WL_LOAD];
-			return bad(
+			return cfg_key_err(
 			    err, len,
 			    "workload %s: sim_load gives %% of sim_max_rps, which is not set",
 			    name);
@@ -228,8 +204,8 @@ int sim_cfg_validate_wl(const struct cfg_sim *s, int i, const char *name, int wl
 	}
 	if (w->fixed_ns > w->service_ns) {
 		*line = w->line_of[SIM_CFG_WL_FIXED_US];
-		return bad(err, len, "workload %s: sim_fixed_us %g > sim_service_us %g", name,
-			   w->fixed_ns / 1e3, w->service_ns / 1e3);
+		return cfg_key_err(err, len, "workload %s: sim_fixed_us %g > sim_service_us %g",
+				   name, w->fixed_ns / 1e3, w->service_ns / 1e3);
 	}
 	return 0;
 }

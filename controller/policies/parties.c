@@ -135,36 +135,50 @@ struct pt_state {
 	char note[80];
 };
 
-/* flavour: the paper's settings or the released code's (see the top of the file) */
+static int pt_param(struct pt_params *p, const char *key, const char *val, char *err, size_t len);
+
+/*
+ * flavour: the paper's settings or the released code's (see the top of the
+ * file), each a list of this table's own settings; a later key overrides.
+ */
+static const struct {
+	const char *name;
+	const char *set[8][2];
+} pt_flavours[] = {
+	{ "paper",
+	  { { "judge_samples", "1" },
+	    { "slack", "latest" },
+	    { "revert_check", "self" },
+	    { "cooldown_s", "30" },
+	    { "repick", "next" },
+	    { "pingpong", "resource" },
+	    { "tie", "pass" },
+	    { "revert_wait", "0" } } },
+	{ "code",
+	  { { "judge_samples", "5" },
+	    { "slack", "both" },
+	    { "revert_check", "any" },
+	    { "cooldown_s", "10" },
+	    { "repick", "random" },
+	    { "pingpong", "state" },
+	    { "tie", "fail" },
+	    { "revert_wait", "5-10" } } },
+};
+
 static int pt_flavour(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
 		      size_t len)
 {
-	struct pt_params *p = base;
-
-	if (!strcmp(val, "paper")) {
-		p->judge_samples = 1;
-		p->slack_mode = PT_SLACK_LATEST;
-		p->revert_check = PT_REVERT_SELF;
-		p->cooldown_s = 30;
-		p->repick = PT_REPICK_NEXT;
-		p->pingpong = PT_PP_RESOURCE;
-		p->tie_fails = false;
-		p->wait_min = p->wait_max = 0;
-	} else if (!strcmp(val, "code")) {
-		p->judge_samples = 5;
-		p->slack_mode = PT_SLACK_BOTH;
-		p->revert_check = PT_REVERT_ANY;
-		p->cooldown_s = 10;
-		p->repick = PT_REPICK_RANDOM;
-		p->pingpong = PT_PP_STATE;
-		p->tie_fails = true;
-		p->wait_min = 5;
-		p->wait_max = 10;
-	} else {
-		snprintf(err, len, "flavour must be paper or code, not '%s'", val);
-		return -EINVAL;
+	for (size_t f = 0; f < sizeof(pt_flavours) / sizeof(pt_flavours[0]); f++) {
+		if (strcmp(val, pt_flavours[f].name))
+			continue;
+		for (int i = 0; i < 8 && pt_flavours[f].set[i][0]; i++)
+			if (pt_param(base, pt_flavours[f].set[i][0], pt_flavours[f].set[i][1], err,
+				     len))
+				return -EINVAL;
+		return 0;
 	}
-	return 0;
+	snprintf(err, len, "flavour must be paper or code, not '%s'", val);
+	return -EINVAL;
 }
 
 /* revert_wait: samples, "N" or "MIN-MAX" (drawn at random per revert) */
@@ -293,16 +307,11 @@ static void pt_defaults(struct pt_params *p)
 
 static int pt_param(struct pt_params *p, const char *key, const char *val, char *err, size_t len)
 {
-	const struct cfg_key *k = cfg_key_find(pt_keys, PT_NKEYS, key);
+	int e = cfg_key_setting(pt_keys, PT_NKEYS, p, key, val, err, len);
 	char names[256];
-	double d;
 
-	if (k)
-		return cfg_key_set(k, p, val, NULL, err, len);
-	if (!cfg_parse_double(val, &d)) { /* what it said before the table */
-		snprintf(err, len, "%s: '%s' is not a number", key, val);
-		return -EINVAL;
-	}
+	if (e != -ENOENT)
+		return e;
 	cfg_key_list(pt_keys, PT_NKEYS, names, sizeof(names));
 	snprintf(err, len, "unknown key '%s' for policy parties (%s)", key, names);
 	return -EINVAL;

@@ -66,16 +66,11 @@ static const struct cfg_key util_keys[] = {
 
 static int util_param(struct util_cfg *c, const char *key, const char *val, char *err, size_t len)
 {
-	const struct cfg_key *k = cfg_key_find(util_keys, UTIL_NKEYS, key);
+	int e = cfg_key_setting(util_keys, UTIL_NKEYS, c, key, val, err, len);
 	char names[128];
-	double d;
 
-	if (k)
-		return cfg_key_set(k, c, val, NULL, err, len);
-	if (!cfg_parse_double(val, &d)) { /* what it said before the table */
-		snprintf(err, len, "%s: '%s' is not a number", key, val);
-		return -EINVAL;
-	}
+	if (e != -ENOENT)
+		return e;
 	cfg_key_list(util_keys, UTIL_NKEYS, names, sizeof(names));
 	snprintf(err, len, "unknown setting '%s' (%s)", key, names);
 	return -EINVAL;
