@@ -194,6 +194,8 @@ static int set_choice(const struct cfg_key *k, void *base, const char *val, char
 			return 0;
 		}
 	}
+	if (!k->msg)
+		return cfg_key_err(err, len, "%s: '%s' is not one of its values", k->name, val);
 	return bad_key(k, k->msg, val, err, len);
 }
 

@@ -13,7 +13,9 @@
  *
  * Units: a value is stored in the program's unit, value * scale (target_ms
  * becomes ns with scale 1e6, MHz become kHz with 1000, cores become
- * milli-cores with 1000); ranges and messages speak the file's unit.
+ * milli-cores with 1000); ranges and messages speak the file's unit. A real
+ * stored into an integer field is rounded, but one above 0 never becomes 0,
+ * which the tables use for "not given, take the default".
  *
  * Errors are one line "what is wrong" without file or line (the caller
  * knows them): a key's own message when it has one, printf-formatted with
