@@ -129,15 +129,16 @@ struct pol_param {
 	const char *val;
 };
 
+/* In: what init() starts from. Out, on failure: what is wrong. */
 struct pol_init_args {
 	size_t sz;     /* sizeof(struct pol_init_args) */
 	uint64_t seed; /* for anything random, so runs are reproducible */
 	int nwl;
 	const struct pol_param *params;
 	int nparams;
-	char *err; /* on failure: what is wrong */
+	char *err; /* out: what is wrong */
 	size_t err_len;
-	int err_param; /* on failure: index of the offending param, or -1 */
+	int err_param; /* out: index of the offending param, or -1 */
 };
 
 struct pol_ops {
@@ -145,8 +146,9 @@ struct pol_ops {
 	const char *desc; /* one line for --help */
 	/* Optional: check one setting at config time (0 or -EINVAL with err). */
 	int (*check_param)(const char *key, const char *val, char *err, size_t err_len);
-	/* Optional: allocate state into *state. 0 or a negative errno. */
-	int (*init)(void **state, const struct pol_init_args *args);
+	/* Optional: allocate state into *state. 0 or a negative errno, with
+	 * args' out fields filled. */
+	int (*init)(void **state, struct pol_init_args *args);
 	/* Required: fill dec (pre-filled with the current allocation). 0 or a
 	 * negative errno (the loop then keeps the allocation). */
 	int (*decide)(void *state, const struct pol_observation *obs, struct pol_decision *dec);

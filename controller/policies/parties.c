@@ -325,7 +325,7 @@ static int pt_check_param(const char *key, const char *val, char *err, size_t le
 	return pt_param(&p, key, val, err, len);
 }
 
-static int pt_init(void **state, const struct pol_init_args *args)
+static int pt_init(void **state, struct pol_init_args *args)
 {
 	struct pt_state *st = calloc(1, sizeof(*st));
 
@@ -337,7 +337,7 @@ static int pt_init(void **state, const struct pol_init_args *args)
 				   args->err_len);
 		if (err) {
 			if (args->sz >= sizeof(*args))
-				((struct pol_init_args *)args)->err_param = i;
+				args->err_param = i;
 			free(st);
 			return err;
 		}

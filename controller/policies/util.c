@@ -83,7 +83,7 @@ static int util_check_param(const char *key, const char *val, char *err, size_t 
 	return util_param(&c, key, val, err, len);
 }
 
-static int util_init(void **state, const struct pol_init_args *a)
+static int util_init(void **state, struct pol_init_args *a)
 {
 	struct util_state *s = calloc(1, sizeof(*s));
 
@@ -92,7 +92,8 @@ static int util_init(void **state, const struct pol_init_args *a)
 	cfg_key_defaults(util_keys, UTIL_NKEYS, &s->c);
 	for (int i = 0; i < a->nparams; i++) {
 		if (util_param(&s->c, a->params[i].key, a->params[i].val, a->err, a->err_len)) {
-			((struct pol_init_args *)a)->err_param = i; /* the one output field */
+			if (a->sz >= sizeof(*a))
+				a->err_param = i;
 			free(s);
 			return -EINVAL;
 		}
