@@ -711,24 +711,21 @@ static void track_violation(struct pt_state *st, const struct pol_observation *o
 	}
 }
 
-static int pt_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+/* Every wheel's first resource: `first`, or one at random (seeded). */
+static void wheels_start(struct pt_state *st, const struct pol_observation *obs)
 {
-	struct pt_state *st = state;
-	int S = -1, L = -1;
-	double sS = INFINITY, aS = INFINITY, sL = -INFINITY;
-	bool watching;
-	char why[192];
-
-	if (obs->nwl > POL_MAX_WORKLOADS)
-		return -EINVAL;
-	if (!st->wheels_init) {
-		for (int i = 0; i < POL_MAX_WORKLOADS; i++) {
-			st->wl[i].res = wheel_random(st, obs, POL_RES_CORES);
-			if (st->p.first >= 0 && obs->res[st->p.first].avail)
-				st->wl[i].res = (enum pol_res)st->p.first;
-		}
-		st->wheels_init = true;
+	for (int i = 0; i < POL_MAX_WORKLOADS; i++) {
+		st->wl[i].res = wheel_random(st, obs, POL_RES_CORES);
+		if (st->p.first >= 0 && obs->res[st->p.first].avail)
+			st->wl[i].res = (enum pol_res)st->p.first;
 	}
+	st->wheels_init = true;
+}
+
+/* Each workload's reason before anything is decided: where it stands. */
+static void say_state(const struct pt_state *st, const struct pol_observation *obs,
+		      struct pol_decision *dec)
+{
 	for (int i = 0; i < obs->nwl; i++) {
 		const struct pol_wl_obs *w = &obs->wl[i];
 
@@ -742,47 +739,124 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 			set_reason(dec, i, NULL, "no fresh latency (%s): not judged",
 				   w->state == POL_LAT_IDLE ? "idle" : "stale");
 	}
-	track_violation(st, obs, dec);
+}
 
-	st->note_wl = -1;
-	if (judge(st, obs, dec, &watching) || watching)
-		return 0;
-	if (st->wait_left || obs->now_ms < st->hold_until_ms) {
-		int w = st->wait_wl;
+/* After a revert: the samples still to skip, or the window still settling.
+ * true while waiting (this decision is used up). */
+static bool wait_after_revert(struct pt_state *st, const struct pol_observation *obs,
+			      struct pol_decision *dec)
+{
+	int w = st->wait_wl;
 
-		if (st->wait_left)
-			st->wait_left--;
-		if (w >= 0 && w < obs->nwl && obs->wl[w].alive)
-			set_reason(dec, w, "wait", "after a revert: %u more samples%s",
-				   st->wait_left,
-				   obs->now_ms < st->hold_until_ms ? ", settling" : "");
-		return 0;
-	}
+	if (!st->wait_left && obs->now_ms >= st->hold_until_ms)
+		return false;
+	if (st->wait_left)
+		st->wait_left--;
+	if (w >= 0 && w < obs->nwl && obs->wl[w].alive)
+		set_reason(dec, w, "wait", "after a revert: %u more samples%s", st->wait_left,
+			   obs->now_ms < st->hold_until_ms ? ", settling" : "");
+	return true;
+}
 
+/* May workload i be downsized now (with slacks s and a)? */
+static bool may_downsize(const struct pt_state *st, const struct pol_observation *obs, int i,
+			 double a)
+{
+	return obs->now_ms >= st->wl[i].cool_until_ms &&
+	       !(st->p.slack_mode == PT_SLACK_BOTH && a <= st->p.slack_down);
+}
+
+/* The upsize candidate S (least slack; with slack = both, both slacks below
+ * slack_up) and the downsize candidate L (most slack, not cooling down). */
+static void pick(const struct pt_state *st, const struct pol_observation *obs, int *S, double *sS,
+		 int *L, double *sL)
+{
+	double aS = INFINITY;
+
+	*S = *L = -1;
+	*sS = INFINITY;
+	*sL = -INFINITY;
 	for (int i = 0; i < obs->nwl; i++) {
 		double s, a;
 
 		if (!eligible(st, obs, i, &s, &a))
 			continue;
 		if (st->p.slack_mode == PT_SLACK_LATEST) {
-			if (s < sS) {
-				sS = s;
-				S = i;
+			if (s < *sS) {
+				*sS = s;
+				*S = i;
 			}
 		} else if (s < st->p.slack_up && a < st->p.slack_up && a < aS) {
 			aS = a;
-			sS = s;
-			S = i;
+			*sS = s;
+			*S = i;
 		}
-		if (obs->now_ms < st->wl[i].cool_until_ms)
-			continue;
-		if (st->p.slack_mode == PT_SLACK_BOTH && a <= st->p.slack_down)
-			continue;
-		if (s > sL) {
-			sL = s;
-			L = i;
+		if (may_downsize(st, obs, i, a) && s > *sL) {
+			*sL = s;
+			*L = i;
 		}
 	}
+}
+
+/* downsize_fallback = on: the most-slack workload L (slack sL) is at its
+ * limits (paper and code stop there, which can starve scale-down); try the
+ * next-most-slack one that qualifies, and so on. */
+static void downsize_fallback(struct pt_state *st, const struct pol_observation *obs,
+			      struct pol_decision *dec, int L, double sL)
+{
+	char why[192];
+
+	for (;;) {
+		int next = -1;
+		double sn = -INFINITY;
+
+		for (int i = 0; i < obs->nwl; i++) {
+			double s, a;
+
+			if (!eligible(st, obs, i, &s, &a) || !may_downsize(st, obs, i, a) ||
+			    s <= st->p.slack_down)
+				continue;
+			/* below the last one tried (ties: after it in order) */
+			if (s > sL || (s == sL && i <= L))
+				continue;
+			if (s > sn) {
+				sn = s;
+				next = i;
+			}
+		}
+		if (next < 0)
+			return;
+		L = next;
+		sL = sn;
+		snprintf(why, sizeof(why),
+			 "slack %.3f > %.2f; the ones with more are at their limits", sL,
+			 st->p.slack_down);
+		if (!act(st, obs, dec, L, PT_DOWN, why))
+			return;
+	}
+}
+
+static int pt_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+{
+	struct pt_state *st = state;
+	int S, L;
+	double sS, sL;
+	bool watching;
+	char why[192];
+
+	if (obs->nwl > POL_MAX_WORKLOADS)
+		return -EINVAL;
+	if (!st->wheels_init)
+		wheels_start(st, obs);
+	say_state(st, obs, dec);
+	track_violation(st, obs, dec);
+
+	st->note_wl = -1;
+	if (judge(st, obs, dec, &watching) || watching)
+		return 0;
+	if (wait_after_revert(st, obs, dec))
+		return 0;
+	pick(st, obs, &S, &sS, &L, &sL);
 	if (S >= 0 && sS < st->p.slack_up) {
 		snprintf(why, sizeof(why), "lowest slack %.3f < %.2f%s%s", sS, st->p.slack_up,
 			 S == st->note_wl ? "; " : "", S == st->note_wl ? st->note : "");
@@ -791,41 +865,8 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 	}
 	if (L >= 0 && sL > st->p.slack_down) {
 		snprintf(why, sizeof(why), "highest slack %.3f > %.2f", sL, st->p.slack_down);
-		if (!act(st, obs, dec, L, PT_DOWN, why) || !st->p.down_fallback)
-			return 0;
-		/* downsize_fallback = on: the most-slack workload is at its limits
-		 * (paper and code stop here, which can starve scale-down); try the
-		 * next-most-slack one that qualifies, and so on. */
-		for (;;) {
-			int next = -1;
-			double sn = -INFINITY;
-
-			for (int i = 0; i < obs->nwl; i++) {
-				double s, a;
-
-				if (!eligible(st, obs, i, &s, &a) ||
-				    obs->now_ms < st->wl[i].cool_until_ms ||
-				    (st->p.slack_mode == PT_SLACK_BOTH && a <= st->p.slack_down) ||
-				    s <= st->p.slack_down)
-					continue;
-				/* below the last one tried (ties: after it in order) */
-				if (s > sL || (s == sL && i <= L))
-					continue;
-				if (s > sn) {
-					sn = s;
-					next = i;
-				}
-			}
-			if (next < 0)
-				return 0;
-			L = next;
-			sL = sn;
-			snprintf(why, sizeof(why),
-				 "slack %.3f > %.2f; the ones with more are at their limits", sL,
-				 st->p.slack_down);
-			if (!act(st, obs, dec, L, PT_DOWN, why))
-				return 0;
-		}
+		if (act(st, obs, dec, L, PT_DOWN, why) && st->p.down_fallback)
+			downsize_fallback(st, obs, dec, L, sL);
 	}
 	return 0;
 }
