@@ -1,28 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * INI configuration through inih. The reader callback counts lines itself, so
- * the handler knows the line of every key (Debian's inih is built without
- * INI_HANDLER_LINENO) and the same code parses a file and a string.
+ * INI configuration through inih: parse from the key tables, resolve the
+ * defaults, check the file as a whole (config.h). The reader callback
+ * counts lines itself, so the handler knows the line of every key (Debian's
+ * inih is built without INI_HANDLER_LINENO) and the same code parses a file
+ * and a string. Nothing here looks at the running system beyond the list of
+ * online cpus: processes, files and users are config_live.c's.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
 
 #include "config.h"
-
-/* read_pidfile(): not a regular file (an errno no open() of a pidfile returns) */
-#define EFTYPE_NOTREG EMEDIUMTYPE
 
 struct cfg_ctx {
 	struct cfg *c;
@@ -34,7 +32,6 @@ struct cfg_ctx {
 	int header_line;       /* line of the last [section] header read */
 	int section_line;      /* header line of the section the handler is in */
 	char header_name[128]; /* name in the last [section] header read */
-	int freq_max_line, quota_total_line;
 	/* handler */
 	char err[256];
 	int err_line;
@@ -47,26 +44,7 @@ struct cfg_ctx {
 		char policy[POL_NAME_LEN];
 		struct cfg_param p;
 	} all[CFG_MAX_PARAMS];
-	unsigned int seen_controller, seen_resources, seen_wl; /* bit per key: duplicates */
 };
-
-void cfg_defaults(struct cfg *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->interval_ms = 500; /* paper; the original code sampled every 100 ms */
-	snprintf(c->policy, sizeof(c->policy), "parties");
-	c->seed = 1;
-	snprintf(c->cgroup_parent, sizeof(c->cgroup_parent), "parties");
-	snprintf(c->state_dir, sizeof(c->state_dir), "/run/parties");
-	c->ebee = CFG_AUTO;
-	c->avg_window_ms = 1000;
-	c->stale_intervals = 3;
-	c->cores = true;
-	c->freq = CFG_AUTO;
-	c->freq_step_mhz = 100;
-	c->quota_step = 0.1;
-	sim_cfg_defaults(&c->sim);
-}
 
 static int fail(struct cfg_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -82,6 +60,23 @@ static int fail(struct cfg_ctx *x, const char *fmt, ...)
 	va_end(ap);
 	x->err_line = x->line;
 	return 0;
+}
+
+static int bad_at(struct cfg_ctx *x, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* An error of the file as a whole, about line (0: none). -EINVAL. */
+static int bad_at(struct cfg_ctx *x, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	x->line = line;
+	if (!x->err[0]) {
+		va_start(ap, fmt);
+		vsnprintf(x->err, sizeof(x->err), fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
 }
 
 static int enter_section(struct cfg_ctx *x, const char *section);
@@ -162,56 +157,6 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
-static bool parse_bool(const char *v, bool *out)
-{
-	static const char *const yes[] = { "true", "yes", "on", "1" };
-	static const char *const no[] = { "false", "no", "off", "0" };
-
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcasecmp(v, yes[i])) {
-			*out = true;
-			return true;
-		}
-		if (!strcasecmp(v, no[i])) {
-			*out = false;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool parse_double(const char *v, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(v, &end);
-	return !errno && end != v && !*end && isfinite(*out);
-}
-
-static bool parse_long(const char *v, long lo, long hi, long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtol(v, &end, 10);
-	return !errno && end != v && !*end && *out >= lo && *out <= hi;
-}
-
-static bool parse_tristate(const char *v, enum cfg_tristate *t)
-{
-	bool b;
-
-	if (!strcmp(v, "auto")) {
-		*t = CFG_AUTO;
-		return true;
-	}
-	if (!parse_bool(v, &b))
-		return false;
-	*t = b ? CFG_ON : CFG_OFF;
-	return true;
-}
-
 /*
  * A workload name or cgroup_parent becomes a directory next to the cgroup's
  * control files. Those all contain a '.' (cgroup.procs, cpuset.cpus) except
@@ -238,442 +183,346 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-#define NUM(key, lo, hi, dst)                                                                  \
-	do {                                                                                   \
-		long v_;                                                                       \
-		if (!parse_long(val, lo, hi, &v_))                                             \
-			return fail(x, "%s: '%s' is not a whole number in %ld..%ld", key, val, \
-				    (long)(lo), (long)(hi));                                   \
-		(dst) = v_;                                                                    \
-	} while (0)
+/* ------------------------------------------------------------ key readers */
 
-#define REAL(key, dst)                                                        \
-	do {                                                                  \
-		if (!parse_double(val, &(dst)))                               \
-			return fail(x, "%s: '%s' is not a number", key, val); \
-	} while (0)
-
-#define BOOL(key, dst)                                                                         \
-	do {                                                                                   \
-		if (!parse_bool(val, &(dst)))                                                  \
-			return fail(x, "%s: '%s' is not a boolean (true or false)", key, val); \
-	} while (0)
-
-/* Quotas are turned into integers (millicores, us): keep them far from overflow. */
-static int cores_in_range(struct cfg_ctx *x, const char *key, const char *val, double v)
+static char *field(const struct cfg_key *k, void *base)
 {
-	if (v > ACT_CPUMASK_MAX)
-		return fail(x, "%s must be at most %d cores, not %s", key, ACT_CPUMASK_MAX, val);
-	return 1;
+	return (char *)base + k->off;
 }
 
-/* A key may appear once per section; bit i of *seen stands for keys[i]. */
-static int once(struct cfg_ctx *x, unsigned int *seen, const char *const *keys, const char *key)
+static int key_policy(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		      size_t len)
 {
-	for (int i = 0; keys[i]; i++) {
-		if (strcmp(keys[i], key))
-			continue;
-		if (*seen & (1u << i))
-			return fail(x, "%s given twice in [%s]", key, x->section);
-		*seen |= 1u << i;
-		return 1;
-	}
-	return 1;
-}
+	char names[128] = "";
 
-static const char *const controller_keys[] = {
-	"interval_ms",	 "policy",	    "seed", "log",
-	"cgroup_parent", "state_dir",	    "ebee", "ebee_window_ms",
-	"avg_window_ms", "stale_intervals", NULL,
-};
-
-static int controller_key(struct cfg_ctx *x, const char *key, const char *val)
-{
-	struct cfg *c = x->c;
-	long v;
-
-	if (!once(x, &x->seen_controller, controller_keys, key))
+	if (pol_find(val)) {
+		snprintf(field(k, base), k->size, "%s", val);
 		return 0;
-	if (!strcmp(key, "interval_ms")) {
-		NUM(key, 10, 60000, c->interval_ms);
-	} else if (!strcmp(key, "policy")) {
-		if (!pol_find(val)) {
-			char names[128] = "";
-
-			for (int i = 0; pol_registry[i]; i++) {
-				size_t n = strlen(names);
-				snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
-					 pol_registry[i]->name);
-			}
-			return fail(x, "policy: unknown policy '%s' (have: %s)", val, names);
-		}
-		snprintf(c->policy, sizeof(c->policy), "%s", val);
-		c->policy_line = x->line;
-	} else if (!strcmp(key, "seed")) {
-		char *end;
-
-		errno = 0;
-		c->seed = strtoull(val, &end, 0);
-		if (errno || end == val || *end || *val == '-')
-			return fail(x, "seed: '%s' is not a whole number >= 0", val);
-	} else if (!strcmp(key, "log")) {
-		snprintf(c->log, sizeof(c->log), "%s", val);
-		c->log_line = x->line;
-	} else if (!strcmp(key, "cgroup_parent")) {
-		if (!valid_name(val))
-			return fail(x, "cgroup_parent: '%s' must be " NAME_RULE, val);
-		snprintf(c->cgroup_parent, sizeof(c->cgroup_parent), "%s", val);
-	} else if (!strcmp(key, "state_dir")) {
-		snprintf(c->state_dir, sizeof(c->state_dir), "%s", val);
-		c->state_dir_line = x->line;
-	} else if (!strcmp(key, "ebee")) {
-		if (!parse_tristate(val, &c->ebee))
-			return fail(x, "ebee: '%s' must be auto, true or false", val);
-	} else if (!strcmp(key, "ebee_window_ms")) {
-		NUM(key, 0, 600000, c->ebee_window_ms);
-	} else if (!strcmp(key, "avg_window_ms")) {
-		NUM(key, 0, 600000, c->avg_window_ms);
-	} else if (!strcmp(key, "stale_intervals")) {
-		NUM(key, 1, 1000, v);
-		c->stale_intervals = (unsigned int)v;
-	} else {
-		return fail(x, "unknown key '%s' in [controller]", key);
 	}
-	return 1;
+	for (int i = 0; pol_registry[i]; i++) {
+		size_t n = strlen(names);
+
+		snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
+			 pol_registry[i]->name);
+	}
+	return cfg_key_err(err, len, "policy: unknown policy '%s' (have: %s)", val, names);
 }
 
-static const char *const resources_keys[] = {
-	"cpus",		 "cores", "freq",	"freq_min_mhz", "freq_max_mhz",
-	"freq_step_mhz", "quota", "quota_step", "quota_total",	NULL,
-};
-
-static int resources_key(struct cfg_ctx *x, const char *key, const char *val)
+static int key_seed(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
 {
-	struct cfg *c = x->c;
-
-	if (!once(x, &x->seen_resources, resources_keys, key))
-		return 0;
-	if (!strcmp(key, "cpus")) {
-		int err = act_cpumask_parse(val, &c->cpus);
-
-		if (err || act_cpumask_empty(&c->cpus))
-			return fail(x, "cpus: '%s' is not a non-empty cpu list (e.g. 0-3,6)", val);
-		c->cpus_line = x->line;
-	} else if (!strcmp(key, "cores")) {
-		BOOL(key, c->cores);
-	} else if (!strcmp(key, "freq")) {
-		if (!parse_tristate(val, &c->freq))
-			return fail(x, "freq: '%s' must be auto, true or false", val);
-	} else if (!strcmp(key, "freq_min_mhz")) {
-		NUM(key, 0, 100000, c->freq_min_mhz);
-	} else if (!strcmp(key, "freq_max_mhz")) {
-		NUM(key, 0, 100000, c->freq_max_mhz);
-		x->freq_max_line = x->line;
-	} else if (!strcmp(key, "freq_step_mhz")) {
-		NUM(key, 1, 10000, c->freq_step_mhz);
-	} else if (!strcmp(key, "quota")) {
-		BOOL(key, c->quota);
-	} else if (!strcmp(key, "quota_step")) {
-		REAL(key, c->quota_step);
-		if (c->quota_step < 0.01)
-			return fail(x, "quota_step must be at least 0.01 cores, not %s", val);
-		return cores_in_range(x, key, val, c->quota_step);
-	} else if (!strcmp(key, "quota_total")) {
-		REAL(key, c->quota_total);
-		if (c->quota_total < 0)
-			return fail(x, "quota_total must be >= 0, not %s", val);
-		x->quota_total_line = x->line;
-		return cores_in_range(x, key, val, c->quota_total);
-	} else {
-		return fail(x, "unknown key '%s' in [resources]", key);
-	}
-	return 1;
-}
-
-/*
- * Non-blocking, regular files only: a FIFO here would stall start-up.
- * -EFTYPE_NOTREG when it is something else.
- */
-static int read_pidfile(const char *path, pid_t *pid)
-{
-	char buf[32];
-	struct stat st;
-	ssize_t n;
 	char *end;
-	long v;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EFTYPE_NOTREG;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EINVAL;
-	buf[n] = '\0';
 	errno = 0;
-	v = strtol(buf, &end, 10);
-	if (errno || end == buf || (*end && !isspace((unsigned char)*end)) || v <= 0 ||
-	    v > INT32_MAX)
-		return -EINVAL;
-	*pid = (pid_t)v;
+	*(uint64_t *)field(k, base) = strtoull(val, &end, 0);
+	if (errno || end == val || *end || *val == '-')
+		return cfg_key_err(err, len, "seed: '%s' is not a whole number >= 0", val);
 	return 0;
 }
 
-int cfg_workload_pid(const struct cfg_workload *w, pid_t *pid)
+static int key_name(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
 {
-	int err;
-
-	if (w->find == CFG_FIND_PID) {
-		*pid = w->pid;
-	} else if (w->find == CFG_FIND_PIDFILE) {
-		err = read_pidfile(w->pidfile, pid);
-		if (err)
-			return err;
-	} else {
-		return -EINVAL;
-	}
-	if (kill(*pid, 0) && errno == ESRCH)
-		return -ESRCH;
+	if (!valid_name(val))
+		return cfg_key_fail(k, val, err, len);
+	snprintf(field(k, base), k->size, "%s", val);
 	return 0;
 }
 
-/* Is the first word of a shell command something we can run? */
-static bool runnable(const char *cmd)
+static int key_cpus(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
 {
-	char word[CFG_PATH_LEN], path[2 * CFG_PATH_LEN];
-	const char *p = cmd, *env;
-	size_t n = 0;
+	struct act_cpumask *m = (struct act_cpumask *)field(k, base);
 
-	while (isspace((unsigned char)*p))
-		p++;
-	if (!strncmp(p, "exec ", 5))
-		p += 5;
-	while (isspace((unsigned char)*p))
-		p++;
-	while (*p && !isspace((unsigned char)*p) && n < sizeof(word) - 1)
-		word[n++] = *p++;
-	word[n] = '\0';
-	if (!n)
-		return false;
-	if (strchr(word, '='))
-		return true; /* VAR=value cmd: let the shell judge */
-	if (strchr(word, '/'))
-		return access(word, X_OK) == 0;
-	env = getenv("PATH");
-	if (!env)
-		env = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
-	while (*env) {
-		const char *e = strchr(env, ':');
-		size_t len = e ? (size_t)(e - env) : strlen(env);
-
-		snprintf(path, sizeof(path), "%.*s/%s", (int)len, env, word);
-		if (access(path, X_OK) == 0)
-			return true;
-		env += len + (e ? 1 : 0);
-	}
-	return false;
+	if (act_cpumask_parse(val, m) || act_cpumask_empty(m))
+		return cfg_key_fail(k, val, err, len);
+	return 0;
 }
 
-static int set_find(struct cfg_ctx *x, struct cfg_workload *w, enum cfg_find f, const char *key)
+/* pid, pidfile, command, cgroup or unit: only one of them says how a workload is found. */
+static int set_find(struct cfg_workload *w, const struct cfg_key *k, enum cfg_find f, char *err,
+		    size_t len)
 {
 	if (w->find != CFG_FIND_NONE)
-		return fail(x,
-			    "workload %s: give only one of pid, pidfile, command, cgroup and unit "
-			    "(%s given "
-			    "after line %d)",
-			    w->name, key, w->find_line);
+		return cfg_key_err(
+		    err, len,
+		    "workload %s: give only one of pid, pidfile, command, cgroup and unit "
+		    "(%s given after line %d)",
+		    w->name, k->name, cfg_find_line(w));
 	w->find = f;
-	w->find_line = x->line;
-	return 1;
+	return 0;
 }
 
-static int feed_exists(struct cfg_ctx *x, const struct cfg_workload *w, const char *path)
+static int wl_pid(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		  size_t len)
 {
-	struct stat st;
+	struct cfg_workload *w = base;
+	long v;
 
-	if (!*path)
-		return fail(x, "workload %s: empty feed file name", w->name);
-	if (stat(path, &st))
-		return fail(x,
-			    "workload %s: feed file %s does not exist (start the load generator "
-			    "with --feed %s first)",
-			    w->name, path, path);
-	if (!S_ISREG(st.st_mode))
-		return fail(x, "workload %s: feed %s is not a regular file", w->name, path);
-	return 1;
+	if (!cfg_parse_long(val, 1, INT32_MAX, &v))
+		return cfg_key_err(err, len, "pid: '%s' is not a process id", val);
+	if (set_find(w, k, CFG_FIND_PID, err, len))
+		return -EINVAL;
+	w->pid = (pid_t)v;
+	return 0;
 }
 
-static const char *const workload_keys[] = {
-	"pid",	  "pidfile", "command",	  "target_ms",	  "min_cores", "max_cores",
-	"cores",  "cpus",    "quota",	  "min_quota",	  "max_quota", "freq_mhz",
-	"source", "feed",    "ebee_mode", "ebee_latency", "user",	     "group",
-	"cgroup", "unit",    NULL,
+static int wl_pidfile(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		      size_t len)
+{
+	struct cfg_workload *w = base;
+
+	if (set_find(w, k, CFG_FIND_PIDFILE, err, len))
+		return -EINVAL;
+	snprintf(w->pidfile, sizeof(w->pidfile), "%s", val);
+	return 0;
+}
+
+static int wl_command(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		      size_t len)
+{
+	struct cfg_workload *w = base;
+
+	if (set_find(w, k, CFG_FIND_COMMAND, err, len))
+		return -EINVAL;
+	if (strlen(val) >= sizeof(w->command))
+		return cfg_key_err(err, len, "command: longer than %zu bytes",
+				   sizeof(w->command) - 1);
+	snprintf(w->command, sizeof(w->command), "%s", val);
+	return 0;
+}
+
+static int wl_cgroup(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		     size_t len)
+{
+	struct cfg_workload *w = base;
+	const char *p = val;
+
+	if (set_find(w, k, CFG_FIND_CGROUP, err, len))
+		return -EINVAL;
+	while (*p == '/')
+		p++;
+	if (!*p || strstr(val, "..") || strstr(p, "//") || p[strlen(p) - 1] == '/' ||
+	    strlen(val) >= sizeof(w->cgroup))
+		return cfg_key_err(err, len,
+				   "workload %s: cgroup '%s' is not a cgroup path below the root "
+				   "(e.g. /system.slice/web.service; no '..', not the root)",
+				   w->name, val);
+	snprintf(w->cgroup, sizeof(w->cgroup), "%s", val);
+	return 0;
+}
+
+static int wl_unit(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		   size_t len)
+{
+	static const char unit_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789:_.@-\\";
+	struct cfg_workload *w = base;
+	size_t n = strlen(val);
+
+	if (set_find(w, k, CFG_FIND_UNIT, err, len))
+		return -EINVAL;
+	if (n <= 8 || n >= sizeof(w->cgroup) || strcmp(val + n - 8, ".service") ||
+	    strspn(val, unit_chars) != n)
+		return cfg_key_err(
+		    err, len, "workload %s: unit '%s' is not a systemd service name (NAME.service)",
+		    w->name, val);
+	snprintf(w->cgroup, sizeof(w->cgroup), "%s", val);
+	return 0;
+}
+
+/* Whether the feed file exists is a live check (config_live.c). */
+static int set_feed(struct cfg_workload *w, const char *path, struct cfg_ctx *x, char *err,
+		    size_t len)
+{
+	if (!*path)
+		return cfg_key_err(err, len, "workload %s: empty feed file name", w->name);
+	snprintf(w->feed, sizeof(w->feed), "%s", path);
+	w->feed_line = x->line;
+	return 0;
+}
+
+static int wl_source(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		     size_t len)
+{
+	struct cfg_workload *w = base;
+
+	if (!strcmp(val, "ebee")) {
+		w->source = CFG_SRC_EBEE;
+	} else if (!strcmp(val, "client")) {
+		/* a simulation's modelled clients; a real run needs client:PATH */
+		w->source = CFG_SRC_CLIENT;
+	} else if (!strncmp(val, "client:", 7)) {
+		w->source = CFG_SRC_CLIENT;
+		return set_feed(w, val + 7, ctx, err, len);
+	} else {
+		return cfg_key_err(err, len, "source: '%s' must be ebee or client:PATH", val);
+	}
+	return 0;
+}
+
+static int wl_feed(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		   size_t len)
+{
+	return set_feed(base, val, ctx, err, len);
+}
+
+static int wl_ebee_mode(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+			size_t len)
+{
+	struct cfg_workload *w = base;
+
+	if (ebee_mode_parse(val, &w->ebee_mode))
+		return cfg_key_err(err, len, "ebee_mode: '%s' must be auto, conn, io or grpc", val);
+	return 0;
+}
+
+/* ------------------------------------------------------------ key tables */
+
+#define XSTR(x) STR(x)
+#define STR(x)	#x
+/* Quotas become integers (milli-cores, then cgroup us): keep them far from overflow. */
+#define CORES_MAX                                                                \
+	{                                                                        \
+		-INFINITY, ACT_CPUMASK_MAX, 0,                                   \
+		    "%s must be at most " XSTR(ACT_CPUMASK_MAX) " cores, not %s" \
+	}
+#define ABOVE(lo, open, msg)                                        \
+	{                                                           \
+		(lo), INFINITY, (open) ? CFG_KEY_LO_OPEN : 0, (msg) \
+	}
+
+#define C(f) CFG_KEY_AT(struct cfg, f)
+#define W(f) CFG_KEY_AT(struct cfg_workload, f)
+
+/* [controller] is cfg_keys[0 .. CFG_CPUS - 1], [resources] the rest. */
+static const struct cfg_key cfg_keys[CFG_NKEYS] = {
+	/* the paper's; the original code sampled every 100 ms */
+	[CFG_INTERVAL_MS] = { "interval_ms", CFG_KEY_WHOLE, C(interval_ms), .lo = 10, .hi = 60000,
+			      .def = 500 },
+	[CFG_POLICY] = { "policy", CFG_KEY_CUSTOM, C(policy), .def_str = "parties",
+			 .parse = key_policy },
+	[CFG_SEED] = { "seed", CFG_KEY_CUSTOM, C(seed), .def = 1, .parse = key_seed },
+	[CFG_LOG] = { "log", CFG_KEY_STRING, C(log) },
+	[CFG_CGROUP_PARENT] = { "cgroup_parent", CFG_KEY_CUSTOM, C(cgroup_parent),
+				.def_str = "parties", .msg = "%s: '%s' must be " NAME_RULE,
+				.parse = key_name },
+	[CFG_STATE_DIR] = { "state_dir", CFG_KEY_STRING, C(state_dir), .def_str = "/run/parties" },
+	[CFG_EBEE] = { "ebee", CFG_KEY_TRISTATE, C(ebee), .def = CFG_AUTO },
+	/* 0: twice the interval (resolve()) */
+	[CFG_EBEE_WINDOW_MS] = { "ebee_window_ms", CFG_KEY_WHOLE, C(ebee_window_ms), .lo = 0,
+				 .hi = 600000 },
+	[CFG_AVG_WINDOW_MS] = { "avg_window_ms", CFG_KEY_WHOLE, C(avg_window_ms), .lo = 0,
+				.hi = 600000, .def = 1000 },
+	[CFG_STALE_INTERVALS] = { "stale_intervals", CFG_KEY_WHOLE, C(stale_intervals), .lo = 1,
+				  .hi = 1000, .def = 3 },
+
+	/* no cpus: every online cpu (resolve()) */
+	[CFG_CPUS] = { "cpus", CFG_KEY_CUSTOM, C(cpus),
+		       .msg = "%s: '%s' is not a non-empty cpu list (e.g. 0-3,6)",
+		       .parse = key_cpus },
+	[CFG_CORES] = { "cores", CFG_KEY_BOOL, C(cores), .def = true },
+	[CFG_FREQ] = { "freq", CFG_KEY_TRISTATE, C(freq), .def = CFG_AUTO },
+	[CFG_FREQ_MIN_MHZ] = { "freq_min_mhz", CFG_KEY_WHOLE, C(freq_min_khz), .lo = 0,
+			       .hi = 100000, .scale = 1000 },
+	[CFG_FREQ_MAX_MHZ] = { "freq_max_mhz", CFG_KEY_WHOLE, C(freq_max_khz), .lo = 0,
+			       .hi = 100000, .scale = 1000 },
+	[CFG_FREQ_STEP_MHZ] = { "freq_step_mhz", CFG_KEY_WHOLE, C(freq_step_khz), .lo = 1,
+				.hi = 10000, .scale = 1000, .def = 100 },
+	[CFG_QUOTA] = { "quota", CFG_KEY_BOOL, C(quota) },
+	[CFG_QUOTA_STEP] = { "quota_step", CFG_KEY_REAL, C(quota_step_mc),
+			     .rule = { ABOVE(0.01, false, "%s must be at least 0.01 cores, not %s"),
+				       CORES_MAX },
+			     .scale = 1000, .def = 0.1 },
+	/* 0: every managed cpu (resolve()) */
+	[CFG_QUOTA_TOTAL] = { "quota_total", CFG_KEY_REAL, C(quota_total_mc),
+			      .rule = { ABOVE(0, false, "%s must be >= 0, not %s"), CORES_MAX },
+			      .scale = 1000 },
 };
+
+static const struct cfg_key wl_keys[CFG_WL_NKEYS] = {
+	[CFG_WL_PID] = { "pid", CFG_KEY_CUSTOM, W(pid), .parse = wl_pid },
+	[CFG_WL_PIDFILE] = { "pidfile", CFG_KEY_CUSTOM, W(pidfile), .parse = wl_pidfile },
+	[CFG_WL_COMMAND] = { "command", CFG_KEY_CUSTOM, W(command), .parse = wl_command },
+	[CFG_WL_CGROUP] = { "cgroup", CFG_KEY_CUSTOM, W(cgroup), .parse = wl_cgroup },
+	[CFG_WL_UNIT] = { "unit", CFG_KEY_CUSTOM, W(cgroup), .parse = wl_unit },
+	[CFG_WL_TARGET_MS] = { "target_ms", CFG_KEY_REAL, W(target_ns),
+			       .rule = { ABOVE(0, true, "%s must be > 0, not %s"),
+					 { -INFINITY, 3600000, 0,
+					   "%s must be at most 3600000 (an hour), not %s" } },
+			       .scale = 1e6 },
+	[CFG_WL_MIN_CORES] = { "min_cores", CFG_KEY_WHOLE, W(min_cores), .lo = 1,
+			       .hi = ACT_CPUMASK_MAX, .def = 1 },
+	/* 0: every managed cpu (resolve()) */
+	[CFG_WL_MAX_CORES] = { "max_cores", CFG_KEY_WHOLE, W(max_cores), .lo = 0,
+			       .hi = ACT_CPUMASK_MAX },
+	[CFG_WL_CORES] = { "cores", CFG_KEY_WHOLE, W(cores), .lo = 1, .hi = ACT_CPUMASK_MAX },
+	[CFG_WL_CPUS] = { "cpus", CFG_KEY_CUSTOM, W(cpus),
+			  .msg = "%s: '%s' is not a non-empty cpu list (e.g. 0-1)",
+			  .parse = key_cpus },
+	[CFG_WL_QUOTA] = { "quota", CFG_KEY_REAL, W(quota_mc),
+			   .rule = { ABOVE(0, true, "%s must be > 0 cores, not %s"), CORES_MAX },
+			   .scale = 1000 },
+	/* not given: quota_step (resolve()) */
+	[CFG_WL_MIN_QUOTA] = { "min_quota", CFG_KEY_REAL, W(min_quota_mc),
+			       .rule = { ABOVE(0, true, "%s must be > 0 cores, not %s"),
+					 CORES_MAX },
+			       .scale = 1000 },
+	/* 0: quota_total (resolve()) */
+	[CFG_WL_MAX_QUOTA] = { "max_quota", CFG_KEY_REAL, W(max_quota_mc),
+			       .rule = { ABOVE(0, false, "%s must be >= 0 cores, not %s"),
+					 CORES_MAX },
+			       .scale = 1000 },
+	[CFG_WL_FREQ_MHZ] = { "freq_mhz", CFG_KEY_WHOLE, W(freq_khz), .lo = 0, .hi = 100000,
+			      .scale = 1000 },
+	[CFG_WL_SOURCE] = { "source", CFG_KEY_CUSTOM, W(source), .parse = wl_source },
+	[CFG_WL_FEED] = { "feed", CFG_KEY_CUSTOM, W(feed), .parse = wl_feed },
+	[CFG_WL_EBEE_MODE] = { "ebee_mode", CFG_KEY_CUSTOM, W(ebee_mode), .parse = wl_ebee_mode },
+	[CFG_WL_EBEE_LATENCY] = { "ebee_latency", CFG_KEY_CHOICE, W(ebee_latency),
+				  .names = (const char *const[]){ "service", "sojourn", NULL },
+				  .msg = "%s: '%s' must be service or sojourn",
+				  .def = CFG_LAT_SOJOURN },
+	/* whether they exist is a live check (config_live.c) */
+	[CFG_WL_USER] = { "user", CFG_KEY_STRING, W(user),
+			  .msg = "%1$s: '%2$s' is not a %1$s name" },
+	[CFG_WL_GROUP] = { "group", CFG_KEY_STRING, W(group),
+			   .msg = "%1$s: '%2$s' is not a %1$s name" },
+};
+
+void cfg_defaults(struct cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	cfg_key_defaults(cfg_keys, CFG_NKEYS, c);
+	sim_cfg_defaults(&c->sim);
+}
+
+/* A key of a section's table (cfg_key_take()). 1 taken, 0 wrong (inih:
+ * failure), -1 not a key of this table. */
+static int table_key(struct cfg_ctx *x, const struct cfg_key *tab, int n, int *line_of, void *base,
+		     const char *key, const char *val)
+{
+	char err[256];
+	int r =
+	    cfg_key_take(tab, n, line_of, base, key, val, x->line, x->section, x, err, sizeof(err));
+
+	if (r < 0)
+		return fail(x, "%s", err);
+	return r ? 1 : -1;
+}
 
 static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 {
 	struct cfg_workload *w = &x->c->wl[x->wl];
-	long v;
+	int r = table_key(x, wl_keys, CFG_WL_NKEYS, w->line_of, w, key, val);
+	char err[256];
 
-	if (!once(x, &x->seen_wl, workload_keys, key))
-		return 0;
-	if (!strcmp(key, "pid")) {
-		if (!parse_long(val, 1, INT32_MAX, &v))
-			return fail(x, "pid: '%s' is not a process id", val);
-		if (!set_find(x, w, CFG_FIND_PID, key))
-			return 0;
-		w->pid = (pid_t)v;
-		if (kill(w->pid, 0) && errno == ESRCH)
-			return fail(x, "workload %s: no process with pid %d", w->name, w->pid);
-	} else if (!strcmp(key, "pidfile")) {
-		int err;
-
-		if (!set_find(x, w, CFG_FIND_PIDFILE, key))
-			return 0;
-		snprintf(w->pidfile, sizeof(w->pidfile), "%s", val);
-		err = cfg_workload_pid(w, &w->pid);
-		if (err == -ESRCH)
-			return fail(x, "workload %s: pidfile %s names pid %d, which is not running",
-				    w->name, val, w->pid);
-		if (err == -EFTYPE_NOTREG)
-			return fail(x, "workload %s: pidfile %s is not a regular file", w->name,
-				    val);
-		if (err)
-			return fail(x, "workload %s: cannot read a pid from pidfile %s (%s)",
-				    w->name, val, strerror(-err));
-	} else if (!strcmp(key, "cgroup")) {
-		const char *p = val;
-
-		if (!set_find(x, w, CFG_FIND_CGROUP, key))
-			return 0;
-		while (*p == '/')
-			p++;
-		if (!*p || strstr(val, "..") || strstr(p, "//") || p[strlen(p) - 1] == '/' ||
-		    strlen(val) >= sizeof(w->cgroup))
-			return fail(x,
-				    "workload %s: cgroup '%s' is not a cgroup path below the root "
-				    "(e.g. /system.slice/web.service; no '..', not the root)",
-				    w->name, val);
-		snprintf(w->cgroup, sizeof(w->cgroup), "%s", val);
-	} else if (!strcmp(key, "unit")) {
-		size_t n = strlen(val);
-
-		if (!set_find(x, w, CFG_FIND_UNIT, key))
-			return 0;
-		if (n <= 8 || n >= sizeof(w->cgroup) || strcmp(val + n - 8, ".service") ||
-		    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.@-\\") != n)
-			return fail(x, "workload %s: unit '%s' is not a systemd service name (NAME.service)",
-				    w->name, val);
-		snprintf(w->cgroup, sizeof(w->cgroup), "%s", val);
-	} else if (!strcmp(key, "command")) {
-		if (!set_find(x, w, CFG_FIND_COMMAND, key))
-			return 0;
-		if (strlen(val) >= sizeof(w->command))
-			return fail(x, "command: longer than %zu bytes", sizeof(w->command) - 1);
-		snprintf(w->command, sizeof(w->command), "%s", val);
-		if (!runnable(val))
-			return fail(x,
-				    "workload %s: command '%s' cannot be run (not found or not "
-				    "executable)",
-				    w->name, val);
-	} else if (!strcmp(key, "target_ms")) {
-		double d;
-
-		REAL(key, d);
-		if (d <= 0)
-			return fail(x, "target_ms must be > 0, not %s", val);
-		if (d > 3600000)
-			return fail(x, "target_ms must be at most 3600000 (an hour), not %s", val);
-		w->target_us = d * 1000.0;
-		w->target_line = x->line;
-	} else if (!strcmp(key, "min_cores")) {
-		NUM(key, 1, ACT_CPUMASK_MAX, w->min_cores);
-		w->min_line = x->line;
-	} else if (!strcmp(key, "max_cores")) {
-		NUM(key, 0, ACT_CPUMASK_MAX, w->max_cores);
-		w->max_line = x->line;
-	} else if (!strcmp(key, "cores")) {
-		NUM(key, 1, ACT_CPUMASK_MAX, w->cores);
-		w->cores_line = x->line;
-	} else if (!strcmp(key, "cpus")) {
-		if (act_cpumask_parse(val, &w->cpus) || act_cpumask_empty(&w->cpus))
-			return fail(x, "cpus: '%s' is not a non-empty cpu list (e.g. 0-1)", val);
-		w->has_cpus = true;
-		w->cpus_line = x->line;
-	} else if (!strcmp(key, "quota")) {
-		REAL(key, w->quota);
-		if (w->quota <= 0)
-			return fail(x, "quota must be > 0 cores, not %s", val);
-		w->quota_line = x->line;
-		return cores_in_range(x, key, val, w->quota);
-	} else if (!strcmp(key, "min_quota")) {
-		REAL(key, w->min_quota);
-		if (w->min_quota <= 0)
-			return fail(x, "min_quota must be > 0 cores, not %s", val);
-		w->min_quota_line = x->line;
-		return cores_in_range(x, key, val, w->min_quota);
-	} else if (!strcmp(key, "max_quota")) {
-		REAL(key, w->max_quota);
-		if (w->max_quota < 0)
-			return fail(x, "max_quota must be >= 0 cores, not %s", val);
-		w->max_quota_line = x->line;
-		return cores_in_range(x, key, val, w->max_quota);
-	} else if (!strcmp(key, "freq_mhz")) {
-		NUM(key, 0, 100000, w->freq_mhz);
-	} else if (!strcmp(key, "source")) {
-		w->source_line = x->line;
-		if (!strcmp(val, "ebee")) {
-			w->source = CFG_SRC_EBEE;
-		} else if (!strcmp(val, "client")) {
-			/* a simulation's modelled clients; a real run needs client:PATH */
-			w->source = CFG_SRC_CLIENT;
-		} else if (!strncmp(val, "client:", 7)) {
-			w->source = CFG_SRC_CLIENT;
-			if (!feed_exists(x, w, val + 7))
-				return 0;
-			snprintf(w->feed, sizeof(w->feed), "%s", val + 7);
-			w->feed_line = x->line;
-		} else {
-			return fail(x, "source: '%s' must be ebee or client:PATH", val);
-		}
-	} else if (!strcmp(key, "feed")) {
-		if (!feed_exists(x, w, val))
-			return 0;
-		snprintf(w->feed, sizeof(w->feed), "%s", val);
-		w->feed_line = x->line;
-	} else if (!strcmp(key, "ebee_mode")) {
-		if (ebee_mode_parse(val, &w->ebee_mode))
-			return fail(x, "ebee_mode: '%s' must be auto, conn, io or grpc", val);
-		w->ebee_mode_line = x->line;
-	} else if (!strcmp(key, "ebee_latency")) {
-		if (!strcmp(val, "service"))
-			w->ebee_latency = CFG_LAT_SERVICE;
-		else if (!strcmp(val, "sojourn"))
-			w->ebee_latency = CFG_LAT_SOJOURN;
-		else
-			return fail(x, "ebee_latency: '%s' must be service or sojourn", val);
-		w->ebee_latency_line = x->line;
-	} else if (!strcmp(key, "user") || !strcmp(key, "group")) {
-		bool u = key[0] == 'u';
-
-		/* whether it exists is a live check (config_live.c): parsing stays offline */
-		if (!*val || strlen(val) >= sizeof(w->user))
-			return fail(x, "%s: '%s' is not a %s name", key, val, key);
-		snprintf(u ? w->user : w->group, sizeof(w->user), "%s", val);
-		*(u ? &w->user_line : &w->group_line) = x->line;
-	} else {
-		char err[200];
-		int r = sim_cfg_wl_key(&x->c->sim.wl[x->wl], key, val, x->line, err, sizeof(err));
-
-		if (r < 0)
-			return fail(x, "%s", err);
-		if (!r)
-			return fail(x, "unknown key '%s' in [workload %s]", key, w->name);
-	}
+	if (r >= 0)
+		return r;
+	r = sim_cfg_wl_key(&x->c->sim.wl[x->wl], key, val, x->line, err, sizeof(err));
+	if (r < 0)
+		return fail(x, "%s", err);
+	if (!r)
+		return fail(x, "unknown key '%s' in [workload %s]", key, w->name);
 	return 1;
 }
 
@@ -691,7 +540,6 @@ static int start_section(struct cfg_ctx *x, const char *section)
 {
 	struct cfg *c = x->c;
 
-	x->seen_wl = 0;
 	snprintf(x->section, sizeof(x->section), "%s", section);
 	x->wl = -1;
 	x->pol_section[0] = '\0';
@@ -710,8 +558,7 @@ static int start_section(struct cfg_ctx *x, const char *section)
 		x->wl = c->nwl++;
 		snprintf(c->wl[x->wl].name, sizeof(c->wl[x->wl].name), "%s", name);
 		c->wl[x->wl].line = x->section_line;
-		c->wl[x->wl].min_cores = 1;
-		c->wl[x->wl].ebee_latency = CFG_LAT_SOJOURN;
+		cfg_key_defaults(wl_keys, CFG_WL_NKEYS, &c->wl[x->wl]);
 	} else if (!strncmp(section, "policy", 6) && isspace((unsigned char)section[6])) {
 		const char *name = section + 7;
 
@@ -748,17 +595,24 @@ static int enter_section(struct cfg_ctx *x, const char *section)
 static int handler(void *user, const char *section, const char *key, const char *val)
 {
 	struct cfg_ctx *x = user;
+	struct cfg *c = x->c;
+	int r;
 
 	if (x->header_line != x->section_line && !enter_section(x, section))
 		return 0;
-	if (!strcmp(section, "controller"))
-		return controller_key(x, key, val);
-	if (!strcmp(section, "resources"))
-		return resources_key(x, key, val);
+	if (!strcmp(section, "controller")) {
+		r = table_key(x, cfg_keys, CFG_CPUS, c->line_of, c, key, val);
+		return r >= 0 ? r : fail(x, "unknown key '%s' in [controller]", key);
+	}
+	if (!strcmp(section, "resources")) {
+		r = table_key(x, cfg_keys + CFG_CPUS, CFG_NKEYS - CFG_CPUS, c->line_of + CFG_CPUS,
+			      c, key, val);
+		return r >= 0 ? r : fail(x, "unknown key '%s' in [resources]", key);
+	}
 	if (!strcmp(section, "simulation")) {
-		char err[200];
+		char err[256];
 
-		if (sim_cfg_key(&x->c->sim, key, val, x->line, err, sizeof(err)))
+		if (sim_cfg_key(&c->sim, key, val, x->line, err, sizeof(err)))
 			return fail(x, "%s", err);
 		return 1;
 	}
@@ -785,186 +639,205 @@ static int handler(void *user, const char *section, const char *key, const char 
 	return 0; /* a key of a section refused when it started */
 }
 
-static int online_cpus(struct act_cpumask *m)
-{
-	char buf[256] = "";
-	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+/* ------------------------------------------------------------ resolve */
 
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return act_cpumask_parse(buf, m);
-}
-
-/* Checks that need the whole file. Sets x->err/err_line. */
-static int validate(struct cfg_ctx *x)
+/*
+ * Every default that depends on other keys, resolved once: what the rest of
+ * the daemon reads is the value in force. (Defaults that depend on the
+ * machine's hardware, such as the frequency range, are the loop's, against
+ * what the actuators report.)
+ */
+static int resolve(struct cfg_ctx *x)
 {
 	struct cfg *c = x->c;
-	struct act_cpumask used;
-	int ncpus, summin = 0;
-	char buf[64];
+	int ncpus;
 
-	x->line = x->line ? x->line : 1; /* the end of the file: where the section is missing */
-	if (c->nwl == 0) {
-		fail(x, "no [workload NAME] section: nothing to manage");
-		return -EINVAL;
-	}
-	x->line = 0;
-	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */
-		for (int i = 0; i < c->sim.cores && i < ACT_CPUMASK_MAX; i++)
-			act_cpumask_set(&c->cpus, i);
-	if (act_cpumask_empty(&c->cpus) && online_cpus(&c->cpus)) {
-		fail(x, "cannot read /sys/devices/system/cpu/online; set [resources] cpus");
-		return -EINVAL;
-	}
-	ncpus = act_cpumask_count(&c->cpus);
-	if (c->quota_total == 0)
-		c->quota_total = ncpus;
-	if (c->freq_min_mhz && c->freq_max_mhz && c->freq_min_mhz > c->freq_max_mhz) {
-		x->line = x->freq_max_line;
-		fail(x, "[resources] freq_min_mhz %ld > freq_max_mhz %ld", c->freq_min_mhz,
-		     c->freq_max_mhz);
-		return -EINVAL;
-	}
-	act_cpumask_zero(&used);
-	for (int i = 0; i < c->nwl; i++) {
-		struct cfg_workload *w = &c->wl[i];
-		int maxc = w->max_cores ? w->max_cores : ncpus;
-
-		x->line = w->line;
-		if (c->sim.enabled) {
-			char err[200];
-			int line;
-
-			if (sim_cfg_validate_wl(&c->sim, i, w->name, w->line, err, sizeof(err),
-						&line)) {
-				x->line = line;
-				fail(x, "%s", err);
-				return -EINVAL;
-			}
-		} else if (w->source == CFG_SRC_CLIENT && !w->feed[0]) {
-			x->line = w->source_line;
-			fail(x,
-			     "workload %s: source = client needs a feed (client:PATH) outside "
-			     "a simulation",
-			     w->name);
-			return -EINVAL;
-		}
-		if (w->find == CFG_FIND_NONE && !c->sim.enabled) {
-			fail(x, "workload %s: say how to find it (pid, pidfile, command, cgroup or unit)",
-			     w->name);
-			return -EINVAL;
-		}
-		if (w->target_us <= 0) {
-			fail(x, "workload %s: target_ms is required", w->name);
-			return -EINVAL;
-		}
-		if (w->min_cores > maxc) {
-			x->line = w->max_line ? w->max_line : w->min_line;
-			fail(x, "workload %s: min_cores %d > max_cores %d", w->name, w->min_cores,
-			     maxc);
-			return -EINVAL;
-		}
-		if (w->cores && (w->cores < w->min_cores || w->cores > maxc)) {
-			x->line = w->cores_line;
-			fail(x, "workload %s: cores %d outside min_cores..max_cores (%d..%d)",
-			     w->name, w->cores, w->min_cores, maxc);
-			return -EINVAL;
-		}
-		if (w->has_cpus) {
-			int n = act_cpumask_count(&w->cpus);
-
-			x->line = w->cpus_line;
-			if (!act_cpumask_subset(&w->cpus, &c->cpus)) {
-				act_cpumask_format(&c->cpus, buf, sizeof(buf));
-				fail(x, "workload %s: cpus outside the managed cpus (%s)", w->name,
-				     buf);
-				return -EINVAL;
-			}
-			if (act_cpumask_intersects(&w->cpus, &used)) {
-				fail(x, "workload %s: cpus overlap another workload's", w->name);
-				return -EINVAL;
-			}
-			if (w->cores && w->cores != n) {
-				fail(x, "workload %s: cpus has %d cpus but cores = %d", w->name, n,
-				     w->cores);
-				return -EINVAL;
-			}
-			if (n < w->min_cores || n > maxc) {
-				fail(x,
-				     "workload %s: %d cpus outside min_cores..max_cores (%d..%d)",
-				     w->name, n, w->min_cores, maxc);
-				return -EINVAL;
-			}
-			act_cpumask_or(&used, &used, &w->cpus);
-		}
-		summin += w->has_cpus ? act_cpumask_count(&w->cpus)
-			  : w->cores  ? w->cores
-				      : w->min_cores;
-		if (summin > ncpus) {
-			x->line = w->line;
-			fail(x, "workload %s: the workloads need at least %d cpus, %d are managed",
-			     w->name, summin, ncpus);
-			return -EINVAL;
-		}
-		if (w->source == CFG_SRC_EBEE && c->ebee == CFG_OFF) {
-			x->line = w->source_line ? w->source_line : w->line;
-			fail(x, "workload %s: source ebee but [controller] ebee = false", w->name);
-			return -EINVAL;
-		}
-		if (c->quota) {
-			double mn = w->min_quota ? w->min_quota : c->quota_step;
-			double mx = w->max_quota ? w->max_quota : c->quota_total;
-
-			if (mn > mx) {
-				x->line = w->max_quota_line ? w->max_quota_line : w->min_quota_line;
-				fail(x, "workload %s: min_quota %g > max_quota %g", w->name, mn,
-				     mx);
-				return -EINVAL;
-			}
-			if (w->quota && (w->quota < mn || w->quota > mx)) {
-				x->line = w->quota_line;
-				fail(x,
-				     "workload %s: quota %g outside min_quota..max_quota (%g..%g)",
-				     w->name, w->quota, mn, mx);
-				return -EINVAL;
-			}
-		}
-	}
-	if (c->quota) {
-		double sum = 0;
-		int line = 0; /* of the last initial quota given */
-
-		for (int i = 0; i < c->nwl; i++) {
-			sum += c->wl[i].quota
-				   ? c->wl[i].quota
-				   : (c->wl[i].min_quota ? c->wl[i].min_quota : c->quota_step);
-			if (c->wl[i].quota_line)
-				line = c->wl[i].quota_line;
-		}
-		if (sum > c->quota_total + 1e-9) {
-			x->line = x->quota_total_line ? x->quota_total_line : line;
-			fail(x,
-			     "the workloads' initial quotas add up to %g cores, quota_total is %g",
-			     sum, c->quota_total);
-			return -EINVAL;
-		}
-	}
-	for (int i = 0; i < x->nall; i++) {
-		if (strcmp(x->all[i].policy, c->policy))
-			continue; /* settings of another policy: checked, not used */
-		c->params[c->nparams++] = x->all[i].p;
-	}
+	/* the chosen policy's settings; another policy's were checked, not kept */
+	for (int i = 0; i < x->nall; i++)
+		if (!strcmp(x->all[i].policy, c->policy))
+			c->params[c->nparams++] = x->all[i].p;
 	/* PARTIES' released controller samples every 100 ms: `flavour = code`
 	 * brings that interval along unless interval_ms is set explicitly. */
-	if (!strcmp(c->policy, "parties") && !(x->seen_controller & 1u)) {
+	if (!strcmp(c->policy, "parties") && !c->line_of[CFG_INTERVAL_MS]) {
 		for (int i = 0; i < c->nparams; i++)
 			if (!strcmp(c->params[i].key, "flavour"))
 				c->interval_ms = strcmp(c->params[i].val, "code") ? 500 : 100;
 	}
+	if (!c->ebee_window_ms)
+		c->ebee_window_ms = 2 * c->interval_ms;
+	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */
+		for (int i = 0; i < c->sim.cores && i < ACT_CPUMASK_MAX; i++)
+			act_cpumask_set(&c->cpus, i);
+	if (act_cpumask_empty(&c->cpus) && cfg_online_cpus(&c->cpus))
+		return bad_at(x, 0,
+			      "cannot read /sys/devices/system/cpu/online; set [resources] cpus");
+	ncpus = act_cpumask_count(&c->cpus);
+	if (!c->quota_total_mc)
+		c->quota_total_mc = 1000L * ncpus;
+	for (int i = 0; i < c->nwl; i++) {
+		struct cfg_workload *w = &c->wl[i];
+
+		w->has_cpus = w->line_of[CFG_WL_CPUS] > 0;
+		if (!w->max_cores)
+			w->max_cores = ncpus;
+		if (!w->line_of[CFG_WL_MIN_QUOTA])
+			w->min_quota_mc = c->quota_step_mc;
+		if (!w->max_quota_mc)
+			w->max_quota_mc = c->quota_total_mc;
+	}
 	return 0;
+}
+
+/* ------------------------------------------------------------ the whole file */
+
+/* Explicit cpus: managed ones, nobody else's, as many as the cores allowed. */
+static int check_wl_cpus(struct cfg_ctx *x, const struct cfg_workload *w, struct act_cpumask *used)
+{
+	const struct cfg *c = x->c;
+	int line = w->line_of[CFG_WL_CPUS], n = act_cpumask_count(&w->cpus);
+	char buf[64];
+
+	if (!act_cpumask_subset(&w->cpus, &c->cpus)) {
+		act_cpumask_format(&c->cpus, buf, sizeof(buf));
+		return bad_at(x, line, "workload %s: cpus outside the managed cpus (%s)", w->name,
+			      buf);
+	}
+	if (act_cpumask_intersects(&w->cpus, used))
+		return bad_at(x, line, "workload %s: cpus overlap another workload's", w->name);
+	if (w->cores && w->cores != n)
+		return bad_at(x, line, "workload %s: cpus has %d cpus but cores = %d", w->name, n,
+			      w->cores);
+	if (n < w->min_cores || n > w->max_cores)
+		return bad_at(x, line, "workload %s: %d cpus outside min_cores..max_cores (%d..%d)",
+			      w->name, n, w->min_cores, w->max_cores);
+	act_cpumask_or(used, used, &w->cpus);
+	return 0;
+}
+
+static int check_wl_quota(struct cfg_ctx *x, const struct cfg_workload *w)
+{
+	const int *at = w->line_of;
+
+	if (w->min_quota_mc > w->max_quota_mc)
+		return bad_at(x, at[CFG_WL_MAX_QUOTA] ? at[CFG_WL_MAX_QUOTA] : at[CFG_WL_MIN_QUOTA],
+			      "workload %s: min_quota %g > max_quota %g", w->name,
+			      w->min_quota_mc / 1000.0, w->max_quota_mc / 1000.0);
+	if (at[CFG_WL_QUOTA] && (w->quota_mc < w->min_quota_mc || w->quota_mc > w->max_quota_mc))
+		return bad_at(x, at[CFG_WL_QUOTA],
+			      "workload %s: quota %g outside min_quota..max_quota (%g..%g)",
+			      w->name, w->quota_mc / 1000.0, w->min_quota_mc / 1000.0,
+			      w->max_quota_mc / 1000.0);
+	return 0;
+}
+
+/* Workload i against itself and the ones before it (used: their cpus;
+ * *summin: the cpus they need at least). */
+static int check_wl(struct cfg_ctx *x, int i, struct act_cpumask *used, int *summin)
+{
+	const struct cfg *c = x->c;
+	const struct cfg_workload *w = &c->wl[i];
+	const int *at = w->line_of;
+	int ncpus = act_cpumask_count(&c->cpus), e;
+
+	if (c->sim.enabled) {
+		char err[200];
+		int line;
+
+		if (sim_cfg_validate_wl(&c->sim, i, w->name, w->line, err, sizeof(err), &line))
+			return bad_at(x, line, "%s", err);
+	} else if (w->source == CFG_SRC_CLIENT && !w->feed[0]) {
+		return bad_at(x, at[CFG_WL_SOURCE],
+			      "workload %s: source = client needs a feed (client:PATH) outside a "
+			      "simulation",
+			      w->name);
+	}
+	if (w->find == CFG_FIND_NONE && !c->sim.enabled)
+		return bad_at(
+		    x, w->line,
+		    "workload %s: say how to find it (pid, pidfile, command, cgroup or unit)",
+		    w->name);
+	if (w->target_ns <= 0)
+		return bad_at(x, w->line, "workload %s: target_ms is required", w->name);
+	if (w->min_cores > w->max_cores)
+		return bad_at(x, at[CFG_WL_MAX_CORES] ? at[CFG_WL_MAX_CORES] : at[CFG_WL_MIN_CORES],
+			      "workload %s: min_cores %d > max_cores %d", w->name, w->min_cores,
+			      w->max_cores);
+	if (w->cores && (w->cores < w->min_cores || w->cores > w->max_cores))
+		return bad_at(x, at[CFG_WL_CORES],
+			      "workload %s: cores %d outside min_cores..max_cores (%d..%d)",
+			      w->name, w->cores, w->min_cores, w->max_cores);
+	if (w->has_cpus) {
+		e = check_wl_cpus(x, w, used);
+		if (e)
+			return e;
+	}
+	*summin += w->has_cpus ? act_cpumask_count(&w->cpus) : w->cores ? w->cores : w->min_cores;
+	if (*summin > ncpus)
+		return bad_at(x, w->line,
+			      "workload %s: the workloads need at least %d cpus, %d are "
+			      "managed",
+			      w->name, *summin, ncpus);
+	if (w->source == CFG_SRC_EBEE && c->ebee == CFG_OFF)
+		return bad_at(x, at[CFG_WL_SOURCE] ? at[CFG_WL_SOURCE] : w->line,
+			      "workload %s: source ebee but [controller] ebee = false", w->name);
+	return c->quota ? check_wl_quota(x, w) : 0;
+}
+
+/* The initial quotas (given, or the minimum) fit in quota_total. */
+static int check_quota_sum(struct cfg_ctx *x)
+{
+	const struct cfg *c = x->c;
+	long sum = 0;
+	int line = 0; /* of the last initial quota given */
+
+	for (int i = 0; i < c->nwl; i++) {
+		const struct cfg_workload *w = &c->wl[i];
+
+		if (w->line_of[CFG_WL_QUOTA]) {
+			sum += w->quota_mc;
+			line = w->line_of[CFG_WL_QUOTA];
+		} else {
+			sum += w->min_quota_mc;
+		}
+	}
+	if (sum <= c->quota_total_mc)
+		return 0;
+	return bad_at(x, c->line_of[CFG_QUOTA_TOTAL] ? c->line_of[CFG_QUOTA_TOTAL] : line,
+		      "the workloads' initial quotas add up to %g cores, quota_total is %g",
+		      sum / 1000.0, c->quota_total_mc / 1000.0);
+}
+
+/* Checks that need the whole file, on resolved values. Sets x->err and x->line. */
+static int validate(struct cfg_ctx *x)
+{
+	const struct cfg *c = x->c;
+	struct act_cpumask used;
+	int summin = 0, e;
+
+	if (c->freq_min_khz && c->freq_max_khz && c->freq_min_khz > c->freq_max_khz)
+		return bad_at(x, c->line_of[CFG_FREQ_MAX_MHZ],
+			      "[resources] freq_min_mhz %ld > freq_max_mhz %ld",
+			      c->freq_min_khz / 1000, c->freq_max_khz / 1000);
+	act_cpumask_zero(&used);
+	for (int i = 0; i < c->nwl; i++) {
+		e = check_wl(x, i, &used, &summin);
+		if (e)
+			return e;
+	}
+	return c->quota ? check_quota_sum(x) : 0;
+}
+
+/* After the last key: resolve the defaults, then check the whole. */
+static int finish(struct cfg_ctx *x)
+{
+	int e;
+
+	/* the end of the file: where the missing section would be */
+	if (x->c->nwl == 0)
+		return bad_at(x, x->line ? x->line : 1,
+			      "no [workload NAME] section: nothing to manage");
+	e = resolve(x);
+	return e ? e : validate(x);
 }
 
 static int load(struct cfg *c, struct cfg_ctx *x, const char *name, char *err, size_t err_len)
@@ -997,7 +870,7 @@ static int load(struct cfg *c, struct cfg_ctx *x, const char *name, char *err, s
 			    name, ret);
 		return -EINVAL;
 	}
-	if (validate(x)) {
+	if (finish(x)) {
 		if (x->line > 0)
 			snprintf(err, err_len, "%s:%d: %s", name, x->line, x->err);
 		else

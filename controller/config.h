@@ -3,11 +3,23 @@
  * The parties configuration: one INI file (inih), parsed into one struct that
  * the rest of the daemon receives as const.
  *
- * Every key and its default is documented in configs/example.ini. Parsing is
- * strict: an unknown section or key, a malformed number, a target <= 0,
- * min > max, overlapping or unmanaged cpus, a workload that cannot be found
- * or a feed file that does not exist is an error "file:line: what is wrong",
- * reported before anything on the machine is changed.
+ * Three steps, each in one place:
+ *   parse     config.c: every key from the table of its section (name,
+ *             type, range, default, where it goes; its line is recorded),
+ *             strict: an unknown section or key, a malformed number, a
+ *             target <= 0 is an error "file:line: what is wrong";
+ *   resolve   config.c: every default that depends on other keys (max_cores
+ *             0 = every managed cpu, the quota bounds, the ebee window, the
+ *             interval of flavour = code, the managed cpus) is resolved once,
+ *             then the whole file is checked (min > max, overlapping or
+ *             unmanaged cpus, quotas over the total);
+ *   live      config_live.c: the file against the running machine (the
+ *             processes, files, users and cpus it names), changing nothing.
+ * cfg_load_*() does the first two and never looks at the machine beyond the
+ * list of online cpus (the default of [resources] cpus); the daemon and
+ * --check-config then call cfg_check_live(). Everything is reported before
+ * anything on the machine is changed. Every key and its default is
+ * documented in configs/example.ini.
  */
 #ifndef PARTIES_CONFIG_H
 #define PARTIES_CONFIG_H
@@ -18,6 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cfg_key.h"
 #include "cpulist.h"
 #include "ebee.h"
 #include "policy.h"
@@ -29,7 +42,58 @@
 #define CFG_PATH_LEN   256
 #define CFG_CMD_LEN    1024
 
-enum cfg_tristate { CFG_AUTO = 0, CFG_ON, CFG_OFF };
+/* The keys of [controller] and [resources], in their table's order
+ * (config.c): index of struct cfg's line[]. */
+enum cfg_key_id {
+	CFG_INTERVAL_MS = 0, /* [controller] */
+	CFG_POLICY,
+	CFG_SEED,
+	CFG_LOG,
+	CFG_CGROUP_PARENT,
+	CFG_STATE_DIR,
+	CFG_EBEE,
+	CFG_EBEE_WINDOW_MS,
+	CFG_AVG_WINDOW_MS,
+	CFG_STALE_INTERVALS,
+	CFG_CPUS, /* [resources] */
+	CFG_CORES,
+	CFG_FREQ,
+	CFG_FREQ_MIN_MHZ,
+	CFG_FREQ_MAX_MHZ,
+	CFG_FREQ_STEP_MHZ,
+	CFG_QUOTA,
+	CFG_QUOTA_STEP,
+	CFG_QUOTA_TOTAL,
+	CFG_NKEYS,
+};
+
+/* The keys of [workload NAME] (the sim_* ones are sim_config.h's): index of
+ * struct cfg_workload's line[]. The first five are how it is found, in the
+ * order of enum cfg_find. */
+enum cfg_wl_key_id {
+	CFG_WL_PID = 0,
+	CFG_WL_PIDFILE,
+	CFG_WL_COMMAND,
+	CFG_WL_CGROUP,
+	CFG_WL_UNIT,
+	CFG_WL_TARGET_MS,
+	CFG_WL_MIN_CORES,
+	CFG_WL_MAX_CORES,
+	CFG_WL_CORES,
+	CFG_WL_CPUS,
+	CFG_WL_QUOTA,
+	CFG_WL_MIN_QUOTA,
+	CFG_WL_MAX_QUOTA,
+	CFG_WL_FREQ_MHZ,
+	CFG_WL_SOURCE,
+	CFG_WL_FEED,
+	CFG_WL_EBEE_MODE,
+	CFG_WL_EBEE_LATENCY,
+	CFG_WL_USER,
+	CFG_WL_GROUP,
+	CFG_WL_NKEYS,
+};
+
 enum cfg_find {
 	CFG_FIND_NONE = 0,
 	CFG_FIND_PID,
@@ -48,67 +112,62 @@ struct cfg_param {
 	int line;
 };
 
+/*
+ * Values in the program's units (latency ns, quota milli-cores, frequency
+ * kHz; the file gives ms, cores and MHz). After cfg_load_*() every default
+ * that can be known without the running machine is resolved: nothing
+ * downstream reads a 0 as "the default" except where a comment says so.
+ */
 struct cfg_workload {
 	char name[CFG_NAME_LEN];
-	int line; /* first key of the section */
+	int line;		   /* its [workload NAME] header */
+	int line_of[CFG_WL_NKEYS]; /* where each key was given; 0 = not given */
 	enum cfg_find find;
-	int find_line;
-	pid_t pid; /* pid = (or read from pidfile) */
+	pid_t pid; /* pid = (a pidfile is read by cfg_workload_pid()) */
 	char pidfile[CFG_PATH_LEN];
 	char command[CFG_CMD_LEN]; /* run with /bin/sh -c; the daemon owns it */
 	char cgroup[CFG_PATH_LEN]; /* cgroup = PATH or unit = NAME.service, as given */
-	double target_us;	   /* QoS target for p99 (target_ms in the file) */
-	int target_line;
-	int min_cores, max_cores; /* max 0 = every managed cpu */
-	int min_line, max_line;
-	int cores; /* initial count; 0 = fair share */
-	int cores_line;
+	double target_ns;	   /* QoS target for p99 */
+	int min_cores, max_cores;
+	int cores;		 /* initial count; 0 = fair share */
 	struct act_cpumask cpus; /* explicit initial cpus */
 	bool has_cpus;
-	int cpus_line;
-	double quota;		     /* initial cpu quota in cores; 0 = fair share */
-	double min_quota, max_quota; /* 0 = quota_step / quota_total */
-	int quota_line, min_quota_line, max_quota_line;
-	long freq_mhz;		 /* initial max frequency; 0 = hardware max */
+	long quota_mc; /* initial cpu quota; 0 = fair share */
+	long min_quota_mc, max_quota_mc;
+	long freq_khz;		 /* initial max frequency; 0 = the highest allowed */
 	enum cfg_src source;	 /* what drives the policy */
 	char feed[CFG_PATH_LEN]; /* client feed ("t_ms p99_us rps" lines), or "" */
-	int source_line, feed_line;
+	int feed_line;		 /* of the key that named it: feed or source = client:PATH */
 	enum ebee_mode ebee_mode;
 	enum cfg_lat ebee_latency; /* default sojourn (README "Which latency feeds parties") */
-	int ebee_latency_line;	   /* 0 = not set in the file */
-	int ebee_mode_line;
 	/* command workloads: run as this user/group instead of root ("" = root) */
 	char user[CFG_NAME_LEN], group[CFG_NAME_LEN];
-	int user_line, group_line;
 };
 
 struct cfg {
 	char file[CFG_PATH_LEN]; /* for messages */
+	int line_of[CFG_NKEYS];	 /* where each key was given; 0 = not given */
 
 	/* [controller] */
 	unsigned int interval_ms;
 	char policy[POL_NAME_LEN];
-	int policy_line;
 	uint64_t seed;
 	char log[CFG_PATH_LEN];
-	int log_line;
 	char cgroup_parent[CFG_NAME_LEN];
 	char state_dir[CFG_PATH_LEN];
-	int state_dir_line;
 	enum cfg_tristate ebee;	     /* open ebee: auto = when a workload needs it */
-	unsigned int ebee_window_ms; /* 0 = 2 * interval_ms */
+	unsigned int ebee_window_ms; /* ebee's window bound by age */
 	unsigned int avg_window_ms;  /* the "long slack" average */
 	unsigned int stale_intervals;
 
 	/* [resources] */
 	struct act_cpumask cpus; /* managed cpus */
-	int cpus_line;
-	bool cores;		/* cores are a resource the policy moves */
-	enum cfg_tristate freq; /* auto = where cpufreq exists */
-	long freq_min_mhz, freq_max_mhz, freq_step_mhz;
+	bool cores;		 /* cores are a resource the policy moves */
+	enum cfg_tristate freq;	 /* auto = where cpufreq exists */
+	/* bounds of the frequency range; 0 = the hardware's */
+	long freq_min_khz, freq_max_khz, freq_step_khz;
 	bool quota;
-	double quota_step;  /* cores */
-	double quota_total; /* cores; 0 = number of managed cpus */
+	long quota_step_mc, quota_total_mc;
 
 	/* [policy NAME] for the chosen policy */
 	int nparams;
@@ -125,23 +184,36 @@ struct cfg {
 void cfg_defaults(struct cfg *c);
 
 /*
- * Parse and validate. 0, or a negative errno with err holding
- * "file:line: what is wrong" (line omitted when the problem has none).
+ * Parse, resolve and check the file as a whole (nothing live). 0, or a
+ * negative errno with err holding "file:line: what is wrong" (line omitted
+ * when the problem has none).
  */
 int cfg_load_file(struct cfg *c, const char *path, char *err, size_t err_len);
 /* The same from a string; name stands for the file name in messages. */
 int cfg_load_string(struct cfg *c, const char *name, const char *text, char *err, size_t err_len);
 
-/* Resolve the pid of a pid/pidfile workload now (pidfile re-read). */
+/* The line of the key that says how w is found (pid, pidfile, ...); 0 if none. */
+static inline int cfg_find_line(const struct cfg_workload *w)
+{
+	return w->find != CFG_FIND_NONE ? w->line_of[CFG_WL_PID + (int)w->find - 1] : 0;
+}
+
+/* config_live.c: the machine's online cpus (sysfs). 0 or a negative errno. */
+int cfg_online_cpus(struct act_cpumask *m);
+
+/* config_live.c: the pid of a pid/pidfile workload now (pidfile re-read),
+ * -ESRCH when it is not running. */
 int cfg_workload_pid(const struct cfg_workload *w, pid_t *pid);
 
 /*
  * config_live.c: check a parsed configuration against the running machine
- * and this process, changing nothing: cpus that are online, workload pids
- * that may be managed (not init, not this daemon or an ancestor, not a
- * kernel thread, not another workload's), ebee modes this build supports,
- * users and groups that exist, and the files the daemon will write (log,
- * state_dir) are regular files in directories only root may write.
+ * and this process, changing nothing: what the workloads name exists (the
+ * process of pid or pidfile, the program of command, the feed file), cpus
+ * are online, workload pids may be managed (not init, not this daemon or an
+ * ancestor, not a kernel thread, not another workload's), ebee modes this
+ * build supports, users and groups that exist, and the files the daemon
+ * will write (log, state_dir) are regular files in directories only root
+ * may write.
  * log_override is --log (NULL: the config's log). Both start-up and
  * --check-config call it, after cfg_load_file(). 0, or -EINVAL with err
  * holding "file:line: what is wrong".

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
  * The configuration against the running machine: everything that parsing
- * (config.c, offline and table-like) cannot know. One step, called by the
+ * (config.c, offline and table-driven) cannot know, from whether the
+ * processes, programs and files a workload names exist to whether it is
+ * safe to manage them. One step, called by the
  * daemon before it changes anything and by --check-config, so that a config
  * that passes --check-config starts, and one that would misbehave is refused
  * with file:line before a workload is launched or a cgroup is created.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,9 @@
 #include "config.h"
 #include "inplace.h"
 #include "procfs.h"
+
+/* read_pidfile(): not a regular file (an errno no open() of a pidfile returns) */
+#define EFTYPE_NOTREG EMEDIUMTYPE
 
 /*
  * ebee builds that trace gRPC define EBEE_HAVE_GRPC in ebee.h; without it
@@ -50,6 +57,168 @@ static int live_fail(const struct cfg *c, int line, char *err, size_t len, const
 	vsnprintf(err + n, len - (size_t)n, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
+}
+
+/*
+ * Non-blocking, regular files only: a FIFO here would stall start-up.
+ * -EFTYPE_NOTREG when it is something else.
+ */
+static int read_pidfile(const char *path, pid_t *pid)
+{
+	char buf[32];
+	struct stat st;
+	ssize_t n;
+	char *end;
+	long v;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EFTYPE_NOTREG;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf || (*end && !isspace((unsigned char)*end)) || v <= 0 ||
+	    v > INT32_MAX)
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+int cfg_workload_pid(const struct cfg_workload *w, pid_t *pid)
+{
+	int err;
+
+	if (w->find == CFG_FIND_PID) {
+		*pid = w->pid;
+	} else if (w->find == CFG_FIND_PIDFILE) {
+		err = read_pidfile(w->pidfile, pid);
+		if (err)
+			return err;
+	} else {
+		return -EINVAL;
+	}
+	if (!procfs_alive(*pid, 0))
+		return -ESRCH;
+	return 0;
+}
+
+/* Is the first word of a shell command something we can run? */
+static bool runnable(const char *cmd)
+{
+	char word[CFG_PATH_LEN], path[2 * CFG_PATH_LEN];
+	const char *p = cmd, *env;
+	size_t n = 0;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!strncmp(p, "exec ", 5))
+		p += 5;
+	while (isspace((unsigned char)*p))
+		p++;
+	while (*p && !isspace((unsigned char)*p) && n < sizeof(word) - 1)
+		word[n++] = *p++;
+	word[n] = '\0';
+	if (!n)
+		return false;
+	if (strchr(word, '='))
+		return true; /* VAR=value cmd: let the shell judge */
+	if (strchr(word, '/'))
+		return access(word, X_OK) == 0;
+	env = getenv("PATH");
+	if (!env)
+		env = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+	while (*env) {
+		const char *e = strchr(env, ':');
+		size_t len = e ? (size_t)(e - env) : strlen(env);
+
+		snprintf(path, sizeof(path), "%.*s/%s", (int)len, env, word);
+		if (access(path, X_OK) == 0)
+			return true;
+		env += len + (e ? 1 : 0);
+	}
+	return false;
+}
+
+/* The process, pidfile or program a workload names exists. */
+static int check_found(const struct cfg *c, const struct cfg_workload *w, char *err, size_t len)
+{
+	int line = cfg_find_line(w), e;
+	pid_t pid = w->pid;
+
+	switch (w->find) {
+	case CFG_FIND_PID:
+		if (!procfs_alive(w->pid, 0))
+			return live_fail(c, line, err, len, "workload %s: no process with pid %d",
+					 w->name, (int)w->pid);
+		return 0;
+	case CFG_FIND_PIDFILE:
+		e = cfg_workload_pid(w, &pid);
+		if (e == -ESRCH)
+			return live_fail(
+			    c, line, err, len,
+			    "workload %s: pidfile %s names pid %d, which is not running", w->name,
+			    w->pidfile, (int)pid);
+		if (e == -EFTYPE_NOTREG)
+			return live_fail(c, line, err, len,
+					 "workload %s: pidfile %s is not a regular file", w->name,
+					 w->pidfile);
+		if (e)
+			return live_fail(c, line, err, len,
+					 "workload %s: cannot read a pid from pidfile %s (%s)",
+					 w->name, w->pidfile, strerror(-e));
+		return 0;
+	case CFG_FIND_COMMAND:
+		if (!runnable(w->command))
+			return live_fail(
+			    c, line, err, len,
+			    "workload %s: command '%s' cannot be run (not found or not "
+			    "executable)",
+			    w->name, w->command);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int check_feed(const struct cfg *c, const struct cfg_workload *w, char *err, size_t len)
+{
+	struct stat st;
+
+	if (stat(w->feed, &st))
+		return live_fail(c, w->feed_line, err, len,
+				 "workload %s: feed file %s does not exist (start the load "
+				 "generator with --feed %s first)",
+				 w->name, w->feed, w->feed);
+	if (!S_ISREG(st.st_mode))
+		return live_fail(c, w->feed_line, err, len,
+				 "workload %s: feed %s is not a regular file", w->name, w->feed);
+	return 0;
+}
+
+/* What each workload names exists, reported in the order of the file. */
+static int check_named(const struct cfg *c, char *err, size_t len)
+{
+	for (int i = 0; i < c->nwl; i++) {
+		const struct cfg_workload *w = &c->wl[i];
+		bool feed_first = w->feed[0] && w->feed_line < cfg_find_line(w);
+		int e = feed_first ? check_feed(c, w, err, len) : 0;
+
+		if (!e)
+			e = check_found(c, w, err, len);
+		if (!e && w->feed[0] && !feed_first)
+			e = check_feed(c, w, err, len);
+		if (e)
+			return e;
+	}
+	return 0;
 }
 
 /* Is anc pid itself or one of pid's ancestors? */
@@ -122,7 +291,7 @@ static bool subtree_maps_libgrpc(pid_t pid)
 static int check_pid(const struct cfg *c, const struct cfg_workload *w, pid_t pid, char *err,
 		     size_t len)
 {
-	int line = w->find_line ? w->find_line : w->line;
+	int line = cfg_find_line(w) ? cfg_find_line(w) : w->line;
 	struct procfs_stat st;
 	int e;
 
@@ -232,11 +401,11 @@ static int check_state_dir(const struct cfg *c, char *err, size_t len)
 		snprintf(dir, sizeof(dir), "%s", up);
 	}
 	if (cfg_dir_safe(dir, why, sizeof(why)))
-		return live_fail(c, c->state_dir_line, err, len, "state_dir: %s", why);
+		return live_fail(c, c->line_of[CFG_STATE_DIR], err, len, "state_dir: %s", why);
 	return 0;
 }
 
-static int online_mask(struct act_cpumask *m)
+int cfg_online_cpus(struct act_cpumask *m)
 {
 	char buf[1024] = "";
 	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
@@ -256,12 +425,12 @@ static int check_cpus(const struct cfg *c, char *err, size_t len)
 {
 	struct act_cpumask on;
 
-	if (online_mask(&on))
+	if (cfg_online_cpus(&on))
 		return 0; /* no sysfs: the actuators will say what they find */
 	for (int cpu = 0; cpu < ACT_CPUMASK_MAX; cpu++) {
 		if (!act_cpumask_isset(&c->cpus, cpu) || act_cpumask_isset(&on, cpu))
 			continue;
-		return live_fail(c, c->cpus_line, err, len,
+		return live_fail(c, c->line_of[CFG_CPUS], err, len,
 				 "cpus: cpu %d is not online on this machine (online: %d cpus)",
 				 cpu, act_cpumask_count(&on));
 	}
@@ -271,15 +440,17 @@ static int check_cpus(const struct cfg *c, char *err, size_t len)
 static int check_identity(const struct cfg *c, const struct cfg_workload *w, char *err, size_t len)
 {
 	if ((w->user[0] || w->group[0]) && w->find != CFG_FIND_COMMAND)
-		return live_fail(c, w->user_line ? w->user_line : w->group_line, err, len,
-				 "workload %s: user and group apply to a command the daemon "
-				 "starts, not to a running process",
-				 w->name);
+		return live_fail(
+		    c, w->line_of[CFG_WL_USER] ? w->line_of[CFG_WL_USER] : w->line_of[CFG_WL_GROUP],
+		    err, len,
+		    "workload %s: user and group apply to a command the daemon "
+		    "starts, not to a running process",
+		    w->name);
 	if (w->user[0] && !getpwnam(w->user))
-		return live_fail(c, w->user_line, err, len, "workload %s: user '%s' does not exist",
-				 w->name, w->user);
+		return live_fail(c, w->line_of[CFG_WL_USER], err, len,
+				 "workload %s: user '%s' does not exist", w->name, w->user);
 	if (w->group[0] && !getgrnam(w->group))
-		return live_fail(c, w->group_line, err, len,
+		return live_fail(c, w->line_of[CFG_WL_GROUP], err, len,
 				 "workload %s: group '%s' does not exist", w->name, w->group);
 	return 0;
 }
@@ -302,17 +473,16 @@ static int check_inplace(const struct cfg *c, const struct cfg_workload *w, char
 	else
 		snprintf(msg, sizeof(msg), "cannot read the mounts: %s", strerror(-e));
 	if (!e)
-		e = inplace_check(&r, grp, c->cgroup_parent[0] ? c->cgroup_parent : "parties",
-				  getpid(), msg, sizeof(msg));
+		e = inplace_check(&r, grp, c->cgroup_parent, getpid(), msg, sizeof(msg));
 	if (!e && inplace_pids(&r, grp, &pid, 1) <= 0) {
 		snprintf(msg, sizeof(msg), "cgroup %s has no process to manage", grp);
 		e = -ESRCH;
 	}
 	if (e)
-		return live_fail(c, w->find_line, err, len, "workload %s: %s", w->name, msg);
+		return live_fail(c, cfg_find_line(w), err, len, "workload %s: %s", w->name, msg);
 	for (const struct cfg_workload *o = c->wl; o < w; o++)
 		if (o->find == w->find && !strcmp(o->cgroup, w->cgroup))
-			return live_fail(c, w->find_line, err, len,
+			return live_fail(c, cfg_find_line(w), err, len,
 					 "workload %s: cgroup %s is managed by workload %s already",
 					 w->name, grp, o->name);
 	return 0;
@@ -323,15 +493,18 @@ int cfg_check_live(const struct cfg *c, const char *log_override, char *err, siz
 	pid_t pids[CFG_MAX_WL] = { 0 };
 	int e;
 
-	e = check_cpus(c, err, len);
+	/* first, as when the file was read: what the workloads name is there */
+	e = check_named(c, err, len);
+	if (!e)
+		e = check_cpus(c, err, len);
 	if (e)
 		return e;
 	for (int i = 0; i < c->nwl; i++) {
 		const struct cfg_workload *w = &c->wl[i];
-		int line = w->find_line ? w->find_line : w->line;
+		int line = cfg_find_line(w) ? cfg_find_line(w) : w->line;
 
 		if (w->ebee_mode == EBEE_MODE_GRPC && !GRPC_SUPPORTED)
-			return live_fail(c, w->ebee_mode_line, err, len,
+			return live_fail(c, w->line_of[CFG_WL_EBEE_MODE], err, len,
 					 "workload %s: ebee_mode grpc is not supported by this "
 					 "build of ebee",
 					 w->name);
@@ -355,7 +528,7 @@ int cfg_check_live(const struct cfg *c, const char *log_override, char *err, siz
 			return e;
 		if (w->ebee_mode == EBEE_MODE_GRPC && w->source == CFG_SRC_EBEE &&
 		    !subtree_maps_libgrpc(pids[i]))
-			return live_fail(c, w->ebee_mode_line, err, len,
+			return live_fail(c, w->line_of[CFG_WL_EBEE_MODE], err, len,
 					 "workload %s: ebee_mode grpc, but process %d (and its "
 					 "descendants) maps no libgrpc: not a gRPC C-core server",
 					 w->name, (int)pids[i]);
@@ -377,7 +550,7 @@ int cfg_check_live(const struct cfg *c, const char *log_override, char *err, siz
 		if (e)
 			return e;
 	} else if (c->log[0]) {
-		e = check_output(c, c->log_line, "log", c->log, err, len);
+		e = check_output(c, c->line_of[CFG_LOG], "log", c->log, err, len);
 		if (e)
 			return e;
 	}

@@ -146,7 +146,7 @@ static int open_log(struct daemon *d)
 	d->log = log_open(d->a->log_path, err, sizeof(err));
 	if (!d->log) {
 		fprintf(stderr, "parties: %s%s\n",
-			log_cli(d) ? "--log: " : cfg_where(d->cfg, d->cfg->log_line), err);
+			log_cli(d) ? "--log: " : cfg_where(d->cfg, d->cfg->line_of[CFG_LOG]), err);
 		return -1;
 	}
 	return 0;

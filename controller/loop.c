@@ -109,7 +109,7 @@ static int cores_limits(struct loop *l, char *err, size_t len)
 		if (!act_cpumask_subset(&c->cpus, &k->cpus)) {
 			act_cpumask_format(&k->cpus, buf, sizeof(buf));
 			sat(err, len, "%s:%d: [resources] cpus: only %s can be assigned here",
-			    c->file, c->cpus_line, buf);
+			    c->file, c->line_of[CFG_CPUS], buf);
 			return -ERANGE;
 		}
 		r->avail = true;
@@ -119,7 +119,7 @@ static int cores_limits(struct loop *l, char *err, size_t len)
 		struct loop_wl *lw = &l->wl[i];
 
 		lw->min[POL_RES_CORES] = r->avail ? w->min_cores : 0;
-		lw->max[POL_RES_CORES] = r->avail ? (w->max_cores ? w->max_cores : ncpus) : 0;
+		lw->max[POL_RES_CORES] = r->avail ? w->max_cores : 0; /* resolved by the config */
 	}
 	return 0;
 }
@@ -294,13 +294,13 @@ static int freq_limits(struct loop *l, char *err, size_t len)
 	const struct cfg *c = l->cfg;
 	const struct loop_caps *k = &l->caps;
 	struct pol_res_info *r = &l->res[POL_RES_FREQ];
-	long fmin = k->freq_min_mhz, fmax = k->freq_max_mhz;
+	long fmin = k->freq_min_khz, fmax = k->freq_max_khz;
 
-	if (c->freq_min_mhz && c->freq_min_mhz > fmin)
-		fmin = c->freq_min_mhz;
-	if (c->freq_max_mhz && c->freq_max_mhz < fmax)
-		fmax = c->freq_max_mhz;
-	*r = (struct pol_res_info){ .step = c->freq_step_mhz };
+	if (c->freq_min_khz && c->freq_min_khz > fmin)
+		fmin = c->freq_min_khz;
+	if (c->freq_max_khz && c->freq_max_khz < fmax)
+		fmax = c->freq_max_khz;
+	*r = (struct pol_res_info){ .step = c->freq_step_khz };
 	if (c->freq == CFG_ON && !k->res[POL_RES_FREQ]) {
 		sat(err, len, "[resources] freq = true but cpufreq cannot be used here: %s",
 		    k->why[POL_RES_FREQ]);
@@ -321,7 +321,7 @@ static int initial_freq(struct loop *l, char *err, size_t len)
 	for (int i = 0; i < l->nwl; i++) {
 		struct loop_wl *lw = &l->wl[i];
 		long fmin = lw->min[POL_RES_FREQ], fmax = lw->max[POL_RES_FREQ];
-		long f = l->cfg->wl[i].freq_mhz ? l->cfg->wl[i].freq_mhz : fmax;
+		long f = l->cfg->wl[i].freq_khz ? l->cfg->wl[i].freq_khz : fmax;
 
 		lw->alloc[POL_RES_FREQ] = f < fmin ? fmin : f > fmax ? fmax : f;
 	}
@@ -340,8 +340,8 @@ static int quota_limits(struct loop *l, char *err, size_t len)
 	struct pol_res_info *r = &l->res[POL_RES_QUOTA];
 
 	*r = (struct pol_res_info){ .pooled = true,
-				    .step = lround(c->quota_step * 1000.0),
-				    .total = lround(c->quota_total * 1000.0) };
+				    .step = c->quota_step_mc,
+				    .total = c->quota_total_mc };
 	if (c->quota) {
 		if (!k->res[POL_RES_QUOTA]) {
 			sat(err, len,
@@ -355,10 +355,9 @@ static int quota_limits(struct loop *l, char *err, size_t len)
 		const struct cfg_workload *w = &c->wl[i];
 		struct loop_wl *lw = &l->wl[i];
 
-		lw->min[POL_RES_QUOTA] =
-		    r->avail ? (w->min_quota ? lround(w->min_quota * 1000.0) : r->step) : 0;
-		lw->max[POL_RES_QUOTA] =
-		    r->avail ? (w->max_quota ? lround(w->max_quota * 1000.0) : r->total) : 0;
+		/* bounds resolved by the config (cfg_resolve: a step .. the total) */
+		lw->min[POL_RES_QUOTA] = r->avail ? w->min_quota_mc : 0;
+		lw->max[POL_RES_QUOTA] = r->avail ? w->max_quota_mc : 0;
 	}
 	return 0;
 }
@@ -370,8 +369,8 @@ static int initial_quota(struct loop *l, char *err, size_t len)
 	int nfair = 0;
 
 	for (int i = 0; i < l->nwl; i++) {
-		if (c->wl[i].quota > 0) {
-			l->wl[i].alloc[POL_RES_QUOTA] = lround(c->wl[i].quota * 1000.0);
+		if (c->wl[i].quota_mc > 0) {
+			l->wl[i].alloc[POL_RES_QUOTA] = c->wl[i].quota_mc;
 			rem -= l->wl[i].alloc[POL_RES_QUOTA];
 		} else {
 			nfair++;
@@ -380,7 +379,7 @@ static int initial_quota(struct loop *l, char *err, size_t len)
 	for (int i = 0; i < l->nwl; i++) {
 		long q;
 
-		if (c->wl[i].quota > 0)
+		if (c->wl[i].quota_mc > 0)
 			continue;
 		q = nfair ? rem / nfair / step * step : 0;
 		if (q < l->wl[i].min[POL_RES_QUOTA])
@@ -412,7 +411,7 @@ static const struct loop_res loop_res[POL_RES_COUNT] = {
 		.initial = initial_freq,
 		.set = set_freq,
 		.log_key = "freq_mhz",
-		.log_div = 1,
+		.log_div = 1000, /* kHz inside, MHz in the log */
 		.log_prec = 0,
 	},
 	[POL_RES_QUOTA] = {
@@ -484,10 +483,10 @@ static int policy_init(const struct cfg *c, const struct pol_ops *pol, void **st
 		    pol->name, perr);
 	else /* a combination of settings: the last one given, or where the policy is chosen */
 		sat(err, len, "%s:%d: policy %s: %s", c->file,
-		    c->nparams	     ? c->params[c->nparams - 1].line
-		    : c->policy_line ? c->policy_line
-		    : c->nwl	     ? c->wl[0].line
-				     : 1,
+		    c->nparams		     ? c->params[c->nparams - 1].line
+		    : c->line_of[CFG_POLICY] ? c->line_of[CFG_POLICY]
+		    : c->nwl		     ? c->wl[0].line
+					     : 1,
 		    pol->name, perr[0] ? perr : strerror(-ret));
 	return ret;
 }
@@ -584,7 +583,7 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 		w->alive = a->pid[i] > 0 || (alive && alive(l->alive_ctx, i, a->pid[i]));
 		w->src = a->src[i];
 		w->aux = a->aux[i];
-		w->target_us = c->wl[i].target_us;
+		w->target_ns = c->wl[i].target_ns;
 	}
 	/* policy first: a bad setting stops us before the machine is touched */
 	ret = policy_init(c, l->pol, &l->pol_state, err, len);
@@ -664,11 +663,11 @@ static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_o
 		if (!src[k] || smp[k]->state != POL_LAT_FRESH)
 			continue;
 		if (src[k]->ops->kind == SRC_CLIENT)
-			ow->p99_client_us = smp[k]->p99_us;
-		if (!isnan(smp[k]->p99_service_us))
-			ow->p99_service_us = smp[k]->p99_service_us;
-		if (!isnan(smp[k]->p99_sojourn_us))
-			ow->p99_sojourn_us = smp[k]->p99_sojourn_us;
+			ow->p99_client_ns = smp[k]->p99_ns;
+		if (!isnan(smp[k]->p99_service_ns))
+			ow->p99_service_ns = smp[k]->p99_service_ns;
+		if (!isnan(smp[k]->p99_sojourn_ns))
+			ow->p99_sojourn_ns = smp[k]->p99_sojourn_ns;
 	}
 	ow->rps = w->last.rps;
 	if (isnan(ow->rps) && w->aux)
@@ -707,26 +706,26 @@ static void observe(struct loop *l, uint64_t now_ms)
 
 		snprintf(ow->name, sizeof(ow->name), "%s", w->name);
 		ow->alive = w->alive;
-		ow->target_us = w->target_us;
+		ow->target_ns = w->target_ns;
 		memcpy(ow->alloc, w->alloc, sizeof(ow->alloc));
 		memcpy(ow->min, w->min, sizeof(ow->min));
 		memcpy(ow->max, w->max, sizeof(ow->max));
 		ow->state = POL_LAT_STALE;
-		ow->p99_us = ow->p99_avg_us = ow->slack = ow->slack_avg = NAN;
+		ow->p99_ns = ow->p99_avg_ns = ow->slack = ow->slack_avg = NAN;
 		ow->rps = ow->cpu_used = NAN;
-		ow->p99_client_us = ow->p99_service_us = ow->p99_sojourn_us = NAN;
+		ow->p99_client_ns = ow->p99_service_ns = ow->p99_sojourn_ns = NAN;
 		ow->cpus = w->cpus;
 		if (!w->alive)
 			continue;
 		memset(&w->last, 0, sizeof(w->last));
 		memset(&w->last_aux, 0, sizeof(w->last_aux));
-		w->last_aux.p99_us = NAN;
+		w->last_aux.p99_ns = NAN;
 		w->last_aux.state = POL_LAT_STALE;
 		if (w->src)
 			src_read(w->src, now_ms, &w->last);
 		else
 			w->last = (struct src_sample){ .state = POL_LAT_STALE,
-						       .p99_us = NAN,
+						       .p99_ns = NAN,
 						       .rps = NAN,
 						       .why = "no source" };
 		if (w->aux)
@@ -750,17 +749,17 @@ static void observe(struct loop *l, uint64_t now_ms)
 				w->navg--;
 			}
 			w->avg_t[w->navg] = now_ms;
-			w->avg_p99[w->navg] = w->last.p99_us;
+			w->avg_p99[w->navg] = w->last.p99_ns;
 			w->navg++;
 		}
 		ow->state = w->last.state;
 		if (w->last.state == POL_LAT_FRESH) {
-			ow->p99_us = w->last.p99_us;
-			ow->slack = (w->target_us - ow->p99_us) / w->target_us;
+			ow->p99_ns = w->last.p99_ns;
+			ow->slack = (w->target_ns - ow->p99_ns) / w->target_ns;
 			for (k = 0; k < w->navg; k++)
 				sum += w->avg_p99[k];
-			ow->p99_avg_us = w->navg ? sum / w->navg : ow->p99_us;
-			ow->slack_avg = (w->target_us - ow->p99_avg_us) / w->target_us;
+			ow->p99_avg_ns = w->navg ? sum / w->navg : ow->p99_ns;
+			ow->slack_avg = (w->target_ns - ow->p99_avg_ns) / w->target_ns;
 			if (w->nhist == POL_HIST) {
 				memmove(w->hist, w->hist + 1, sizeof(w->hist) - sizeof(w->hist[0]));
 				w->nhist--;
@@ -801,12 +800,12 @@ int loop_validate(const struct loop *l, const struct pol_decision *dec, char *wh
 			}
 			if (v < w->min[r]) {
 				sat(why, len, "%s for %s: %ld below its minimum %ld", rn, w->name,
-				    v, w->min[r]);
+				    pol_res_shown(r, v), pol_res_shown(r, w->min[r]));
 				return -EINVAL;
 			}
 			if (v > w->max[r]) {
 				sat(why, len, "%s for %s: %ld above its maximum %ld", rn, w->name,
-				    v, w->max[r]);
+				    pol_res_shown(r, v), pol_res_shown(r, w->max[r]));
 				return -EINVAL;
 			}
 		count:
@@ -814,7 +813,8 @@ int loop_validate(const struct loop *l, const struct pol_decision *dec, char *wh
 				sum += v;
 		}
 		if (l->res[r].pooled && l->res[r].avail && sum > l->res[r].total) {
-			sat(why, len, "%s: %ld asked for, %ld exist", rn, sum, l->res[r].total);
+			sat(why, len, "%s: %ld asked for, %ld exist", rn, pol_res_shown(r, sum),
+			    pol_res_shown(r, l->res[r].total));
 			return -EINVAL;
 		}
 	}
@@ -916,15 +916,16 @@ static void log_record(struct loop *l, const char *event)
 		log_json_str(&j, "state", state_str(o->state));
 		if (w->alive && o->state != POL_LAT_FRESH)
 			log_json_str(&j, "stale_why", w->last.why);
-		log_json_num(&j, "target_us", w->target_us, 0);
-		log_json_num(&j, "p99_ebee_us", se && se->state == POL_LAT_FRESH ? se->p99_us : NAN,
-			     1);
+		/* the log speaks us (and MHz), as it always has */
+		log_json_num(&j, "target_us", w->target_ns / 1e3, 0);
+		log_json_num(&j, "p99_ebee_us",
+			     se && se->state == POL_LAT_FRESH ? se->p99_ns / 1e3 : NAN, 1);
 		if (l->cfg->wl[i].feed[0] || sc)
 			log_json_num(&j, "p99_client_us",
-				     sc && sc->state == POL_LAT_FRESH ? sc->p99_us : NAN, 1);
-		if (!isnan(o->p99_service_us) || !isnan(o->p99_sojourn_us)) {
-			log_json_num(&j, "p99_service_us", o->p99_service_us, 1);
-			log_json_num(&j, "p99_sojourn_us", o->p99_sojourn_us, 1);
+				     sc && sc->state == POL_LAT_FRESH ? sc->p99_ns / 1e3 : NAN, 1);
+		if (!isnan(o->p99_service_ns) || !isnan(o->p99_sojourn_ns)) {
+			log_json_num(&j, "p99_service_us", o->p99_service_ns / 1e3, 1);
+			log_json_num(&j, "p99_sojourn_us", o->p99_sojourn_ns / 1e3, 1);
 		}
 		log_json_num(&j, "rps", w->alive ? w->last.rps : NAN, 1);
 		if (l->mops->cpu_ns)

@@ -26,20 +26,20 @@ struct loop_caps {
 	bool res[POL_RES_COUNT];      /* the machine can control it */
 	char why[POL_RES_COUNT][192]; /* when it cannot */
 	struct act_cpumask cpus;      /* cpus that may be assigned */
-	long freq_min_mhz, freq_max_mhz;
+	long freq_min_khz, freq_max_khz;
 };
 
 struct loop_mach_ops {
 	int (*caps)(void *m, struct loop_caps *caps);
 	/* Manage workload wl (index in the config) running as pid, with its
 	 * initial allocation; cpus NULL when cores are not managed, quota_mc 0 =
-	 * unlimited, freq_mhz 0 = leave. */
+	 * unlimited, freq_khz 0 = leave. */
 	int (*add)(void *m, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		   long quota_mc, long freq_mhz);
+		   long quota_mc, long freq_khz);
 	/* Give each wls[i] exactly cpus[i], as one change. */
 	int (*assign_cpus)(void *m, const int *wls, const struct act_cpumask *cpus, int n);
 	int (*set_quota)(void *m, int wl, long quota_mc);
-	int (*set_freq)(void *m, int wl, long freq_mhz);
+	int (*set_freq)(void *m, int wl, long freq_khz);
 	/* The workload is gone: put back what was changed for it. */
 	int (*remove)(void *m, int wl);
 	/* Optional: CPU time the workload has used so far, in ns (cgroup or
@@ -56,11 +56,11 @@ struct loop_wl {
 	bool added;	 /* the machine manages it */
 	struct src *src; /* drives the policy */
 	struct src *aux; /* logged only (the other kind), or NULL */
-	double target_us;
+	double target_ns;
 	struct act_cpumask cpus;
 	long alloc[POL_RES_COUNT];
 	long min[POL_RES_COUNT], max[POL_RES_COUNT];
-	/* fresh p99 samples inside the averaging window */
+	/* fresh p99 samples (ns) inside the averaging window */
 	unsigned int navg;
 	uint64_t avg_t[64];
 	double avg_p99[64];

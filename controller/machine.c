@@ -48,7 +48,7 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 		.parent = c->cgroup_parent,
 		.dry_run = dry_run,
 		.cpus = &c->cpus,
-		.freq_step_khz = (unsigned int)c->freq_step_mhz * 1000u,
+		.freq_step_khz = (unsigned int)c->freq_step_khz,
 		.state_dir = c->state_dir,
 		.log = act_log,
 		.log_level = verbose ? ACT_LOG_INFO : ACT_LOG_WARN,
@@ -152,20 +152,21 @@ static int m_caps(void *p, struct loop_caps *k)
 			 res[r].why ? res[r].why : "parties has no actuator for it");
 	}
 	k->cpus = c->cpus;
-	k->freq_min_mhz = (long)(c->freq_min_khz / 1000);
-	k->freq_max_mhz = (long)(c->freq_max_khz / 1000);
+	/* whole MHz, the unit of the config's steps and of the log */
+	k->freq_min_khz = (long)(c->freq_min_khz / 1000 * 1000);
+	k->freq_max_khz = (long)(c->freq_max_khz / 1000 * 1000);
 	return 0;
 }
 
 static int m_add(void *p, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		 long quota_mc, long freq_mhz)
+		 long quota_mc, long freq_khz)
 {
 	struct mach *m = p;
 	struct act_workload_opts o = {
 		.sz = sizeof(o),
 		.cpus = cpus,
 		.quota_mc = quota_mc,
-		.freq_max_khz = (unsigned long)freq_mhz * 1000ul,
+		.freq_max_khz = (unsigned long)freq_khz,
 	};
 
 	if (m->grp[wl][0])
@@ -196,11 +197,11 @@ static int m_quota(void *p, int wl, long quota_mc)
 	return act_workload_set_quota(m->act, m->wl[wl], quota_mc);
 }
 
-static int m_freq(void *p, int wl, long mhz)
+static int m_freq(void *p, int wl, long khz)
 {
 	struct mach *m = p;
 
-	return act_workload_set_freq(m->act, m->wl[wl], (unsigned long)mhz * 1000ul);
+	return act_workload_set_freq(m->act, m->wl[wl], (unsigned long)khz);
 }
 
 static int m_remove(void *p, int wl)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The daemon's metrics (see pmetrics.h). Base units throughout: quota in
- * cores, frequency in hertz, latency in seconds, slack as a ratio.
+ * cores, frequency in hertz, latency in seconds, slack as a ratio (from the
+ * loop's milli-cores, kHz and ns).
  */
 #include <errno.h>
 #include <math.h>
@@ -98,7 +99,7 @@ int pmetrics_state_render(const struct pmetrics_state *s, struct prom_buf *b)
 	} res[POL_RES_COUNT] = {
 		[POL_RES_CORES] = { "parties_cores", "Logical CPUs in the workload's cpuset.", 1 },
 		[POL_RES_FREQ] = { "parties_frequency_hertz",
-				   "Maximum frequency of the workload's CPUs.", 1e6 },
+				   "Maximum frequency of the workload's CPUs.", 1e3 },
 		[POL_RES_QUOTA] = { "parties_quota_cores",
 				    "CFS bandwidth limit of the workload, in cores.", 1e-3 },
 	};
@@ -109,12 +110,12 @@ int pmetrics_state_render(const struct pmetrics_state *s, struct prom_buf *b)
 
 	prom_family(b, "parties_target_seconds", PROM_GAUGE, "QoS target for the p99 latency.");
 	for (int i = 0; i < s->nwl; i++)
-		prom_sample(b, l[i], 1, s->wl[i].target_us / 1e6);
+		prom_sample(b, l[i], 1, s->wl[i].target_ns / 1e9);
 	prom_family(b, "parties_latency_p99_seconds", PROM_GAUGE,
 		    "The p99 latency the policy saw last interval (NaN when not fresh).");
 	for (int i = 0; i < s->nwl; i++)
 		prom_sample(b, l[i], 1,
-			    s->wl[i].state == POL_LAT_FRESH ? s->wl[i].p99_us / 1e6 : NAN);
+			    s->wl[i].state == POL_LAT_FRESH ? s->wl[i].p99_ns / 1e9 : NAN);
 	prom_family(b, "parties_slack_ratio", PROM_GAUGE,
 		    "(target - p99) / target last interval (NaN when not fresh).");
 	for (int i = 0; i < s->nwl; i++)

@@ -46,7 +46,7 @@
 
 enum pol_res {
 	POL_RES_CORES = 0, /* logical CPUs in the workload's cpuset; unit: 1 CPU */
-	POL_RES_FREQ,	   /* max frequency of the workload's CPUs; unit: MHz */
+	POL_RES_FREQ,	   /* max frequency of the workload's CPUs; unit: kHz */
 	POL_RES_QUOTA,	   /* CFS bandwidth; unit: milli-cores (1000 = one CPU) */
 	POL_RES_COUNT,
 };
@@ -55,6 +55,9 @@ enum pol_res {
 const char *pol_res_str(enum pol_res r);
 /* Parse a resource name; 0 or -EINVAL. */
 int pol_res_parse(const char *s, enum pol_res *r);
+/* An amount of r in the unit messages and the log give it (frequency in
+ * MHz; cores and milli-cores as they are). */
+long pol_res_shown(enum pol_res r, long v);
 
 #define POL_MAX_WORKLOADS 16
 #define POL_HIST	  16 /* slack samples kept in the observation's history */
@@ -67,7 +70,7 @@ struct pol_res_info {
 	bool avail;  /* the machine has it and the config manages it */
 	bool pooled; /* zero-sum: units come from a free pool or a donor (cores,
 		      * quota); otherwise private per workload (frequency) */
-	long step;   /* units per action (cores 1, freq 100 MHz, quota 100 mc) */
+	long step;   /* units per action (cores 1, freq 100000 kHz, quota 100 mc) */
 	long total;  /* pooled: units managed in all; private: unused */
 	long free;   /* pooled: units in the free pool now */
 };
@@ -79,15 +82,16 @@ enum pol_lat_state {
 	POL_LAT_STALE,	   /* no fresh data (feed not updated, source error) */
 };
 
+/* Latencies in ns. */
 struct pol_wl_obs {
 	char name[POL_NAME_LEN];
 	bool alive;		  /* false once the workload has exited */
 	enum pol_lat_state state; /* p99/slack are meaningful only when FRESH */
-	double target_us;	  /* QoS target for p99 */
-	double p99_us;		  /* latest p99 from the workload's source */
-	double p99_avg_us;	  /* mean of the fresh p99s over the averaging window */
+	double target_ns;	  /* QoS target for p99 */
+	double p99_ns;		  /* latest p99 from the workload's source */
+	double p99_avg_ns;	  /* mean of the fresh p99s over the averaging window */
 	double slack;		  /* (target - p99) / target */
-	double slack_avg;	  /* the same over p99_avg_us ("long slack") */
+	double slack_avg;	  /* the same over p99_avg_ns ("long slack") */
 	long alloc[POL_RES_COUNT];
 	long min[POL_RES_COUNT];
 	long max[POL_RES_COUNT];
@@ -97,9 +101,9 @@ struct pol_wl_obs {
 	double rps;		 /* request rate (the driving source's) */
 	double cpu_used;	 /* CPU used since the last interval, in cores (1.0 = one
 				  * core busy the whole interval) */
-	double p99_client_us;	 /* client-side p99 (a client feed) */
-	double p99_service_us;	 /* server-side: start of service -> end */
-	double p99_sojourn_us;	 /* server-side: arrival at the server -> end */
+	double p99_client_ns;	 /* client-side p99 (a client feed) */
+	double p99_service_ns;	 /* server-side: start of service -> end */
+	double p99_sojourn_ns;	 /* server-side: arrival at the server -> end */
 	struct act_cpumask cpus; /* the cpus it has now (when cores are managed) */
 };
 
@@ -143,15 +147,16 @@ struct pol_param {
 	const char *val;
 };
 
+/* In: what init() starts from. Out, on failure: what is wrong. */
 struct pol_init_args {
 	size_t sz;     /* sizeof(struct pol_init_args) */
 	uint64_t seed; /* for anything random, so runs are reproducible */
 	int nwl;
 	const struct pol_param *params;
 	int nparams;
-	char *err; /* on failure: what is wrong */
+	char *err; /* out: what is wrong */
 	size_t err_len;
-	int err_param; /* on failure: index of the offending param, or -1 */
+	int err_param; /* out: index of the offending param, or -1 */
 };
 
 struct pol_ops {

@@ -52,11 +52,14 @@ int reload_check(const char *path, const struct cfg *cur, struct cfg *n, char *m
 		return needs_restart(msg, len, f, "policy");
 	if (!SAME_STR(cgroup_parent) || !SAME_STR(state_dir))
 		return needs_restart(msg, len, f, "cgroup_parent or state_dir");
-	if (!SAME(ebee) || !SAME(ebee_window_ms) || !SAME(stale_intervals) || !SAME(seed))
+	/* ebee_window_ms as the file gives it: its default follows interval_ms, which reloads */
+	if (!SAME(ebee) || !SAME(stale_intervals) || !SAME(seed) ||
+	    ((cur->line_of[CFG_EBEE_WINDOW_MS] || n->line_of[CFG_EBEE_WINDOW_MS]) &&
+	     !SAME(ebee_window_ms)))
 		return needs_restart(msg, len, f, "ebee, ebee_window_ms, stale_intervals or seed");
 	if (memcmp(&cur->cpus, &n->cpus, sizeof(cur->cpus)) || !SAME(cores) || !SAME(freq) ||
-	    !SAME(freq_min_mhz) || !SAME(freq_max_mhz) || !SAME(freq_step_mhz) || !SAME(quota) ||
-	    !SAME(quota_step) || !SAME(quota_total))
+	    !SAME(freq_min_khz) || !SAME(freq_max_khz) || !SAME(freq_step_khz) || !SAME(quota) ||
+	    !SAME(quota_step_mc) || !SAME(quota_total_mc))
 		return needs_restart(msg, len, f, "[resources]");
 	if (!SAME(nwl))
 		return needs_restart(msg, len, f, "the number of workloads (%d -> %d)", cur->nwl,
@@ -74,7 +77,7 @@ int reload_check(const char *path, const struct cfg *cur, struct cfg *n, char *m
 		    a->ebee_mode != b->ebee_mode)
 			return needs_restart(msg, len, f, "how workload %s is measured", a->name);
 		if (a->min_cores != b->min_cores || a->max_cores != b->max_cores ||
-		    a->min_quota != b->min_quota || a->max_quota != b->max_quota)
+		    a->min_quota_mc != b->min_quota_mc || a->max_quota_mc != b->max_quota_mc)
 			return needs_restart(msg, len, f, "the limits of workload %s", a->name);
 	}
 #undef SAME
@@ -132,12 +135,12 @@ int reload_apply(struct cfg *cur, const struct cfg *n, struct loop *l, char *msg
 		memcpy(cur->log, n->log, sizeof(cur->log));
 	}
 	for (int i = 0; i < n->nwl; i++) {
-		if (cur->wl[i].target_us == n->wl[i].target_us)
+		if (cur->wl[i].target_ns == n->wl[i].target_ns)
 			continue;
 		add(msg, len, "%s target %.3g -> %.3g ms", n->wl[i].name,
-		    cur->wl[i].target_us / 1e3, n->wl[i].target_us / 1e3);
-		cur->wl[i].target_us = n->wl[i].target_us;
-		l->wl[i].target_us = n->wl[i].target_us;
+		    cur->wl[i].target_ns / 1e6, n->wl[i].target_ns / 1e6);
+		cur->wl[i].target_ns = n->wl[i].target_ns;
+		l->wl[i].target_ns = n->wl[i].target_ns;
 	}
 	/* line numbers for later messages */
 	memcpy(cur->file, n->file, sizeof(cur->file));

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The simulation keys (sim_config.h). Kept out of config.c so the strict INI
- * parser only forwards keys here; the messages follow config.c's style and
- * config.c prefixes them with file:line.
+ * The simulation keys (sim_config.h): one table per section (cfg_key.h), as
+ * config.c's. Kept out of config.c so the strict INI parser only forwards
+ * keys here; the messages follow config.c's style and config.c prefixes
+ * them with file:line.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,118 +13,101 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_key.h"
 #include "sim_config.h"
+
+#define SIM(f) CFG_KEY_AT(struct cfg_sim, f)
+#define WL(f)  CFG_KEY_AT(struct cfg_sim_wl, f)
+/* "KEY: 'VAL' is not a number in LO..HI" (cfg_key.h's message of a bare range) */
+#define RANGE(l, h) .rule = { { .lo = (l), .hi = (h) } }
+#define RANGE_WHOLE(l, h)                   \
+	.rule = { { .lo = (l), .hi = (h) }, \
+		  { -INFINITY, INFINITY, CFG_KEY_INTEGRAL, "%s: '%s' is not a whole number" } }
+
+static int sim_freq(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len);
+
+static const struct cfg_key sim_keys[SIM_CFG_NKEYS] = {
+	[SIM_CFG_CORES] = { "cores", CFG_KEY_REAL, SIM(cores), RANGE_WHOLE(1, 1024), .def = 16 },
+	[SIM_CFG_FREQ_MIN_MHZ] = { "freq_min_mhz", CFG_KEY_CUSTOM, SIM(freq_min_khz),
+				   RANGE(1, 100000), .scale = 1000, .def = 1200,
+				   .parse = sim_freq },
+	[SIM_CFG_FREQ_MAX_MHZ] = { "freq_max_mhz", CFG_KEY_CUSTOM, SIM(freq_max_khz),
+				   RANGE(1, 100000), .scale = 1000, .def = 2300,
+				   .parse = sim_freq },
+	[SIM_CFG_FREQ_STEP_MHZ] = { "freq_step_mhz", CFG_KEY_CUSTOM, SIM(freq_step_khz),
+				    RANGE(1, 10000), .scale = 1000, .def = 100, .parse = sim_freq },
+	[SIM_CFG_LINK_GBPS] = { "link_gbps", CFG_KEY_REAL, SIM(link_gbps), RANGE(0, 1e6),
+				.def = 10 },
+	[SIM_CFG_PROP_DELAY_US] = { "prop_delay_us", CFG_KEY_REAL, SIM(prop_ns), RANGE(0, 1e7),
+				    .scale = 1000, .def = 25 },
+	[SIM_CFG_DURATION_S] = { "duration_s", CFG_KEY_REAL, SIM(duration_s), RANGE(0, 1e6) },
+};
+
+static int sim_load(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len);
+
+static const struct cfg_key wl_keys[SIM_CFG_WL_NKEYS] = {
+	[SIM_CFG_WL_LOAD] = { "sim_load", CFG_KEY_CUSTOM, .parse = sim_load },
+	[SIM_CFG_WL_MAX_RPS] = { "sim_max_rps", CFG_KEY_REAL, WL(max_rps), RANGE(0, 1e9) },
+	[SIM_CFG_WL_SERVICE] = { "sim_service", CFG_KEY_CHOICE, WL(dist),
+				 .names = (const char *const[]){ "exponential", "lognormal",
+								 "deterministic", NULL },
+				 .msg =
+				     "%s: '%s' must be exponential, lognormal or deterministic" },
+	[SIM_CFG_WL_SERVICE_US] = { "sim_service_us", CFG_KEY_REAL, WL(service_ns),
+				    RANGE(0.001, 1e9), .scale = 1000, .def = 1000 },
+	[SIM_CFG_WL_SERVICE_CV] = { "sim_service_cv", CFG_KEY_REAL, WL(cv), RANGE(0, 100),
+				    .def = 1 },
+	[SIM_CFG_WL_FIXED_US] = { "sim_fixed_us", CFG_KEY_REAL, WL(fixed_ns), RANGE(0, 1e9),
+				  .scale = 1000 },
+	[SIM_CFG_WL_FREQ_SCALING] = { "sim_freq_scaling", CFG_KEY_REAL, WL(freq_scaling),
+				      RANGE(0, 1), .def = 1 },
+	[SIM_CFG_WL_THREADS] = { "sim_threads", CFG_KEY_REAL, WL(threads), RANGE_WHOLE(0, 1024) },
+	[SIM_CFG_WL_REQUEST_BYTES] = { "sim_request_bytes", CFG_KEY_REAL, WL(req_bytes),
+				       RANGE(0, 1e9), .def = 100 },
+	[SIM_CFG_WL_RESPONSE_BYTES] = { "sim_response_bytes", CFG_KEY_REAL, WL(resp_bytes),
+					RANGE(0, 1e9), .def = 1000 },
+};
 
 void sim_cfg_defaults(struct cfg_sim *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->cores = 16;
-	s->freq_min_mhz = 1200;
-	s->freq_max_mhz = 2300;
-	s->freq_step_mhz = 100;
-	s->link_gbps = 10;
-	s->prop_us = 25;
-	for (int i = 0; i < SIM_MAX_WL; i++) {
-		struct cfg_sim_wl *w = &s->wl[i];
-
-		w->dist = SIM_DIST_EXP;
-		w->service_us = 1000;
-		w->cv = 1;
-		w->freq_scaling = 1;
-		w->req_bytes = 100;
-		w->resp_bytes = 1000;
-	}
+	cfg_key_defaults(sim_keys, SIM_CFG_NKEYS, s);
+	for (int i = 0; i < SIM_MAX_WL; i++)
+		cfg_key_defaults(wl_keys, SIM_CFG_WL_NKEYS, &s->wl[i]);
 }
 
-static int bad(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t len, const char *fmt, ...)
+/* A frequency in MHz, in its range, whole MHz (a fraction is dropped), as kHz. */
+static int sim_freq(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
 {
-	va_list ap;
+	double d;
 
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static bool num(const char *v, double lo, double hi, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(v, &end);
-	return !errno && end != v && !*end && isfinite(*out) && *out >= lo && *out <= hi;
-}
-
-static int once(unsigned int *seen, const char *const *keys, const char *key, char *err, size_t len,
-		const char *where)
-{
-	for (int i = 0; keys[i]; i++) {
-		if (strcmp(keys[i], key))
-			continue;
-		if (*seen & (1u << i))
-			return bad(err, len, "%s given twice in [%s]", key, where);
-		*seen |= 1u << i;
-		return 0;
-	}
+	if (cfg_key_real(k, val, &d, err, len))
+		return -EINVAL;
+	*(long *)((char *)base + k->off) = (long)d * (long)k->scale;
 	return 0;
 }
-
-#define RANGE(key, lo, hi, dst)                                                              \
-	do {                                                                                 \
-		double d_;                                                                   \
-		if (!num(val, lo, hi, &d_))                                                  \
-			return bad(err, len, "%s: '%s' is not a number in %g..%g", key, val, \
-				   (double)(lo), (double)(hi));                              \
-		(dst) = d_;                                                                  \
-	} while (0)
-
-static const char *const sim_keys[] = {
-	"cores",     "freq_min_mhz",  "freq_max_mhz", "freq_step_mhz",
-	"link_gbps", "prop_delay_us", "duration_s",   NULL,
-};
 
 int sim_cfg_key(struct cfg_sim *s, const char *key, const char *val, int line, char *err,
 		size_t len)
 {
-	double d;
+	int r = cfg_key_take(sim_keys, SIM_CFG_NKEYS, s->line_of, s, key, val, line, "simulation",
+			     NULL, err, len);
+	char names[160];
 
-	if (once(&s->seen, sim_keys, key, err, len, "simulation"))
-		return -EINVAL;
-	if (!s->line)
-		s->line = line;
-	if (!strcmp(key, "cores")) {
-		RANGE(key, 1, 1024, d);
-		if (d != floor(d))
-			return bad(err, len, "cores: '%s' is not a whole number", val);
-		s->cores = (int)d;
-	} else if (!strcmp(key, "freq_min_mhz")) {
-		RANGE(key, 1, 100000, s->freq_min_mhz);
-		s->freq_line = line;
-	} else if (!strcmp(key, "freq_max_mhz")) {
-		RANGE(key, 1, 100000, s->freq_max_mhz);
-		s->freq_line = line;
-	} else if (!strcmp(key, "freq_step_mhz")) {
-		RANGE(key, 1, 10000, s->freq_step_mhz);
-	} else if (!strcmp(key, "link_gbps")) {
-		RANGE(key, 0, 1e6, s->link_gbps);
-	} else if (!strcmp(key, "prop_delay_us")) {
-		RANGE(key, 0, 1e7, s->prop_us);
-	} else if (!strcmp(key, "duration_s")) {
-		RANGE(key, 0, 1e6, s->duration_s);
-	} else {
-		return bad(err, len,
-			   "unknown key '%s' in [simulation] (cores, freq_min_mhz, freq_max_mhz, "
-			   "freq_step_mhz, link_gbps, prop_delay_us, duration_s)",
-			   key);
-	}
-	return 0;
+	if (r)
+		return r < 0 ? r : 0;
+	cfg_key_list(sim_keys, SIM_CFG_NKEYS, names, sizeof(names));
+	return cfg_key_err(err, len, "unknown key '%s' in [simulation] (%s)", key, names);
 }
 
 /* "T:V, T:V%, ..." with T in seconds, strictly increasing. */
-static int parse_load(struct cfg_sim_wl *w, const char *val, char *err, size_t len)
+static int sim_load(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
 {
+	struct cfg_sim_wl *w = base;
 	const char *p = val;
 	int n = 0;
 
@@ -134,7 +118,8 @@ static int parse_load(struct cfg_sim_wl *w, const char *val, char *err, size_t l
 		while (isspace((unsigned char)*p))
 			p++;
 		if (n == SIM_MAX_POINTS)
-			return bad(err, len, "sim_load: more than %d points", SIM_MAX_POINTS);
+			return cfg_key_err(err, len, "sim_load: more than %d points",
+					   SIM_MAX_POINTS);
 		errno = 0;
 		t = strtod(p, &end);
 		if (end == p || errno || !isfinite(t) || t < 0 || *end != ':')
@@ -148,10 +133,10 @@ static int parse_load(struct cfg_sim_wl *w, const char *val, char *err, size_t l
 		if (w->pct[n])
 			p++;
 		if (w->pct[n] && v > 1000)
-			return bad(err, len, "sim_load: %g%% is above 1000%%", v);
+			return cfg_key_err(err, len, "sim_load: %g%% is above 1000%%", v);
 		if (n && t <= w->t_s[n - 1])
-			return bad(err, len, "sim_load: times must increase (%g after %g)", t,
-				   w->t_s[n - 1]);
+			return cfg_key_err(err, len, "sim_load: times must increase (%g after %g)",
+					   t, w->t_s[n - 1]);
 		w->t_s[n] = t;
 		w->val[n] = v;
 		n++;
@@ -167,82 +152,27 @@ static int parse_load(struct cfg_sim_wl *w, const char *val, char *err, size_t l
 	w->npoints = n;
 	return 0;
 syntax:
-	return bad(err, len,
-		   "sim_load: '%s' is not a list of TIME_S:RATE points (RATE in rps, or N%% of "
-		   "sim_max_rps), e.g. 0:7%%, 300:100%%, 600:7%%",
-		   val);
+	return cfg_key_err(
+	    err, len,
+	    "sim_load: '%s' is not a list of TIME_S:RATE points (RATE in rps, or N%% of "
+	    "sim_max_rps), e.g. 0:7%%, 300:100%%, 600:7%%",
+	    val);
 }
-
-static const char *const wl_keys[] = {
-	"sim_load",
-	"sim_max_rps",
-	"sim_service",
-	"sim_service_us",
-	"sim_service_cv",
-	"sim_fixed_us",
-	"sim_freq_scaling",
-	"sim_threads",
-	"sim_request_bytes",
-	"sim_response_bytes",
-	NULL,
-};
 
 int sim_cfg_wl_key(struct cfg_sim_wl *w, const char *key, const char *val, int line, char *err,
 		   size_t len)
 {
-	double d;
+	int r;
+	char names[256];
 
 	if (strncmp(key, "sim_", 4))
 		return 0;
-	if (once(&w->seen, wl_keys, key, err, len, "workload"))
-		return -EINVAL;
-	if (!w->line)
-		w->line = line;
-	if (!strcmp(key, "sim_load")) {
-		if (parse_load(w, val, err, len))
-			return -EINVAL;
-		w->load_line = line;
-	} else if (!strcmp(key, "sim_max_rps")) {
-		RANGE(key, 0, 1e9, w->max_rps);
-		w->max_rps_line = line;
-	} else if (!strcmp(key, "sim_service")) {
-		if (!strcmp(val, "exponential"))
-			w->dist = SIM_DIST_EXP;
-		else if (!strcmp(val, "lognormal"))
-			w->dist = SIM_DIST_LOGNORMAL;
-		else if (!strcmp(val, "deterministic"))
-			w->dist = SIM_DIST_DET;
-		else
-			return bad(err, len,
-				   "sim_service: '%s' must be exponential, lognormal or "
-				   "deterministic",
-				   val);
-	} else if (!strcmp(key, "sim_service_us")) {
-		RANGE(key, 0.001, 1e9, w->service_us);
-	} else if (!strcmp(key, "sim_service_cv")) {
-		RANGE(key, 0, 100, w->cv);
-	} else if (!strcmp(key, "sim_fixed_us")) {
-		RANGE(key, 0, 1e9, w->fixed_us);
-		w->fixed_line = line;
-	} else if (!strcmp(key, "sim_freq_scaling")) {
-		RANGE(key, 0, 1, w->freq_scaling);
-	} else if (!strcmp(key, "sim_threads")) {
-		RANGE(key, 0, 1024, d);
-		if (d != floor(d))
-			return bad(err, len, "sim_threads: '%s' is not a whole number", val);
-		w->threads = (int)d;
-	} else if (!strcmp(key, "sim_request_bytes")) {
-		RANGE(key, 0, 1e9, w->req_bytes);
-	} else if (!strcmp(key, "sim_response_bytes")) {
-		RANGE(key, 0, 1e9, w->resp_bytes);
-	} else {
-		return bad(err, len,
-			   "unknown simulation key '%s' (sim_load, sim_max_rps, sim_service, "
-			   "sim_service_us, sim_service_cv, sim_fixed_us, sim_freq_scaling, "
-			   "sim_threads, sim_request_bytes, sim_response_bytes)",
-			   key);
-	}
-	return 1;
+	r = cfg_key_take(wl_keys, SIM_CFG_WL_NKEYS, w->line_of, w, key, val, line, "workload", NULL,
+			 err, len);
+	if (r)
+		return r;
+	cfg_key_list(wl_keys, SIM_CFG_WL_NKEYS, names, sizeof(names));
+	return cfg_key_err(err, len, "unknown simulation key '%s' (%s)", key, names);
 }
 
 int sim_cfg_validate_wl(const struct cfg_sim *s, int i, const char *name, int wl_line, char *err,
@@ -251,27 +181,31 @@ int sim_cfg_validate_wl(const struct cfg_sim *s, int i, const char *name, int wl
 	const struct cfg_sim_wl *w = &s->wl[i];
 
 	*line = s->line;
-	if (s->freq_min_mhz > s->freq_max_mhz) {
-		*line = s->freq_line;
-		return bad(err, len, "[simulation] freq_min_mhz %ld > freq_max_mhz %ld",
-			   s->freq_min_mhz, s->freq_max_mhz);
+	if (s->freq_min_khz > s->freq_max_khz) {
+		/* the later of the two */
+		*line = s->line_of[SIM_CFG_FREQ_MIN_MHZ] > s->line_of[SIM_CFG_FREQ_MAX_MHZ]
+			    ? s->line_of[SIM_CFG_FREQ_MIN_MHZ]
+			    : s->line_of[SIM_CFG_FREQ_MAX_MHZ];
+		return cfg_key_err(err, len, "[simulation] freq_min_mhz %ld > freq_max_mhz %ld",
+				   s->freq_min_khz / 1000, s->freq_max_khz / 1000);
 	}
 	*line = wl_line;
 	if (!w->npoints)
-		return bad(err, len, "workload %s: sim_load is required in a simulation", name);
+		return cfg_key_err(err, len, "workload %s: sim_load is required in a simulation",
+				   name);
 	for (int k = 0; k < w->npoints; k++) {
 		if (w->pct[k] && !(w->max_rps > 0)) {
-			*line = w->load_line;
-			return bad(
+			*line = w->line_of[SIM_CFG_WL_LOAD];
+			return cfg_key_err(
 			    err, len,
 			    "workload %s: sim_load gives %% of sim_max_rps, which is not set",
 			    name);
 		}
 	}
-	if (w->fixed_us > w->service_us) {
-		*line = w->fixed_line;
-		return bad(err, len, "workload %s: sim_fixed_us %g > sim_service_us %g", name,
-			   w->fixed_us, w->service_us);
+	if (w->fixed_ns > w->service_ns) {
+		*line = w->line_of[SIM_CFG_WL_FIXED_US];
+		return cfg_key_err(err, len, "workload %s: sim_fixed_us %g > sim_service_us %g",
+				   name, w->fixed_ns / 1e3, w->service_ns / 1e3);
 	}
 	return 0;
 }
@@ -287,8 +221,8 @@ void sim_cfg_model(const struct cfg_sim *s, int i, struct sim_wl_model *m)
 		m->rps[k] = w->pct[k] ? w->val[k] / 100.0 * w->max_rps : w->val[k];
 	}
 	m->dist = w->dist;
-	m->mean_us = w->service_us;
-	m->fixed_us = w->fixed_us;
+	m->mean_ns = w->service_ns;
+	m->fixed_ns = w->fixed_ns;
 	m->cv = w->cv;
 	m->freq_frac = w->freq_scaling;
 	m->threads = w->threads;

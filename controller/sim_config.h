@@ -15,32 +15,55 @@
 
 #include "sim_model.h"
 
+/* The sim_* keys of [workload NAME], in their table's order (sim_config.c). */
+enum sim_cfg_wl_key_id {
+	SIM_CFG_WL_LOAD = 0,
+	SIM_CFG_WL_MAX_RPS,
+	SIM_CFG_WL_SERVICE,
+	SIM_CFG_WL_SERVICE_US,
+	SIM_CFG_WL_SERVICE_CV,
+	SIM_CFG_WL_FIXED_US,
+	SIM_CFG_WL_FREQ_SCALING,
+	SIM_CFG_WL_THREADS,
+	SIM_CFG_WL_REQUEST_BYTES,
+	SIM_CFG_WL_RESPONSE_BYTES,
+	SIM_CFG_WL_NKEYS,
+};
+
+/* The keys of [simulation], in their table's order. */
+enum sim_cfg_key_id {
+	SIM_CFG_CORES = 0,
+	SIM_CFG_FREQ_MIN_MHZ,
+	SIM_CFG_FREQ_MAX_MHZ,
+	SIM_CFG_FREQ_STEP_MHZ,
+	SIM_CFG_LINK_GBPS,
+	SIM_CFG_PROP_DELAY_US,
+	SIM_CFG_DURATION_S,
+	SIM_CFG_NKEYS,
+};
+
+/* Durations in ns, frequencies in kHz (the file gives us and MHz). */
 struct cfg_sim_wl {
-	int line; /* first sim_* key, 0 when none */
+	int line_of[SIM_CFG_WL_NKEYS]; /* where each key was given; 0 = not given */
 	double max_rps;
-	int max_rps_line;
 	int npoints;
 	double t_s[SIM_MAX_POINTS];
 	double val[SIM_MAX_POINTS]; /* rps, or % of max_rps where pct[] */
 	bool pct[SIM_MAX_POINTS];
-	int load_line;
 	enum sim_dist dist;
-	double service_us, fixed_us, cv, freq_scaling;
-	int fixed_line;
+	double service_ns, fixed_ns, cv, freq_scaling;
 	int threads;
 	double req_bytes, resp_bytes;
-	unsigned int seen;
 };
 
 struct cfg_sim {
 	bool enabled; /* the file has a [simulation] section */
-	int line;
+	int line;     /* its header */
+	int line_of[SIM_CFG_NKEYS];
 	int cores;
-	long freq_min_mhz, freq_max_mhz, freq_step_mhz;
-	int freq_line;
-	double link_gbps, prop_us;
+	long freq_min_khz, freq_max_khz, freq_step_khz;
+	double link_gbps, prop_ns;
 	double duration_s; /* 0 = the end of the longest schedule */
-	unsigned int seen;
 	struct cfg_sim_wl wl[SIM_MAX_WL];
 };
 

@@ -75,7 +75,7 @@ struct wl {
 	double stretch; /* frequency factor for the scaling fraction */
 	/* latency windows */
 	struct ebee_window *w_service, *w_sojourn, *w_client;
-	double sum_sojourn_us, sum_client_us;
+	double sum_sojourn_ns, sum_client_ns;
 	/* request rate between two reads of the stats */
 	uint64_t snap_t, snap_n;
 	double rps;
@@ -288,10 +288,10 @@ static void next_arrival(struct wl *w)
 	}
 }
 
-static double draw_service_us(struct wl *w)
+static double draw_service_ns(struct wl *w)
 {
 	const struct sim_wl_model *m = &w->m;
-	double var = m->mean_us - m->fixed_us, x;
+	double var = m->mean_ns - m->fixed_ns, x;
 
 	switch (m->dist) {
 	case SIM_DIST_DET:
@@ -307,7 +307,7 @@ static double draw_service_us(struct wl *w)
 		x = rng_exp(&w->rsvc, var);
 		break;
 	}
-	return m->fixed_us + x;
+	return m->fixed_ns + x;
 }
 
 static int ring_grow(struct wl *w)
@@ -331,15 +331,15 @@ static int start_services(struct sim *s, int i)
 
 	while (w->busy < (uint64_t)w->servers && w->next_start < w->arrived) {
 		struct req *r = &w->ring[w->next_start & w->mask];
-		double us = draw_service_us(w);
+		double ns = draw_service_ns(w);
 		double f = w->m.freq_frac;
-		double wall_us = us * ((1.0 - f) + f * w->stretch) / w->speed;
-		uint64_t d = (uint64_t)llround(wall_us * 1e3);
+		double wall_ns = ns * ((1.0 - f) + f * w->stretch) / w->speed;
+		uint64_t d = (uint64_t)llround(wall_ns);
 
 		if (d == 0)
 			d = 1;
 		r->t_start = s->now;
-		w->cpu_ns += (uint64_t)llround(wall_us * 1e3 * w->speed);
+		w->cpu_ns += (uint64_t)llround(wall_ns * w->speed);
 		if (heap_push(s, s->now + d, EV_DONE, (uint32_t)i, w->next_start))
 			return -ENOMEM;
 		w->next_start++;
@@ -387,8 +387,8 @@ static void finish(struct sim *s, int i, uint64_t seq)
 	ebee_window_push(w->w_service, s->now, s->now - r->t_start);
 	ebee_window_push(w->w_sojourn, s->now, soj);
 	ebee_window_push(w->w_client, recv, cli);
-	w->sum_sojourn_us += (double)soj / 1e3;
-	w->sum_client_us += (double)cli / 1e3;
+	w->sum_sojourn_ns += (double)soj;
+	w->sum_client_ns += (double)cli;
 	r->done = 1;
 	while (w->head < w->next_start && w->ring[w->head & w->mask].done)
 		w->head++;
@@ -462,7 +462,7 @@ static bool ps_admit(struct sim *s, int i)
 	while (w->psn < w->m.threads && w->next_start < w->arrived) {
 		struct req *r = &w->ring[w->next_start & w->mask];
 		double f = w->m.freq_frac;
-		double work = draw_service_us(w) * ((1.0 - f) + f * w->stretch) * 1e3;
+		double work = draw_service_ns(w) * ((1.0 - f) + f * w->stretch);
 
 		r->t_start = s->now;
 		ps_push(w, w->V + work, w->next_start);
@@ -528,7 +528,7 @@ static int check_model(const struct sim_wl_model *m)
 		if (k && !(m->t_s[k] > m->t_s[k - 1]))
 			return -EINVAL;
 	}
-	if (!(m->mean_us > 0) || !(m->fixed_us >= 0) || m->fixed_us > m->mean_us)
+	if (!(m->mean_ns > 0) || !(m->fixed_ns >= 0) || m->fixed_ns > m->mean_ns)
 		return -EINVAL;
 	if (!(m->freq_frac >= 0 && m->freq_frac <= 1) || !(m->cv >= 0) || m->threads < 0)
 		return -EINVAL;
@@ -543,7 +543,7 @@ struct sim *sim_new(const struct sim_opts *o)
 	size_t cap;
 
 	if (!o || o->sz < sizeof(*o) || o->nwl < 1 || o->nwl > SIM_MAX_WL || o->cores < 1 ||
-	    o->freq_max_mhz <= 0 || o->link_gbps < 0 || o->prop_us < 0 || !o->window_ns) {
+	    o->freq_max_khz <= 0 || o->link_gbps < 0 || o->prop_ns < 0 || !o->window_ns) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -559,7 +559,7 @@ struct sim *sim_new(const struct sim_opts *o)
 	s->o = *o;
 	cap = o->window_cap ? o->window_cap : 200000;
 	s->ns_per_byte = o->link_gbps > 0 ? 8.0 / o->link_gbps : 0;
-	s->prop_ns = (uint64_t)llround(o->prop_us * 1e3);
+	s->prop_ns = (uint64_t)llround(o->prop_ns);
 	for (int i = 0; i < o->nwl; i++) {
 		struct wl *w = &s->wl[i];
 
@@ -613,15 +613,16 @@ void sim_free(struct sim *s)
 	free(s);
 }
 
-int sim_set_alloc(struct sim *s, int i, int cores, double quota, long freq_mhz)
+int sim_set_alloc(struct sim *s, int i, int cores, long quota_mc, long freq_khz)
 {
+	double quota = (double)quota_mc / 1000.0; /* cores: a share of the servers */
 	struct wl *w;
 	int n;
 
-	if (i < 0 || i >= s->o.nwl || cores < 1 || quota < 0 || freq_mhz < 0)
+	if (i < 0 || i >= s->o.nwl || cores < 1 || quota_mc < 0 || freq_khz < 0)
 		return -EINVAL;
 	w = &s->wl[i];
-	w->stretch = freq_mhz > 0 ? (double)s->o.freq_max_mhz / (double)freq_mhz : 1.0;
+	w->stretch = freq_khz > 0 ? (double)s->o.freq_max_khz / (double)freq_khz : 1.0;
 	if (w->ps) {
 		ps_advance(s, w);
 		w->cap = quota > 0 && quota < cores ? quota : (double)cores;
@@ -668,6 +669,7 @@ uint64_t sim_events(const struct sim *s)
 	return s->events;
 }
 
+/* ns, as the window holds them; NAN when it is empty */
 static double p99(struct ebee_window *win, uint64_t now, double *mean)
 {
 	double v;
@@ -675,11 +677,9 @@ static double p99(struct ebee_window *win, uint64_t now, double *mean)
 	ebee_window_expire(win, now);
 	if (ebee_window_average(win, mean))
 		*mean = NAN;
-	else
-		*mean /= 1e3;
 	if (ebee_window_percentile(win, 99.0, &v))
 		return NAN;
-	return v / 1e3;
+	return v;
 }
 
 int sim_stats(struct sim *s, int i, struct sim_wl_stats *out)
@@ -690,9 +690,9 @@ int sim_stats(struct sim *s, int i, struct sim_wl_stats *out)
 		return -EINVAL;
 	w = &s->wl[i];
 	memset(out, 0, sizeof(*out));
-	out->p99_service_us = p99(w->w_service, s->now, &out->mean_service_us);
-	out->p99_sojourn_us = p99(w->w_sojourn, s->now, &out->mean_sojourn_us);
-	out->p99_client_us = p99(w->w_client, s->now, &out->mean_client_us);
+	out->p99_service_ns = p99(w->w_service, s->now, &out->mean_service_ns);
+	out->p99_sojourn_ns = p99(w->w_sojourn, s->now, &out->mean_sojourn_ns);
+	out->p99_client_ns = p99(w->w_client, s->now, &out->mean_client_ns);
 	/* requests that reached the server since the previous read at an
 	 * earlier time: the interval's rate, as a source read once per interval
 	 * wants it */
@@ -707,8 +707,8 @@ int sim_stats(struct sim *s, int i, struct sim_wl_stats *out)
 	out->queued = w->arrived - w->next_start;
 	out->busy = w->busy;
 	out->cpu_ns = w->cpu_ns;
-	out->sum_sojourn_us = w->sum_sojourn_us;
-	out->sum_client_us = w->sum_client_us;
+	out->sum_sojourn_ns = w->sum_sojourn_ns;
+	out->sum_client_ns = w->sum_client_ns;
 	return 0;
 }
 

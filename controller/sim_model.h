@@ -45,10 +45,10 @@ struct sim_wl_model {
 	double t_s[SIM_MAX_POINTS];
 	double rps[SIM_MAX_POINTS];
 	/* service time at the maximum frequency on one whole core:
-	 * fixed_us + X, E[X] = mean_us - fixed_us, X from dist */
+	 * fixed_ns + X, E[X] = mean_ns - fixed_ns, X from dist */
 	enum sim_dist dist;
-	double mean_us;
-	double fixed_us;
+	double mean_ns;
+	double fixed_ns;
 	double cv;	   /* coefficient of variation of X (lognormal) */
 	double freq_frac;  /* fraction of the service time that scales with 1/f */
 	int threads;	   /* 0: one server per core (FCFS); N: processor sharing, N at once */
@@ -60,9 +60,9 @@ struct sim_opts {
 	size_t sz;
 	uint64_t seed;
 	int cores;	    /* of the machine */
-	long freq_max_mhz;  /* reference frequency of the service times */
+	long freq_max_khz;  /* reference frequency of the service times */
 	double link_gbps;   /* each way; 0 = infinite */
-	double prop_us;	    /* propagation delay each way */
+	double prop_ns;	    /* propagation delay each way */
 	uint64_t window_ns; /* age bound of the latency windows */
 	size_t window_cap;  /* records per window; 0 = 200000 */
 	int nwl;
@@ -72,16 +72,16 @@ struct sim_opts {
 /* What one workload looks like at a moment of virtual time. NAN for a p99
  * whose window is empty. */
 struct sim_wl_stats {
-	double p99_service_us, p99_sojourn_us, p99_client_us;
-	double mean_service_us, mean_sojourn_us, mean_client_us;
+	double p99_service_ns, p99_sojourn_ns, p99_client_ns;
+	double mean_service_ns, mean_sojourn_ns, mean_client_ns;
 	double rps;	       /* requests that reached the server per second, over the window */
 	uint64_t arrived;      /* requests that reached the server so far */
 	uint64_t completed;    /* responses received by clients so far */
 	uint64_t queued;       /* waiting for a server now */
 	uint64_t busy;	       /* in service now */
 	uint64_t cpu_ns;       /* CPU time used so far */
-	double sum_sojourn_us; /* over every completed request (for tests) */
-	double sum_client_us;
+	double sum_sojourn_ns; /* over every completed request (for tests) */
+	double sum_client_ns;
 };
 
 struct sim;
@@ -90,9 +90,9 @@ struct sim;
 struct sim *sim_new(const struct sim_opts *o);
 void sim_free(struct sim *s);
 
-/* The allocation of workload wl from now on: cores (>= 1), quota in cores
- * (0 = no quota) and frequency in MHz (0 = the maximum). */
-int sim_set_alloc(struct sim *s, int wl, int cores, double quota, long freq_mhz);
+/* The allocation of workload wl from now on: cores (>= 1), quota in
+ * milli-cores (0 = no quota) and frequency in kHz (0 = the maximum). */
+int sim_set_alloc(struct sim *s, int wl, int cores, long quota_mc, long freq_khz);
 /* Process every event up to t_ns (virtual), then stand at t_ns. */
 void sim_run_until(struct sim *s, uint64_t t_ns);
 uint64_t sim_now(const struct sim *s);

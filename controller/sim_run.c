@@ -24,7 +24,7 @@
 struct simmach {
 	struct sim *sim;
 	int ncpus;
-	long fmin, fmax, fstep;
+	long fmin, fmax, fstep; /* kHz */
 	struct {
 		int cores;
 		long quota_mc, freq;
@@ -41,7 +41,7 @@ static int sm_apply(struct simmach *m, int i)
 	 * highest step of the modelled machine at or below it */
 	if (f > 0 && m->fstep > 0)
 		f = f < m->fmin ? m->fmin : m->fmin + (f - m->fmin) / m->fstep * m->fstep;
-	e = sim_set_alloc(m->sim, i, m->wl[i].cores, (double)m->wl[i].quota_mc / 1000.0, f);
+	e = sim_set_alloc(m->sim, i, m->wl[i].cores, m->wl[i].quota_mc, f);
 
 	if (e)
 		snprintf(m->err, sizeof(m->err), "model: %s", strerror(-e));
@@ -57,13 +57,13 @@ static int sm_caps(void *p, struct loop_caps *k)
 		k->res[r] = true;
 	for (int c = 0; c < m->ncpus; c++)
 		act_cpumask_set(&k->cpus, c);
-	k->freq_min_mhz = m->fmin;
-	k->freq_max_mhz = m->fmax;
+	k->freq_min_khz = m->fmin;
+	k->freq_max_khz = m->fmax;
 	return 0;
 }
 
 static int sm_add(void *p, int i, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		  long quota_mc, long freq_mhz)
+		  long quota_mc, long freq_khz)
 {
 	struct simmach *m = p;
 
@@ -72,7 +72,7 @@ static int sm_add(void *p, int i, const char *name, pid_t pid, const struct act_
 	/* cores not managed: the workload runs on every cpu */
 	m->wl[i].cores = cpus ? act_cpumask_count(cpus) : m->ncpus;
 	m->wl[i].quota_mc = quota_mc;
-	m->wl[i].freq = freq_mhz;
+	m->wl[i].freq = freq_khz;
 	return sm_apply(m, i);
 }
 
@@ -96,11 +96,11 @@ static int sm_quota(void *p, int i, long quota_mc)
 	return sm_apply(m, i);
 }
 
-static int sm_freq(void *p, int i, long mhz)
+static int sm_freq(void *p, int i, long khz)
 {
 	struct simmach *m = p;
 
-	m->wl[i].freq = mhz;
+	m->wl[i].freq = khz;
 	return sm_apply(m, i);
 }
 
@@ -159,12 +159,12 @@ static int simsrc_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		return -EINVAL;
 	out->rps = st.rps;
 	if (f->feed != FEED_CLIENT) {
-		out->p99_service_us = st.p99_service_us;
-		out->p99_sojourn_us = st.p99_sojourn_us;
+		out->p99_service_ns = st.p99_service_ns;
+		out->p99_sojourn_ns = st.p99_sojourn_ns;
 	}
-	p = f->feed == FEED_CLIENT    ? st.p99_client_us
-	    : f->feed == FEED_SERVICE ? st.p99_service_us
-				      : st.p99_sojourn_us;
+	p = f->feed == FEED_CLIENT    ? st.p99_client_ns
+	    : f->feed == FEED_SERVICE ? st.p99_service_ns
+				      : st.p99_sojourn_ns;
 	if (isnan(p)) {
 		out->state = POL_LAT_IDLE;
 		snprintf(out->why, sizeof(out->why), "simulated %s: no request in the window",
@@ -172,7 +172,7 @@ static int simsrc_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		return 0;
 	}
 	out->state = POL_LAT_FRESH;
-	out->p99_us = p;
+	out->p99_ns = p;
 	return 0;
 }
 
@@ -225,18 +225,81 @@ static double now_s(clockid_t clk)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The model of the config's [simulation] and workloads. NULL with errno. */
+static struct sim *model_new(const struct cfg *c)
+{
+	struct sim_opts so = { .sz = sizeof(so) };
+	double peak = 0;
+
+	so.seed = c->seed;
+	so.cores = c->sim.cores;
+	so.freq_max_khz = c->sim.freq_max_khz;
+	so.link_gbps = c->sim.link_gbps;
+	so.prop_ns = c->sim.prop_ns;
+	so.window_ns = (uint64_t)c->ebee_window_ms * 1000000ull;
+	so.nwl = c->nwl;
+	for (int i = 0; i < c->nwl; i++) {
+		sim_cfg_model(&c->sim, i, &so.wl[i]);
+		for (int k = 0; k < so.wl[i].npoints; k++)
+			if (so.wl[i].rps[k] > peak)
+				peak = so.wl[i].rps[k];
+	}
+	/* room for every request of the window at the peak offered rate, with
+	 * margin for a backlog draining faster than it arrived (a full window
+	 * evicts by count, and its p99 would then cover less than the window) */
+	so.window_cap = (size_t)(peak * c->ebee_window_ms / 1000.0 * 3) + 4096;
+	return sim_new(&so);
+}
+
+/* Both feeds of every workload: the one its source names drives the policy. */
+static int feeds_open(struct sim *sim, const struct cfg *c, struct loop_args *la)
+{
+	for (int i = 0; i < c->nwl; i++) {
+		enum feed server =
+		    c->wl[i].ebee_latency == CFG_LAT_SOJOURN ? FEED_SOJOURN : FEED_SERVICE;
+		struct src *cl = simsrc_open(sim, i, FEED_CLIENT);
+		struct src *eb = simsrc_open(sim, i, server);
+
+		if (!cl || !eb) {
+			src_close(cl);
+			src_close(eb);
+			return -ENOMEM;
+		}
+		la->src[i] = c->wl[i].source == CFG_SRC_CLIENT ? cl : eb;
+		la->aux[i] = c->wl[i].source == CFG_SRC_CLIENT ? eb : cl;
+		la->pid[i] = 0;
+	}
+	return 0;
+}
+
+/* The log's last line; deterministic: no wall-clock figures. */
+static void log_summary(FILE *log, const struct cfg *c, const struct sim_run_result *res)
+{
+	struct log_json j;
+
+	log_json_begin(&j, log);
+	log_json_bool(&j, "summary", true);
+	log_json_bool(&j, "simulated", true);
+	log_json_int(&j, "seed", (long long)c->seed);
+	log_json_num(&j, "virtual_s", res->virtual_s, 3);
+	log_json_int(&j, "intervals", (long long)res->intervals);
+	log_json_int(&j, "actions", (long long)res->actions);
+	log_json_int(&j, "refused", (long long)res->refused);
+	log_json_int(&j, "events", (long long)res->events);
+	log_json_int(&j, "requests", (long long)res->requests);
+	log_json_end(&j);
+}
+
 int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err, size_t len)
 {
 	const struct cfg *c = o->cfg;
-	struct sim_opts so = { .sz = sizeof(so) };
 	struct loop_args la = { .sz = sizeof(la) };
 	static struct loop loop; /* large: not on the stack */
 	struct simmach m = { 0 };
-	unsigned int win_ms = c->ebee_window_ms ? c->ebee_window_ms : 2 * c->interval_ms;
 	double dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
-	double peak = 0, w0, c0;
+	double w0, c0;
 	uint64_t end_ms, t;
-	int ret = -ENOMEM;
+	int ret;
 
 	memset(res, 0, sizeof(*res));
 	if (!c->sim.enabled) {
@@ -248,49 +311,20 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 			 c->file);
 		return -EINVAL;
 	}
-	so.seed = c->seed;
-	so.cores = c->sim.cores;
-	so.freq_max_mhz = c->sim.freq_max_mhz;
-	so.link_gbps = c->sim.link_gbps;
-	so.prop_us = c->sim.prop_us;
-	so.window_ns = (uint64_t)win_ms * 1000000ull;
-	so.nwl = c->nwl;
-	for (int i = 0; i < c->nwl; i++) {
-		sim_cfg_model(&c->sim, i, &so.wl[i]);
-		for (int k = 0; k < so.wl[i].npoints; k++)
-			if (so.wl[i].rps[k] > peak)
-				peak = so.wl[i].rps[k];
-	}
-	/* room for every request of the window at the peak offered rate, with
-	 * margin for a backlog draining faster than it arrived (a full window
-	 * evicts by count, and its p99 would then cover less than win_ms) */
-	so.window_cap = (size_t)(peak * win_ms / 1000.0 * 3) + 4096;
-	m.sim = sim_new(&so);
+	m.sim = model_new(c);
 	if (!m.sim) {
 		ret = -errno;
 		snprintf(err, len, "%s: cannot build the model: %s", c->file, strerror(errno));
 		return ret;
 	}
 	m.ncpus = c->sim.cores;
-	m.fmin = c->sim.freq_min_mhz;
-	m.fmax = c->sim.freq_max_mhz;
-	m.fstep = c->sim.freq_step_mhz;
-
-	for (int i = 0; i < c->nwl; i++) {
-		enum feed server =
-		    c->wl[i].ebee_latency == CFG_LAT_SOJOURN ? FEED_SOJOURN : FEED_SERVICE;
-		struct src *cl = simsrc_open(m.sim, i, FEED_CLIENT);
-		struct src *eb = simsrc_open(m.sim, i, server);
-
-		if (!cl || !eb) {
-			src_close(cl);
-			src_close(eb);
-			snprintf(err, len, "out of memory");
-			goto fail_src;
-		}
-		la.src[i] = c->wl[i].source == CFG_SRC_CLIENT ? cl : eb;
-		la.aux[i] = c->wl[i].source == CFG_SRC_CLIENT ? eb : cl;
-		la.pid[i] = 0;
+	m.fmin = c->sim.freq_min_khz;
+	m.fmax = c->sim.freq_max_khz;
+	m.fstep = c->sim.freq_step_khz;
+	ret = feeds_open(m.sim, c, &la);
+	if (ret) {
+		snprintf(err, len, "out of memory");
+		goto fail_src;
 	}
 	la.cfg = c;
 	la.pol = o->pol;
@@ -323,22 +357,8 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	res->intervals = loop.stats.intervals;
 	res->actions = loop.stats.actions;
 	res->refused = loop.stats.rejected;
-	if (o->log) {
-		struct log_json j;
-
-		/* deterministic: no wall-clock figures */
-		log_json_begin(&j, o->log);
-		log_json_bool(&j, "summary", true);
-		log_json_bool(&j, "simulated", true);
-		log_json_int(&j, "seed", (long long)c->seed);
-		log_json_num(&j, "virtual_s", res->virtual_s, 3);
-		log_json_int(&j, "intervals", (long long)res->intervals);
-		log_json_int(&j, "actions", (long long)res->actions);
-		log_json_int(&j, "refused", (long long)res->refused);
-		log_json_int(&j, "events", (long long)res->events);
-		log_json_int(&j, "requests", (long long)res->requests);
-		log_json_end(&j);
-	}
+	if (o->log)
+		log_summary(o->log, c, res);
 	loop_fini(&loop); /* closes the sources */
 	sim_free(m.sim);
 	return 0;
@@ -348,5 +368,5 @@ fail_src:
 		src_close(la.aux[i]);
 	}
 	sim_free(m.sim);
-	return ret ? ret : -ENOMEM;
+	return ret;
 }

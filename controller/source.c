@@ -12,9 +12,9 @@ int src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	int err;
 
 	out->state = POL_LAT_STALE;
-	out->p99_us = NAN;
+	out->p99_ns = NAN;
 	out->rps = NAN;
-	out->p99_service_us = out->p99_sojourn_us = NAN;
+	out->p99_service_ns = out->p99_sojourn_ns = NAN;
 	out->why[0] = '\0';
 	err = s->ops->read(s, now_ms, out);
 	if (err && !out->why[0])
@@ -33,7 +33,8 @@ void src_close(struct src *s)
 int src_open_lib(const struct cfg *c, struct src_ebee **eb, char *msg, size_t msg_len)
 {
 	bool need_ebee = c->ebee == CFG_ON;
-	unsigned int win = c->ebee_window_ms ? c->ebee_window_ms : 2 * c->interval_ms;
+	unsigned int win =
+	    c->ebee_window_ms; /* resolved by the config (two intervals unless set) */
 
 	for (int i = 0; i < c->nwl; i++)
 		if (c->wl[i].source == CFG_SRC_EBEE)
@@ -67,10 +68,11 @@ int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid
 
 		if (procs[0])
 			s = src_ebee_open_cgroup(eb, procs, w->ebee_mode, lat,
-						 w->ebee_latency_line > 0, why, sizeof(why));
+						 w->line_of[CFG_WL_EBEE_LATENCY] > 0, why,
+						 sizeof(why));
 		else
-			s = src_ebee_open(eb, pid, w->ebee_mode, lat, w->ebee_latency_line > 0, why,
-					  sizeof(why));
+			s = src_ebee_open(eb, pid, w->ebee_mode, lat,
+					  w->line_of[CFG_WL_EBEE_LATENCY] > 0, why, sizeof(why));
 		if (!s) {
 			int e = errno ? errno : EINVAL;
 

@@ -7,7 +7,7 @@
  *           requests of the last moments, not the whole run;
  *   client  the last line of a feed file written by the load generator,
  *           "t_ms p99_us rps" every 100 ms, the way the original PARTIES read
- *           its clients.
+ *           its clients (us there, ns here).
  *
  * Switching a workload between the two is one config line (source = ebee or
  * source = client:PATH): the Figure 11 comparison.
@@ -27,13 +27,14 @@
 
 enum src_kind { SRC_EBEE = 0, SRC_CLIENT, SRC_OTHER };
 
+/* Latencies in ns, whatever unit the source reads. */
 struct src_sample {
 	enum pol_lat_state state;
-	double p99_us; /* valid when FRESH */
+	double p99_ns; /* valid when FRESH */
 	double rps;    /* requests per second if known, else NAN */
-	/* both server-side p99s when the source knows them, else NAN (p99_us is
+	/* both server-side p99s when the source knows them, else NAN (p99_ns is
 	 * the one that drives) */
-	double p99_service_us, p99_sojourn_us;
+	double p99_service_ns, p99_sojourn_ns;
 	char why[96]; /* when not FRESH: why */
 };
 

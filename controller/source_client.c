@@ -91,7 +91,7 @@ static int client_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		return 0;
 	}
 	out->state = POL_LAT_FRESH;
-	out->p99_us = p99;
+	out->p99_ns = p99 * 1e3; /* the feed's us */
 	return 0;
 }
 

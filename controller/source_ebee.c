@@ -90,8 +90,8 @@ static int cgroup_read(struct ebee_src *e, struct src_sample *out)
 	}
 	out->state = POL_LAT_FRESH;
 	out->rps = rps_sum;
-	out->p99_us = best / 1000.0;
-	out->p99_service_us = out->p99_us;
+	out->p99_ns = best; /* ebee's ns */
+	out->p99_service_ns = out->p99_ns;
 	return 0;
 }
 
@@ -120,10 +120,10 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	if (!ebee_get_rps(e->lib->eb, e->pid, &rps))
 		out->rps = rps;
 	out->state = POL_LAT_FRESH;
-	out->p99_us = p99 / 1000.0;
+	out->p99_ns = p99; /* ebee's ns */
 	/* ebee times the request from its first read (or accept) to its
 	 * response: the service time; it does not see the queue before that */
-	out->p99_service_us = out->p99_us;
+	out->p99_service_ns = out->p99_ns;
 	return 0;
 }
 

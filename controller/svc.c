@@ -32,7 +32,7 @@ void svc_interval(const struct loop *l)
 
 		if (o->state == POL_LAT_FRESH)
 			n += snprintf(st + n, sizeof(st) - n, "; %s p99 %.0f us (target %.0f)",
-				      o->name, o->p99_us, o->target_us);
+				      o->name, o->p99_ns / 1e3, o->target_ns / 1e3);
 		else
 			n += snprintf(st + n, sizeof(st) - n, "; %s %s", o->name,
 				      o->alive ? "no fresh p99" : "exited");

@@ -70,6 +70,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cfg_key.h"
 #include "policy.h"
 
 enum pt_dir { PT_NONE = 0, PT_UP, PT_DOWN };
@@ -111,7 +112,7 @@ struct pt_pending {
 	int wl;
 	enum pol_res res;
 	int donor;	   /* -1: the unit came from the free pool */
-	double pre_p99_us; /* p99 before the action */
+	double pre_p99_ns; /* p99 before the action */
 	uint64_t tick;	   /* observation the action was decided on */
 	uint64_t t_ms;	   /* when */
 	unsigned int samples, bad, waited;
@@ -134,217 +135,186 @@ struct pt_state {
 	char note[80];
 };
 
+static int pt_param(struct pt_params *p, const char *key, const char *val, char *err, size_t len);
+
+/*
+ * flavour: the paper's settings or the released code's (see the top of the
+ * file), each a list of this table's own settings; a later key overrides.
+ */
+static const struct {
+	const char *name;
+	const char *set[8][2];
+} pt_flavours[] = {
+	{ "paper",
+	  { { "judge_samples", "1" },
+	    { "slack", "latest" },
+	    { "revert_check", "self" },
+	    { "cooldown_s", "30" },
+	    { "repick", "next" },
+	    { "pingpong", "resource" },
+	    { "tie", "pass" },
+	    { "revert_wait", "0" } } },
+	{ "code",
+	  { { "judge_samples", "5" },
+	    { "slack", "both" },
+	    { "revert_check", "any" },
+	    { "cooldown_s", "10" },
+	    { "repick", "random" },
+	    { "pingpong", "state" },
+	    { "tie", "fail" },
+	    { "revert_wait", "5-10" } } },
+};
+
+static int pt_flavour(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		      size_t len)
+{
+	for (size_t f = 0; f < sizeof(pt_flavours) / sizeof(pt_flavours[0]); f++) {
+		if (strcmp(val, pt_flavours[f].name))
+			continue;
+		for (int i = 0; i < 8 && pt_flavours[f].set[i][0]; i++)
+			if (pt_param(base, pt_flavours[f].set[i][0], pt_flavours[f].set[i][1], err,
+				     len))
+				return -EINVAL;
+		return 0;
+	}
+	snprintf(err, len, "flavour must be paper or code, not '%s'", val);
+	return -EINVAL;
+}
+
+/* revert_wait: samples, "N" or "MIN-MAX" (drawn at random per revert) */
+static int pt_revert_wait(const struct cfg_key *k, void *base, const char *val, void *ctx,
+			  char *err, size_t len)
+{
+	struct pt_params *p = base;
+	unsigned long lo = 0, hi = 0;
+	const char *q = val;
+	char *end = NULL;
+	bool ok = isdigit((unsigned char)*q);
+
+	if (ok) {
+		lo = hi = strtoul(q, &end, 10);
+		if (*end == '-') {
+			q = end + 1;
+			ok = isdigit((unsigned char)*q);
+			if (ok)
+				hi = strtoul(q, &end, 10);
+		}
+	}
+	if (!ok || *end || lo > hi || hi > 1000) {
+		snprintf(err, len,
+			 "revert_wait must be N or MIN-MAX samples within 0..1000, not '%s'", val);
+		return -EINVAL;
+	}
+	p->wait_min = lo;
+	p->wait_max = hi;
+	return 0;
+}
+
+static int pt_first(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
+{
+	struct pt_params *p = base;
+	enum pol_res r;
+
+	if (!strcmp(val, "random")) {
+		p->first = -1;
+	} else if (!pol_res_parse(val, &r)) {
+		p->first = (int)r;
+	} else {
+		snprintf(err, len, "first must be random, cores, freq or quota, not '%s'", val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int pt_wheel(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
+		    size_t len)
+{
+	struct pt_params *p = base;
+	char buf[128], *save = NULL, *tok;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", val);
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		enum pol_res r;
+
+		if (pol_res_parse(tok, &r)) {
+			snprintf(err, len, "wheel: unknown resource '%s' (cores, freq, quota)",
+				 tok);
+			return -EINVAL;
+		}
+		for (int i = 0; i < n; i++) {
+			if (p->wheel[i] == r) {
+				snprintf(err, len, "wheel: '%s' listed twice", tok);
+				return -EINVAL;
+			}
+		}
+		p->wheel[n++] = r;
+	}
+	if (!n) {
+		snprintf(err, len, "wheel: empty (give e.g. cores,freq,quota)");
+		return -EINVAL;
+	}
+	p->nwheel = n;
+	return 0;
+}
+
+#define P(f) CFG_KEY_AT(struct pt_params, f)
+/* two-valued: the first value is the paper's (index 0, the default) */
+#define TWO(key, f, a, b)                                                                   \
+	{                                                                                   \
+		key, CFG_KEY_CHOICE, P(f), .names = (const char *const[]){ a, b, NULL },    \
+					   .msg = "%1$s must be " a " or " b ", not '%2$s'" \
+	}
+#define SLACK_RULE   .rule = { { -1, 1, 0, "%s must be within [-1, 1], not %s" } }
+#define SECONDS_RULE .rule = { { 0, INFINITY, 0, "%s must be >= 0, not %s" } }
+
+/* The settings of [policy parties], paper defaults. */
+static const struct cfg_key pt_keys[] = {
+	{ "flavour", CFG_KEY_CUSTOM, .parse = pt_flavour },
+	{ "slack_up", CFG_KEY_REAL, P(slack_up), SLACK_RULE, .def = 0.05 },
+	{ "slack_down", CFG_KEY_REAL, P(slack_down), SLACK_RULE, .def = 0.20 },
+	{ "judge_samples", CFG_KEY_REAL, P(judge_samples),
+	  .rule = { { 1, 100, CFG_KEY_INTEGRAL, "%s must be a whole number in 1..100, not %s" } },
+	  .def = 1 },
+	TWO("slack", slack_mode, "latest", "both"),
+	TWO("revert_check", revert_check, "self", "any"),
+	{ "cooldown_s", CFG_KEY_REAL, P(cooldown_s), SECONDS_RULE, .def = 30 },
+	{ "violation_alarm_s", CFG_KEY_REAL, P(alarm_s), SECONDS_RULE, .def = 60 },
+	{ "wheel", CFG_KEY_CUSTOM, .parse = pt_wheel },
+	{ "first", CFG_KEY_CUSTOM, P(first), .def = -1, .parse = pt_first },
+	TWO("idle", idle_release, "hold", "release"),
+	TWO("repick", repick, "next", "random"),
+	TWO("pingpong", pingpong, "resource", "state"),
+	TWO("tie", tie_fails, "pass", "fail"),
+	{ "revert_wait", CFG_KEY_CUSTOM, .parse = pt_revert_wait },
+	TWO("downsize_fallback", down_fallback, "off", "on"),
+	{ "settle_ms", CFG_KEY_REAL, P(settle_ms),
+	  .rule = { { 0, 600000, CFG_KEY_INTEGRAL,
+		      "%s must be a whole number in 0..600000, not %s" } } },
+};
+#define PT_NKEYS ((int)(sizeof(pt_keys) / sizeof(pt_keys[0])))
+
 static void pt_defaults(struct pt_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->slack_up = 0.05;
-	p->slack_down = 0.20;
-	p->judge_samples = 1;
-	p->slack_mode = PT_SLACK_LATEST;
-	p->revert_check = PT_REVERT_SELF;
-	p->cooldown_s = 30;
-	p->alarm_s = 60;
-	p->first = -1;
+	cfg_key_defaults(pt_keys, PT_NKEYS, p);
 	p->nwheel = 3;
 	p->wheel[0] = POL_RES_CORES;
 	p->wheel[1] = POL_RES_FREQ;
 	p->wheel[2] = POL_RES_QUOTA;
 }
 
-static int parse_double(const char *val, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(val, &end);
-	if (errno || end == val || *end || !isfinite(*out))
-		return -EINVAL;
-	return 0;
-}
-
 static int pt_param(struct pt_params *p, const char *key, const char *val, char *err, size_t len)
 {
-	double d;
+	int e = cfg_key_setting(pt_keys, PT_NKEYS, p, key, val, err, len);
+	char names[256];
 
-	if (!strcmp(key, "flavour")) {
-		if (!strcmp(val, "paper")) {
-			p->judge_samples = 1;
-			p->slack_mode = PT_SLACK_LATEST;
-			p->revert_check = PT_REVERT_SELF;
-			p->cooldown_s = 30;
-			p->repick = PT_REPICK_NEXT;
-			p->pingpong = PT_PP_RESOURCE;
-			p->tie_fails = false;
-			p->wait_min = p->wait_max = 0;
-		} else if (!strcmp(val, "code")) {
-			p->judge_samples = 5;
-			p->slack_mode = PT_SLACK_BOTH;
-			p->revert_check = PT_REVERT_ANY;
-			p->cooldown_s = 10;
-			p->repick = PT_REPICK_RANDOM;
-			p->pingpong = PT_PP_STATE;
-			p->tie_fails = true;
-			p->wait_min = 5;
-			p->wait_max = 10;
-		} else {
-			snprintf(err, len, "flavour must be paper or code, not '%s'", val);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!strcmp(key, "slack") || !strcmp(key, "revert_check") || !strcmp(key, "idle") ||
-	    !strcmp(key, "repick") || !strcmp(key, "pingpong") || !strcmp(key, "tie") ||
-	    !strcmp(key, "downsize_fallback")) {
-		/* two-valued keys: the first value is the paper's */
-		static const char *const two[][3] = {
-			{ "slack", "latest", "both" },	      { "revert_check", "self", "any" },
-			{ "idle", "hold", "release" },	      { "repick", "next", "random" },
-			{ "pingpong", "resource", "state" },  { "tie", "pass", "fail" },
-			{ "downsize_fallback", "off", "on" },
-		};
-		const char *a = NULL, *b = NULL;
-		bool is_b;
-
-		for (size_t k = 0; k < sizeof(two) / sizeof(two[0]); k++) {
-			if (!strcmp(key, two[k][0])) {
-				a = two[k][1];
-				b = two[k][2];
-			}
-		}
-
-		if (!strcmp(val, a)) {
-			is_b = false;
-		} else if (!strcmp(val, b)) {
-			is_b = true;
-		} else {
-			snprintf(err, len, "%s must be %s or %s, not '%s'", key, a, b, val);
-			return -EINVAL;
-		}
-		if (!strcmp(key, "slack"))
-			p->slack_mode = is_b ? PT_SLACK_BOTH : PT_SLACK_LATEST;
-		else if (!strcmp(key, "revert_check"))
-			p->revert_check = is_b ? PT_REVERT_ANY : PT_REVERT_SELF;
-		else if (!strcmp(key, "idle"))
-			p->idle_release = is_b;
-		else if (!strcmp(key, "repick"))
-			p->repick = is_b ? PT_REPICK_RANDOM : PT_REPICK_NEXT;
-		else if (!strcmp(key, "pingpong"))
-			p->pingpong = is_b ? PT_PP_STATE : PT_PP_RESOURCE;
-		else if (!strcmp(key, "tie"))
-			p->tie_fails = is_b;
-		else
-			p->down_fallback = is_b;
-		return 0;
-	}
-	if (!strcmp(key, "revert_wait")) {
-		/* samples: "N" or "MIN-MAX" (drawn at random per revert) */
-		unsigned long lo = 0, hi = 0;
-		const char *q = val;
-		char *end = NULL;
-		bool ok = isdigit((unsigned char)*q);
-
-		if (ok) {
-			lo = hi = strtoul(q, &end, 10);
-			if (*end == '-') {
-				q = end + 1;
-				ok = isdigit((unsigned char)*q);
-				if (ok)
-					hi = strtoul(q, &end, 10);
-			}
-		}
-		if (!ok || *end || lo > hi || hi > 1000) {
-			snprintf(
-			    err, len,
-			    "revert_wait must be N or MIN-MAX samples within 0..1000, not '%s'",
-			    val);
-			return -EINVAL;
-		}
-		p->wait_min = lo;
-		p->wait_max = hi;
-		return 0;
-	}
-	if (!strcmp(key, "first")) {
-		enum pol_res r;
-
-		if (!strcmp(val, "random")) {
-			p->first = -1;
-		} else if (!pol_res_parse(val, &r)) {
-			p->first = (int)r;
-		} else {
-			snprintf(err, len, "first must be random, cores, freq or quota, not '%s'",
-				 val);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!strcmp(key, "wheel")) {
-		char buf[128], *save = NULL, *tok;
-		int n = 0;
-
-		snprintf(buf, sizeof(buf), "%s", val);
-		for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
-			enum pol_res r;
-
-			if (pol_res_parse(tok, &r)) {
-				snprintf(err, len,
-					 "wheel: unknown resource '%s' (cores, freq, quota)", tok);
-				return -EINVAL;
-			}
-			for (int i = 0; i < n; i++) {
-				if (p->wheel[i] == r) {
-					snprintf(err, len, "wheel: '%s' listed twice", tok);
-					return -EINVAL;
-				}
-			}
-			p->wheel[n++] = r;
-		}
-		if (!n) {
-			snprintf(err, len, "wheel: empty (give e.g. cores,freq,quota)");
-			return -EINVAL;
-		}
-		p->nwheel = n;
-		return 0;
-	}
-	if (parse_double(val, &d)) {
-		snprintf(err, len, "%s: '%s' is not a number", key, val);
-		return -EINVAL;
-	}
-	if (!strcmp(key, "slack_up") || !strcmp(key, "slack_down")) {
-		if (d < -1 || d > 1) {
-			snprintf(err, len, "%s must be within [-1, 1], not %s", key, val);
-			return -EINVAL;
-		}
-		*(!strcmp(key, "slack_up") ? &p->slack_up : &p->slack_down) = d;
-	} else if (!strcmp(key, "judge_samples")) {
-		if (d < 1 || d > 100 || d != floor(d)) {
-			snprintf(err, len, "judge_samples must be a whole number in 1..100, not %s",
-				 val);
-			return -EINVAL;
-		}
-		p->judge_samples = (unsigned int)d;
-	} else if (!strcmp(key, "settle_ms")) {
-		if (d < 0 || d > 600000 || d != floor(d)) {
-			snprintf(err, len, "settle_ms must be a whole number in 0..600000, not %s",
-				 val);
-			return -EINVAL;
-		}
-		p->settle_ms = (unsigned int)d;
-	} else if (!strcmp(key, "cooldown_s") || !strcmp(key, "violation_alarm_s")) {
-		if (d < 0) {
-			snprintf(err, len, "%s must be >= 0, not %s", key, val);
-			return -EINVAL;
-		}
-		*(!strcmp(key, "cooldown_s") ? &p->cooldown_s : &p->alarm_s) = d;
-	} else {
-		snprintf(err, len,
-			 "unknown key '%s' for policy parties (flavour, slack_up, slack_down, "
-			 "judge_samples, slack, revert_check, cooldown_s, violation_alarm_s, "
-			 "wheel, first, idle, repick, pingpong, tie, revert_wait, "
-			 "downsize_fallback, settle_ms)",
-			 key);
-		return -EINVAL;
-	}
-	return 0;
+	if (e != -ENOENT)
+		return e;
+	cfg_key_list(pt_keys, PT_NKEYS, names, sizeof(names));
+	snprintf(err, len, "unknown key '%s' for policy parties (%s)", key, names);
+	return -EINVAL;
 }
 
 static int pt_check_param(const char *key, const char *val, char *err, size_t len)
@@ -572,16 +542,17 @@ static int act(struct pt_state *st, const struct pol_observation *obs, struct po
 			if (pingpong)
 				st->wl[donor].res = wheel_next(st, obs, r);
 			set_reason(dec, donor, "donate", "gives %ld %s to %s (most slack, %.3f)%s",
-				   step, pol_res_str(r), obs->wl[i].name, slack_of(st, obs, donor),
+				   pol_res_shown(r, step), pol_res_str(r), obs->wl[i].name,
+				   slack_of(st, obs, donor),
 				   pingpong ? "; its wheel advanced (anti-ping-pong)" : "");
 		}
-		set_reason(dec, i, action, "%s; +%ld %s from %s%s%s", why, step, pol_res_str(r),
-			   donor >= 0 ? obs->wl[donor].name : "free pool",
+		set_reason(dec, i, action, "%s; +%ld %s from %s%s%s", why, pol_res_shown(r, step),
+			   pol_res_str(r), donor >= 0 ? obs->wl[donor].name : "free pool",
 			   *skipped ? "; skipped at limit: " : "", skipped);
 	} else {
 		dec->wl[i].alloc[r] -= step;
-		set_reason(dec, i, action, "%s; -%ld %s to %s%s%s", why, step, pol_res_str(r),
-			   obs->res[r].pooled ? "free pool" : "nobody",
+		set_reason(dec, i, action, "%s; -%ld %s to %s%s%s", why, pol_res_shown(r, step),
+			   pol_res_str(r), obs->res[r].pooled ? "free pool" : "nobody",
 			   *skipped ? "; skipped at limit: " : "", skipped);
 	}
 	st->pend = (struct pt_pending){
@@ -590,7 +561,7 @@ static int act(struct pt_state *st, const struct pol_observation *obs, struct po
 		.wl = i,
 		.res = r,
 		.donor = donor,
-		.pre_p99_us = obs->wl[i].p99_us,
+		.pre_p99_ns = obs->wl[i].p99_ns,
 		.tick = obs->tick,
 		.t_ms = obs->now_ms,
 	};
@@ -612,7 +583,7 @@ static bool judge_sample(struct pt_state *st, const struct pol_observation *obs)
 	if (pd->dir == PT_UP) {
 		if (w->state == POL_LAT_FRESH) {
 			pd->samples++;
-			if (!(w->p99_us < pd->pre_p99_us))
+			if (!(w->p99_ns < pd->pre_p99_ns))
 				pd->bad++;
 		}
 	} else if (st->p.revert_check == PT_REVERT_SELF) {
@@ -678,7 +649,8 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 			st->wl[i].res = wheel_next(st, obs, pd->res);
 			snprintf(st->note, sizeof(st->note),
 				 "up %s did not lower p99 (%.0f -> %.0f us), next: %s", rn,
-				 pd->pre_p99_us, obs->wl[i].p99_us, pol_res_str(st->wl[i].res));
+				 pd->pre_p99_ns / 1e3, obs->wl[i].p99_ns / 1e3,
+				 pol_res_str(st->wl[i].res));
 			st->note_wl = i;
 			set_reason(dec, i, NULL, "%s", st->note);
 		}
@@ -739,24 +711,21 @@ static void track_violation(struct pt_state *st, const struct pol_observation *o
 	}
 }
 
-static int pt_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+/* Every wheel's first resource: `first`, or one at random (seeded). */
+static void wheels_start(struct pt_state *st, const struct pol_observation *obs)
 {
-	struct pt_state *st = state;
-	int S = -1, L = -1;
-	double sS = INFINITY, aS = INFINITY, sL = -INFINITY;
-	bool watching;
-	char why[192];
-
-	if (obs->nwl > POL_MAX_WORKLOADS)
-		return -EINVAL;
-	if (!st->wheels_init) {
-		for (int i = 0; i < POL_MAX_WORKLOADS; i++) {
-			st->wl[i].res = wheel_random(st, obs, POL_RES_CORES);
-			if (st->p.first >= 0 && obs->res[st->p.first].avail)
-				st->wl[i].res = (enum pol_res)st->p.first;
-		}
-		st->wheels_init = true;
+	for (int i = 0; i < POL_MAX_WORKLOADS; i++) {
+		st->wl[i].res = wheel_random(st, obs, POL_RES_CORES);
+		if (st->p.first >= 0 && obs->res[st->p.first].avail)
+			st->wl[i].res = (enum pol_res)st->p.first;
 	}
+	st->wheels_init = true;
+}
+
+/* Each workload's reason before anything is decided: where it stands. */
+static void say_state(const struct pt_state *st, const struct pol_observation *obs,
+		      struct pol_decision *dec)
+{
 	for (int i = 0; i < obs->nwl; i++) {
 		const struct pol_wl_obs *w = &obs->wl[i];
 
@@ -770,47 +739,124 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 			set_reason(dec, i, NULL, "no fresh latency (%s): not judged",
 				   w->state == POL_LAT_IDLE ? "idle" : "stale");
 	}
-	track_violation(st, obs, dec);
+}
 
-	st->note_wl = -1;
-	if (judge(st, obs, dec, &watching) || watching)
-		return 0;
-	if (st->wait_left || obs->now_ms < st->hold_until_ms) {
-		int w = st->wait_wl;
+/* After a revert: the samples still to skip, or the window still settling.
+ * true while waiting (this decision is used up). */
+static bool wait_after_revert(struct pt_state *st, const struct pol_observation *obs,
+			      struct pol_decision *dec)
+{
+	int w = st->wait_wl;
 
-		if (st->wait_left)
-			st->wait_left--;
-		if (w >= 0 && w < obs->nwl && obs->wl[w].alive)
-			set_reason(dec, w, "wait", "after a revert: %u more samples%s",
-				   st->wait_left,
-				   obs->now_ms < st->hold_until_ms ? ", settling" : "");
-		return 0;
-	}
+	if (!st->wait_left && obs->now_ms >= st->hold_until_ms)
+		return false;
+	if (st->wait_left)
+		st->wait_left--;
+	if (w >= 0 && w < obs->nwl && obs->wl[w].alive)
+		set_reason(dec, w, "wait", "after a revert: %u more samples%s", st->wait_left,
+			   obs->now_ms < st->hold_until_ms ? ", settling" : "");
+	return true;
+}
 
+/* May workload i be downsized now (with slacks s and a)? */
+static bool may_downsize(const struct pt_state *st, const struct pol_observation *obs, int i,
+			 double a)
+{
+	return obs->now_ms >= st->wl[i].cool_until_ms &&
+	       !(st->p.slack_mode == PT_SLACK_BOTH && a <= st->p.slack_down);
+}
+
+/* The upsize candidate S (least slack; with slack = both, both slacks below
+ * slack_up) and the downsize candidate L (most slack, not cooling down). */
+static void pick(const struct pt_state *st, const struct pol_observation *obs, int *S, double *sS,
+		 int *L, double *sL)
+{
+	double aS = INFINITY;
+
+	*S = *L = -1;
+	*sS = INFINITY;
+	*sL = -INFINITY;
 	for (int i = 0; i < obs->nwl; i++) {
 		double s, a;
 
 		if (!eligible(st, obs, i, &s, &a))
 			continue;
 		if (st->p.slack_mode == PT_SLACK_LATEST) {
-			if (s < sS) {
-				sS = s;
-				S = i;
+			if (s < *sS) {
+				*sS = s;
+				*S = i;
 			}
 		} else if (s < st->p.slack_up && a < st->p.slack_up && a < aS) {
 			aS = a;
-			sS = s;
-			S = i;
+			*sS = s;
+			*S = i;
 		}
-		if (obs->now_ms < st->wl[i].cool_until_ms)
-			continue;
-		if (st->p.slack_mode == PT_SLACK_BOTH && a <= st->p.slack_down)
-			continue;
-		if (s > sL) {
-			sL = s;
-			L = i;
+		if (may_downsize(st, obs, i, a) && s > *sL) {
+			*sL = s;
+			*L = i;
 		}
 	}
+}
+
+/* downsize_fallback = on: the most-slack workload L (slack sL) is at its
+ * limits (paper and code stop there, which can starve scale-down); try the
+ * next-most-slack one that qualifies, and so on. */
+static void downsize_fallback(struct pt_state *st, const struct pol_observation *obs,
+			      struct pol_decision *dec, int L, double sL)
+{
+	char why[192];
+
+	for (;;) {
+		int next = -1;
+		double sn = -INFINITY;
+
+		for (int i = 0; i < obs->nwl; i++) {
+			double s, a;
+
+			if (!eligible(st, obs, i, &s, &a) || !may_downsize(st, obs, i, a) ||
+			    s <= st->p.slack_down)
+				continue;
+			/* below the last one tried (ties: after it in order) */
+			if (s > sL || (s == sL && i <= L))
+				continue;
+			if (s > sn) {
+				sn = s;
+				next = i;
+			}
+		}
+		if (next < 0)
+			return;
+		L = next;
+		sL = sn;
+		snprintf(why, sizeof(why),
+			 "slack %.3f > %.2f; the ones with more are at their limits", sL,
+			 st->p.slack_down);
+		if (!act(st, obs, dec, L, PT_DOWN, why))
+			return;
+	}
+}
+
+static int pt_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+{
+	struct pt_state *st = state;
+	int S, L;
+	double sS, sL;
+	bool watching;
+	char why[192];
+
+	if (obs->nwl > POL_MAX_WORKLOADS)
+		return -EINVAL;
+	if (!st->wheels_init)
+		wheels_start(st, obs);
+	say_state(st, obs, dec);
+	track_violation(st, obs, dec);
+
+	st->note_wl = -1;
+	if (judge(st, obs, dec, &watching) || watching)
+		return 0;
+	if (wait_after_revert(st, obs, dec))
+		return 0;
+	pick(st, obs, &S, &sS, &L, &sL);
 	if (S >= 0 && sS < st->p.slack_up) {
 		snprintf(why, sizeof(why), "lowest slack %.3f < %.2f%s%s", sS, st->p.slack_up,
 			 S == st->note_wl ? "; " : "", S == st->note_wl ? st->note : "");
@@ -819,41 +865,8 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 	}
 	if (L >= 0 && sL > st->p.slack_down) {
 		snprintf(why, sizeof(why), "highest slack %.3f > %.2f", sL, st->p.slack_down);
-		if (!act(st, obs, dec, L, PT_DOWN, why) || !st->p.down_fallback)
-			return 0;
-		/* downsize_fallback = on: the most-slack workload is at its limits
-		 * (paper and code stop here, which can starve scale-down); try the
-		 * next-most-slack one that qualifies, and so on. */
-		for (;;) {
-			int next = -1;
-			double sn = -INFINITY;
-
-			for (int i = 0; i < obs->nwl; i++) {
-				double s, a;
-
-				if (!eligible(st, obs, i, &s, &a) ||
-				    obs->now_ms < st->wl[i].cool_until_ms ||
-				    (st->p.slack_mode == PT_SLACK_BOTH && a <= st->p.slack_down) ||
-				    s <= st->p.slack_down)
-					continue;
-				/* below the last one tried (ties: after it in order) */
-				if (s > sL || (s == sL && i <= L))
-					continue;
-				if (s > sn) {
-					sn = s;
-					next = i;
-				}
-			}
-			if (next < 0)
-				return 0;
-			L = next;
-			sL = sn;
-			snprintf(why, sizeof(why),
-				 "slack %.3f > %.2f; the ones with more are at their limits", sL,
-				 st->p.slack_down);
-			if (!act(st, obs, dec, L, PT_DOWN, why))
-				return 0;
-		}
+		if (act(st, obs, dec, L, PT_DOWN, why) && st->p.down_fallback)
+			downsize_fallback(st, obs, dec, L, sL);
 	}
 	return 0;
 }

@@ -41,6 +41,11 @@ const char *pol_res_str(enum pol_res r)
 	return res_names[r];
 }
 
+long pol_res_shown(enum pol_res r, long v)
+{
+	return r == POL_RES_FREQ ? v / 1000 : v;
+}
+
 int pol_res_parse(const char *s, enum pol_res *r)
 {
 	for (int i = 0; i < POL_RES_COUNT; i++) {

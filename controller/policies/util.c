@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg_key.h"
 #include "policy.h"
 
 struct util_cfg {
@@ -45,59 +46,41 @@ struct util_state {
 	double cpu_per_req[POL_MAX_WORKLOADS]; /* full-speed core-seconds per request */
 };
 
+#define U(f) CFG_KEY_AT(struct util_cfg, f)
+
+/* The settings of [policy util], with their defaults. */
+static const struct cfg_key util_keys[] = {
+	{ "target_util", CFG_KEY_REAL, U(target_util),
+	  .rule = { { 0.05, 1, CFG_KEY_LO_OPEN, "%s: %s is not in (0.05, 1]" } }, .def = 0.7 },
+	{ "freq_util", CFG_KEY_REAL, U(freq_util),
+	  .rule = { { 0.05, 1, CFG_KEY_LO_OPEN | CFG_KEY_ZERO_OK,
+		      "%s: %s is not 0 or in (0.05, 1]" } },
+	  .def = 0.8 },
+	{ "guard_slack", CFG_KEY_REAL, U(guard_slack),
+	  .rule = { { -1, 1, CFG_KEY_HI_OPEN, "%s: %s is not in [-1, 1)" } }, .def = 0.1 },
+	{ "down_intervals", CFG_KEY_REAL, U(down_intervals),
+	  .rule = { { 1, 1000, CFG_KEY_INTEGRAL, "%s: %s is not a whole number in 1..1000" } },
+	  .def = 2 },
+};
+#define UTIL_NKEYS ((int)(sizeof(util_keys) / sizeof(util_keys[0])))
+
 static int util_param(struct util_cfg *c, const char *key, const char *val, char *err, size_t len)
 {
-	char *end;
-	double v;
+	int e = cfg_key_setting(util_keys, UTIL_NKEYS, c, key, val, err, len);
+	char names[128];
 
-	errno = 0;
-	v = strtod(val, &end);
-	if (errno || end == val || *end || !isfinite(v)) {
-		snprintf(err, len, "%s: '%s' is not a number", key, val);
-		return -EINVAL;
-	}
-	if (!strcmp(key, "target_util")) {
-		if (!(v > 0.05 && v <= 1)) {
-			snprintf(err, len, "target_util: %s is not in (0.05, 1]", val);
-			return -EINVAL;
-		}
-		if (c)
-			c->target_util = v;
-	} else if (!strcmp(key, "freq_util")) {
-		if (!(v == 0 || (v > 0.05 && v <= 1))) {
-			snprintf(err, len, "freq_util: %s is not 0 or in (0.05, 1]", val);
-			return -EINVAL;
-		}
-		if (c)
-			c->freq_util = v;
-	} else if (!strcmp(key, "guard_slack")) {
-		if (!(v >= -1 && v < 1)) {
-			snprintf(err, len, "guard_slack: %s is not in [-1, 1)", val);
-			return -EINVAL;
-		}
-		if (c)
-			c->guard_slack = v;
-	} else if (!strcmp(key, "down_intervals")) {
-		if (!(v >= 1 && v <= 1000 && v == floor(v))) {
-			snprintf(err, len, "down_intervals: %s is not a whole number in 1..1000",
-				 val);
-			return -EINVAL;
-		}
-		if (c)
-			c->down_intervals = (int)v;
-	} else {
-		snprintf(err, len,
-			 "unknown setting '%s' (target_util, freq_util, guard_slack, "
-			 "down_intervals)",
-			 key);
-		return -EINVAL;
-	}
-	return 0;
+	if (e != -ENOENT)
+		return e;
+	cfg_key_list(util_keys, UTIL_NKEYS, names, sizeof(names));
+	snprintf(err, len, "unknown setting '%s' (%s)", key, names);
+	return -EINVAL;
 }
 
 static int util_check_param(const char *key, const char *val, char *err, size_t len)
 {
-	return util_param(NULL, key, val, err, len);
+	struct util_cfg c;
+
+	return util_param(&c, key, val, err, len);
 }
 
 static int util_init(void **state, struct pol_init_args *a)
@@ -106,12 +89,11 @@ static int util_init(void **state, struct pol_init_args *a)
 
 	if (!s)
 		return -ENOMEM;
-	s->c = (struct util_cfg){
-		.target_util = 0.7, .freq_util = 0.8, .guard_slack = 0.1, .down_intervals = 2
-	};
+	cfg_key_defaults(util_keys, UTIL_NKEYS, &s->c);
 	for (int i = 0; i < a->nparams; i++) {
 		if (util_param(&s->c, a->params[i].key, a->params[i].val, a->err, a->err_len)) {
-			a->err_param = i;
+			if (a->sz >= sizeof(*a))
+				a->err_param = i;
 			free(s);
 			return -EINVAL;
 		}
@@ -147,61 +129,66 @@ static long clampl(long v, long lo, long hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-static int util_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+/*
+ * What workload i wants of r: its demand (cores at full speed, NAN when its
+ * CPU use is unknown) turned into units at target_util, at least one step
+ * more when it is over target, kept while shrinking waits or the guard
+ * holds. Fills the reason.
+ */
+static long want_of(struct util_state *s, const struct pol_observation *obs, int r, int i,
+		    struct pol_decision *dec, double *demand)
 {
-	struct util_state *s = state;
 	const struct pol_res_info *fr = &obs->res[POL_RES_FREQ];
-	int r = sized_res(obs), order[POL_MAX_WORKLOADS], n = 0;
-	long want[POL_MAX_WORKLOADS] = { 0 }, pool;
-	double demand[POL_MAX_WORKLOADS];
+	const struct pol_wl_obs *w = &obs->wl[i];
+	long step = obs->res[r].step, cur = w->alloc[r], want;
+	double fscale = fr->avail && w->max[POL_RES_FREQ] > 0
+			    ? (double)w->alloc[POL_RES_FREQ] / (double)w->max[POL_RES_FREQ]
+			    : 1.0;
+	double cap = cores_of(r, cur), d;
+	bool over = w->state == POL_LAT_FRESH && w->slack < 0;
+	bool guard = w->state == POL_LAT_FRESH && w->slack < s->c.guard_slack;
 
-	if (r < 0)
-		return 0;
-	for (int i = 0; i < obs->nwl; i++) {
-		const struct pol_wl_obs *w = &obs->wl[i];
-		long step = obs->res[r].step, cur = w->alloc[r];
-		double fscale = fr->avail && w->max[POL_RES_FREQ] > 0
-				    ? (double)w->alloc[POL_RES_FREQ] / (double)w->max[POL_RES_FREQ]
-				    : 1.0;
-		double cap = cores_of(r, cur), d;
-		bool over = w->state == POL_LAT_FRESH && w->slack < 0;
-		bool guard = w->state == POL_LAT_FRESH && w->slack < s->c.guard_slack;
-
-		want[i] = cur;
-		demand[i] = NAN;
-		if (!w->alive || isnan(w->cpu_used)) {
-			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason), "no cpu use yet");
-			continue;
-		}
-		d = w->cpu_used * fscale;
-		/* cpu per request, learnt while not saturated */
-		if (w->rps > 0 && w->cpu_used < 0.9 * cap)
-			s->cpu_per_req[i] = d / w->rps;
-		else if (w->rps > 0 && s->cpu_per_req[i] > 0 && s->cpu_per_req[i] * w->rps > d)
-			d = s->cpu_per_req[i] * w->rps; /* saturated: use understates demand */
-		demand[i] = d;
-		/* (less a hair, so 4.2 / 0.7 is 6, not 7) */
-		want[i] = (long)ceil(d / s->c.target_util / cores_of(r, step) - 1e-9) * step;
-		if (over && want[i] <= cur)
-			want[i] = cur + step;
-		want[i] = clampl(want[i], w->min[r], w->max[r]);
-		if (want[i] < cur) {
-			if (guard || ++s->down[i] < s->c.down_intervals) {
-				snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
-					 "demand %.2f cores wants %ld, %s", d, want[i],
-					 guard ? "slack below guard" : "waiting to shrink");
-				want[i] = cur;
-			}
-		} else {
-			s->down[i] = 0;
-		}
-		if (!dec->wl[i].reason[0])
-			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
-				 "demand %.2f cores at %.2f util -> %ld%s", d, s->c.target_util,
-				 want[i], over ? " (over target)" : "");
+	*demand = NAN;
+	if (!w->alive || isnan(w->cpu_used)) {
+		snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason), "no cpu use yet");
+		return cur;
 	}
-	/* shrinks first, then grants by least slack while the pool lasts */
-	pool = obs->res[r].total;
+	d = w->cpu_used * fscale;
+	/* cpu per request, learnt while not saturated */
+	if (w->rps > 0 && w->cpu_used < 0.9 * cap)
+		s->cpu_per_req[i] = d / w->rps;
+	else if (w->rps > 0 && s->cpu_per_req[i] > 0 && s->cpu_per_req[i] * w->rps > d)
+		d = s->cpu_per_req[i] * w->rps; /* saturated: use understates demand */
+	*demand = d;
+	/* (less a hair, so 4.2 / 0.7 is 6, not 7) */
+	want = (long)ceil(d / s->c.target_util / cores_of(r, step) - 1e-9) * step;
+	if (over && want <= cur)
+		want = cur + step;
+	want = clampl(want, w->min[r], w->max[r]);
+	if (want < cur) {
+		if (guard || ++s->down[i] < s->c.down_intervals) {
+			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
+				 "demand %.2f cores wants %ld, %s", d, want,
+				 guard ? "slack below guard" : "waiting to shrink");
+			want = cur;
+		}
+	} else {
+		s->down[i] = 0;
+	}
+	if (!dec->wl[i].reason[0])
+		snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
+			 "demand %.2f cores at %.2f util -> %ld%s", d, s->c.target_util, want,
+			 over ? " (over target)" : "");
+	return want;
+}
+
+/* Shrinks first, then grants by least slack while the pool lasts. */
+static void grant(const struct pol_observation *obs, int r, const long *want,
+		  struct pol_decision *dec)
+{
+	int order[POL_MAX_WORKLOADS], n = 0;
+	long pool = obs->res[r].total;
+
 	for (int i = 0; i < obs->nwl; i++) {
 		if (!obs->wl[i].alive)
 			continue;
@@ -234,36 +221,56 @@ static int util_decide(void *state, const struct pol_observation *obs, struct po
 		dec->wl[i].alloc[r] += g;
 		pool -= g;
 	}
+}
+
+/* Frequency of workload i: the lowest that keeps utilisation <= freq_util. */
+static long freq_of(const struct util_state *s, const struct pol_observation *obs, int r, int i,
+		    const struct pol_decision *dec, double demand)
+{
+	const struct pol_res_info *fr = &obs->res[POL_RES_FREQ];
+	const struct pol_wl_obs *w = &obs->wl[i];
+	bool over = w->state == POL_LAT_FRESH && w->slack < 0;
+	double cap = cores_of(r, dec->wl[i].alloc[r]);
+	long f = w->alloc[POL_RES_FREQ];
+
+	if (over || s->c.freq_util == 0) {
+		f = w->max[POL_RES_FREQ];
+	} else if (cap > 0) {
+		double need = demand / (cap * s->c.freq_util) * (double)w->max[POL_RES_FREQ];
+		long st = fr->step > 0 ? fr->step : 100000; /* kHz */
+
+		f = (long)ceil(need / (double)st) * st;
+		/* lower only with slack to spare, one step at a time:
+		 * a slower core stretches every request, the tail most */
+		if (f < w->alloc[POL_RES_FREQ]) {
+			bool guard = w->state == POL_LAT_FRESH && w->slack < s->c.guard_slack;
+
+			f = guard ? w->alloc[POL_RES_FREQ] : w->alloc[POL_RES_FREQ] - st;
+		}
+	}
+	return clampl(f, w->min[POL_RES_FREQ], w->max[POL_RES_FREQ]);
+}
+
+static int util_decide(void *state, const struct pol_observation *obs, struct pol_decision *dec)
+{
+	struct util_state *s = state;
+	int r = sized_res(obs);
+	long want[POL_MAX_WORKLOADS] = { 0 };
+	double demand[POL_MAX_WORKLOADS];
+
+	if (r < 0)
+		return 0;
+	for (int i = 0; i < obs->nwl; i++)
+		want[i] = want_of(s, obs, r, i, dec, &demand[i]);
+	grant(obs, r, want, dec);
 	for (int i = 0; i < obs->nwl; i++) {
 		const struct pol_wl_obs *w = &obs->wl[i];
 		long f = w->alloc[POL_RES_FREQ];
 
 		if (!w->alive)
 			continue;
-		/* frequency: the lowest that keeps utilisation <= freq_util */
-		if (fr->avail && !isnan(demand[i])) {
-			bool over = w->state == POL_LAT_FRESH && w->slack < 0;
-			double cap = cores_of(r, dec->wl[i].alloc[r]);
-
-			if (over || s->c.freq_util == 0) {
-				f = w->max[POL_RES_FREQ];
-			} else if (cap > 0) {
-				double need = demand[i] / (cap * s->c.freq_util) *
-					      (double)w->max[POL_RES_FREQ];
-				long st = fr->step > 0 ? fr->step : 100;
-
-				f = (long)ceil(need / (double)st) * st;
-				/* lower only with slack to spare, one step at a time:
-				 * a slower core stretches every request, the tail most */
-				if (f < w->alloc[POL_RES_FREQ]) {
-					bool guard = w->state == POL_LAT_FRESH &&
-						     w->slack < s->c.guard_slack;
-
-					f = guard ? w->alloc[POL_RES_FREQ]
-						  : w->alloc[POL_RES_FREQ] - st;
-				}
-			}
-			f = clampl(f, w->min[POL_RES_FREQ], w->max[POL_RES_FREQ]);
+		if (obs->res[POL_RES_FREQ].avail && !isnan(demand[i])) {
+			f = freq_of(s, obs, r, i, dec, demand[i]);
 			dec->wl[i].alloc[POL_RES_FREQ] = f;
 		}
 		if (dec->wl[i].alloc[r] > w->alloc[r])

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * cfg_check_live(): the configuration against this machine and this process.
+ * cfg_check_live(): the configuration against this machine and this process:
+ * what the workloads name exists, and may be managed.
  * This test process stands for the daemon: its pid, its parent and its
  * children are the cases. Also cfg_load_file() on a FIFO (must not block)
  * and on a file others can write (refused: its commands run as root).
@@ -127,6 +128,28 @@ static void test_one_owner(void **state)
 	expect("is already managed by workload a");
 }
 
+/* What a workload names exists (moved here from test_config.c when these
+ * checks left the parser): the whole message, file:line first. */
+static void test_named(void **state)
+{
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npid = 2147483646\n"), -EINVAL);
+	assert_string_equal(err, "t.ini:3: workload a: no process with pid 2147483646");
+	assert_int_equal(live("[workload a]\ntarget_ms = 1\npidfile = /nonexistent/x.pid\n"),
+			 -EINVAL);
+	assert_string_equal(err, "t.ini:3: workload a: cannot read a pid from pidfile "
+				 "/nonexistent/x.pid (No such file or directory)");
+	assert_int_equal(
+	    live("[workload a]\ntarget_ms = 1\ncommand = /nonexistent/server --port 1\n"), -EINVAL);
+	assert_string_equal(err, "t.ini:3: workload a: command '/nonexistent/server --port 1' "
+				 "cannot be run (not found or not executable)");
+	assert_int_equal(live("[workload a]\npid = %d\ntarget_ms = 1\nsource = "
+			      "client:/nonexistent/f\n",
+			      (int)child),
+			 -EINVAL);
+	assert_string_equal(err, "t.ini:4: workload a: feed file /nonexistent/f does not exist "
+				 "(start the load generator with --feed /nonexistent/f first)");
+}
+
 static void test_machine(void **state)
 {
 	assert_int_equal(live("[resources]\ncpus = 0-%d\n[workload a]\ntarget_ms = 1\npid = %d\n",
@@ -219,9 +242,9 @@ static void test_config_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pids),	    cmocka_unit_test(test_one_owner),
-		cmocka_unit_test(test_machine),	    cmocka_unit_test(test_files),
-		cmocka_unit_test(test_config_file),
+		cmocka_unit_test(test_pids),  cmocka_unit_test(test_one_owner),
+		cmocka_unit_test(test_named), cmocka_unit_test(test_machine),
+		cmocka_unit_test(test_files), cmocka_unit_test(test_config_file),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -37,7 +37,7 @@ static int fm_caps(void *p, struct loop_caps *c)
 }
 
 static int fm_add(void *p, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		  long quota_mc, long freq_mhz)
+		  long quota_mc, long freq_khz)
 {
 	struct fake_mach *m = p;
 
@@ -78,7 +78,7 @@ static int fm_quota(void *p, int wl, long q)
 	return 0;
 }
 
-static int fm_freq(void *p, int wl, long mhz)
+static int fm_freq(void *p, int wl, long khz)
 {
 	return 0;
 }
@@ -111,7 +111,7 @@ static const struct loop_mach_ops fake_ops = {
 struct fake_src {
 	struct src s;
 	enum pol_lat_state state;
-	double p99_us;
+	double p99_ns;
 	bool *closed;
 };
 
@@ -120,7 +120,7 @@ static int fs_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	struct fake_src *f = s->priv;
 
 	out->state = f->state;
-	out->p99_us = f->state == POL_LAT_FRESH ? f->p99_us : NAN;
+	out->p99_ns = f->state == POL_LAT_FRESH ? f->p99_ns : NAN;
 	out->rps = 100;
 	if (f->state != POL_LAT_FRESH)
 		snprintf(out->why, sizeof(out->why), "fake: no data");
@@ -228,7 +228,7 @@ static struct fx *fx_new(const char *ini, const struct pol_ops *pol, bool quota_
 	for (int i = 0; i < f->cfg.nwl; i++) {
 		f->src[i] = (struct fake_src){ .s = { &fake_src_ops, &f->src[i] },
 					       .state = POL_LAT_FRESH,
-					       .p99_us = 500,
+					       .p99_ns = 500e3,
 					       .closed = &f->closed[i] };
 		a.pid[i] = getpid();
 		a.src[i] = &f->src[i].s;
@@ -400,11 +400,11 @@ static void test_workload_exit(void **state)
 			      pol_find("parties"), false, &ret, err, sizeof(err));
 
 	assert_int_equal(ret, 0);
-	f->src[0].p99_us = 950; /* slack 0.05: dead band */
-	f->src[1].p99_us = 950;
+	f->src[0].p99_ns = 950e3; /* slack 0.05: dead band */
+	f->src[1].p99_ns = 950e3;
 	loop_step(&f->l, 1000);
 	f->dead[1] = true;
-	f->src[0].p99_us = 2000; /* a violates: takes b's cores from the pool */
+	f->src[0].p99_ns = 2000e3; /* a violates: takes b's cores from the pool */
 	loop_step(&f->l, 1500);
 	assert_true(f->m.removed[1]);
 	assert_true(f->closed[1]);
@@ -428,7 +428,7 @@ static void test_stale_source(void **state)
 	f->src[0].state = POL_LAT_STALE;
 	loop_step(&f->l, 1000);
 	assert_int_equal(script.seen.wl[0].state, POL_LAT_STALE);
-	assert_true(isnan(script.seen.wl[0].p99_us));
+	assert_true(isnan(script.seen.wl[0].p99_ns));
 	assert_true(isnan(script.seen.wl[0].slack));
 	assert_int_equal(script.seen.wl[1].state, POL_LAT_FRESH);
 	fflush(f->log);
@@ -443,17 +443,17 @@ static void test_long_slack_average(void **state)
 	int ret;
 	struct fx *f = fx_new(two_wl, &scripted, false, &ret, err, sizeof(err));
 
-	f->src[0].p99_us = 400;
+	f->src[0].p99_ns = 400e3;
 	loop_step(&f->l, 1000);
-	f->src[0].p99_us = 800;
+	f->src[0].p99_ns = 800e3;
 	loop_step(&f->l, 1500);
-	assert_true(fabs(script.seen.wl[0].p99_avg_us - 600) < 1e-9);
+	assert_true(fabs(script.seen.wl[0].p99_avg_ns - 600e3) < 1e-6);
 	assert_true(fabs(script.seen.wl[0].slack - 0.2) < 1e-9);
 	assert_true(fabs(script.seen.wl[0].slack_avg - 0.4) < 1e-9);
 	assert_int_equal(script.seen.wl[0].nhist, 2);
 	/* 1 s window: the first sample ages out */
 	loop_step(&f->l, 2100);
-	assert_true(fabs(script.seen.wl[0].p99_avg_us - 800) < 1e-9);
+	assert_true(fabs(script.seen.wl[0].p99_avg_ns - 800e3) < 1e-6);
 	fx_free(f);
 }
 
@@ -496,11 +496,10 @@ static void test_parties_quota_end_to_end(void **state)
 	uint64_t t = 1000;
 
 	assert_int_equal(ret, 0);
-	f->src[1].p99_us = 850; /* b: slack 0.15, in the dead band */
+	f->src[1].p99_ns = 850e3; /* b: slack 0.15, in the dead band */
 	/* a's latency falls with its quota: 0.9 cores meet the target */
 	for (int k = 0; k < 12; k++, t += 500) {
-		f->src[0].p99_us =
-		    1000.0 * 0.85 / ((double)f->l.wl[0].alloc[POL_RES_QUOTA] / 1000.0);
+		f->src[0].p99_ns = 1e6 * 0.85 / ((double)f->l.wl[0].alloc[POL_RES_QUOTA] / 1000.0);
 		loop_step(&f->l, t);
 	}
 	assert_true(f->l.wl[0].alloc[POL_RES_QUOTA] >= 900);
@@ -508,7 +507,7 @@ static void test_parties_quota_end_to_end(void **state)
 	assert_int_equal(f->m.quota[0], f->l.wl[0].alloc[POL_RES_QUOTA]);
 	/* load stops for a: slack 0.9, quota goes back */
 	for (int k = 0; k < 20; k++, t += 500) {
-		f->src[0].p99_us = 100;
+		f->src[0].p99_ns = 100e3;
 		loop_step(&f->l, t);
 	}
 	assert_int_equal(f->l.wl[0].alloc[POL_RES_QUOTA], 100);

@@ -30,10 +30,10 @@ static void setup_loop(void)
 	snprintf(l.obs.wl[0].name, POL_NAME_LEN, "web");
 	snprintf(l.obs.wl[1].name, POL_NAME_LEN, "batch \"x\"");
 	l.obs.wl[0].alive = l.obs.wl[1].alive = true;
-	l.obs.wl[0].target_us = 1000;
-	l.obs.wl[0].p99_us = 1250;
+	l.obs.wl[0].target_ns = 1000e3;
+	l.obs.wl[0].p99_ns = 1250e3;
 	l.obs.wl[0].slack = -0.25;
-	l.obs.wl[1].target_us = 25000;
+	l.obs.wl[1].target_ns = 25000e3;
 	l.obs.wl[1].state = POL_LAT_STALE;
 	l.wl[0].alloc[POL_RES_CORES] = 2;
 	l.wl[0].alloc[POL_RES_QUOTA] = 1500;

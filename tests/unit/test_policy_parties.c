@@ -54,7 +54,7 @@ static void fx_setup(struct fx *f, int nwl, long total, bool quota, long qtotal,
 	f->obs.nwl = nwl;
 	f->obs.res[C] =
 	    (struct pol_res_info){ .avail = true, .pooled = true, .step = 1, .total = total };
-	f->obs.res[F] = (struct pol_res_info){ .avail = false, .step = 100 };
+	f->obs.res[F] = (struct pol_res_info){ .avail = false, .step = 100000 };
 	f->obs.res[Q] =
 	    (struct pol_res_info){ .avail = quota, .pooled = true, .step = 100, .total = qtotal };
 	for (int i = 0; i < nwl; i++) {
@@ -62,7 +62,7 @@ static void fx_setup(struct fx *f, int nwl, long total, bool quota, long qtotal,
 
 		snprintf(w->name, sizeof(w->name), "w%d", i);
 		w->alive = true;
-		w->target_us = 1000;
+		w->target_ns = 1000e3;
 		w->min[C] = 1;
 		w->max[C] = total;
 		w->min[Q] = 100;
@@ -77,18 +77,24 @@ static void fx_teardown(struct fx *f)
 	f->ops->exit(f->st);
 }
 
-static void set_lat(struct fx *f, int i, double p99)
+static void set_lat_ns(struct fx *f, int i, double p99)
 {
 	struct pol_wl_obs *w = &f->obs.wl[i];
 
 	w->state = POL_LAT_FRESH;
-	w->p99_us = w->p99_avg_us = p99;
-	w->slack = w->slack_avg = (w->target_us - p99) / w->target_us;
+	w->p99_ns = w->p99_avg_ns = p99;
+	w->slack = w->slack_avg = (w->target_ns - p99) / w->target_ns;
+}
+
+/* p99 in us, as the log shows it */
+static void set_lat(struct fx *f, int i, double p99_us)
+{
+	set_lat_ns(f, i, p99_us * 1e3);
 }
 
 static void set_slack(struct fx *f, int i, double slack)
 {
-	set_lat(f, i, f->obs.wl[i].target_us * (1 - slack));
+	set_lat_ns(f, i, f->obs.wl[i].target_ns * (1 - slack));
 }
 
 /* One value per workload, in order: SLACKS(&f, 0.1, -0.2) sets w0 and w1. */
@@ -374,24 +380,24 @@ static void test_frequency_private_and_skipped_at_max(void **state)
 	struct fx f;
 
 	fx_setup(&f, 2, 4, false, 0, p, 1);
-	f.obs.res[F] = (struct pol_res_info){ .avail = true, .step = 100 };
+	f.obs.res[F] = (struct pol_res_info){ .avail = true, .step = 100000 };
 	for (int i = 0; i < 2; i++) {
-		f.obs.wl[i].min[F] = 1000;
-		f.obs.wl[i].max[F] = 2000;
-		f.obs.wl[i].alloc[F] = 1900;
+		f.obs.wl[i].min[F] = 1000000;
+		f.obs.wl[i].max[F] = 2000000;
+		f.obs.wl[i].alloc[F] = 1900000;
 	}
 	set_lat(&f, 0, 1500);
 	set_slack(&f, 1, 0.10);
 	step(&f, 1000);
 	assert_string_equal(f.dec.wl[0].action, "up freq");
-	assert_int_equal(f.obs.wl[0].alloc[F], 2000);
-	assert_int_equal(f.obs.wl[1].alloc[F], 1900);
+	assert_int_equal(f.obs.wl[0].alloc[F], 2000000);
+	assert_int_equal(f.obs.wl[1].alloc[F], 1900000);
 	set_lat(&f, 0, 1400); /* helped, still violating; freq is at its maximum */
 	step(&f, 1500);
 	assert_string_equal(f.dec.wl[0].action, "up cores");
 	assert_non_null(strstr(f.dec.wl[0].reason, "skipped at limit: freq"));
 	assert_int_equal(f.obs.wl[0].alloc[C], 2);
-	assert_int_equal(f.obs.wl[0].alloc[F], 2000);
+	assert_int_equal(f.obs.wl[0].alloc[F], 2000000);
 	fx_teardown(&f);
 }
 
@@ -419,7 +425,7 @@ static void test_stale_workload_not_judged(void **state)
 	SLACKS(&f, 0.10, 0.50);
 	f.obs.wl[1].state = POL_LAT_STALE; /* its last p99 looked fine; it is not fresh */
 	f.obs.wl[0].state = POL_LAT_STALE;
-	f.obs.wl[0].p99_us = 0; /* a missing p99 is not a low one */
+	f.obs.wl[0].p99_ns = 0; /* a missing p99 is not a low one */
 	f.obs.wl[0].slack = 1;
 	step(&f, 1000);
 	ASSERT_ALLOCS(&f, C, 1, 2);

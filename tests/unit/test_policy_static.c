@@ -26,7 +26,7 @@ static void test_static_never_moves(void **state)
 	for (int i = 0; i < 2; i++) {
 		obs.wl[i].alive = true;
 		obs.wl[i].state = POL_LAT_FRESH;
-		obs.wl[i].target_us = 1000;
+		obs.wl[i].target_ns = 1000e3;
 		obs.wl[i].alloc[POL_RES_CORES] = 1 + i;
 		obs.wl[i].min[POL_RES_CORES] = 1;
 		obs.wl[i].max[POL_RES_CORES] = 4;

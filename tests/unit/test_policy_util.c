@@ -47,20 +47,20 @@ static void obs_init(struct pol_observation *o, long c0, long c1)
 	o->res[POL_RES_CORES] = (struct pol_res_info){
 		.avail = true, .pooled = true, .step = 1, .total = 16, .free = 16 - c0 - c1
 	};
-	o->res[POL_RES_FREQ] = (struct pol_res_info){ .avail = true, .step = 100 };
+	o->res[POL_RES_FREQ] = (struct pol_res_info){ .avail = true, .step = 100000 };
 	for (int i = 0; i < 2; i++) {
 		struct pol_wl_obs *w = &o->wl[i];
 
 		w->alive = true;
 		w->state = POL_LAT_FRESH;
-		w->target_us = 1000;
+		w->target_ns = 1000e3;
 		w->slack = 0.5;
 		w->alloc[POL_RES_CORES] = i ? c1 : c0;
 		w->min[POL_RES_CORES] = 1;
 		w->max[POL_RES_CORES] = 16;
-		w->alloc[POL_RES_FREQ] = 2300;
-		w->min[POL_RES_FREQ] = 1200;
-		w->max[POL_RES_FREQ] = 2300;
+		w->alloc[POL_RES_FREQ] = 2300000;
+		w->min[POL_RES_FREQ] = 1200000;
+		w->max[POL_RES_FREQ] = 2300000;
 		w->cpu_used = 0.5;
 		w->rps = 1000;
 	}
@@ -90,7 +90,7 @@ static void test_grows_in_one_step(void **state)
 	assert_int_equal(d.wl[0].alloc[POL_RES_CORES], 8);
 	assert_string_equal(d.wl[0].action, "up cores");
 	assert_int_equal(d.wl[1].alloc[POL_RES_CORES], 2);
-	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 2300); /* freq_util 0: max */
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 2300000); /* freq_util 0: max */
 	ops()->exit(st);
 }
 
@@ -124,10 +124,10 @@ static void test_over_target_gets_more(void **state)
 	obs_init(&o, 4, 2);
 	o.wl[0].cpu_used = 1.0; /* use says 2 cores ... */
 	o.wl[0].slack = -0.3;	/* ... but p99 is over target */
-	o.wl[0].alloc[POL_RES_FREQ] = 1500;
+	o.wl[0].alloc[POL_RES_FREQ] = 1500000;
 	decide(st, &o, &d);
 	assert_int_equal(d.wl[0].alloc[POL_RES_CORES], 5);
-	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 2300);
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 2300000);
 	ops()->exit(st);
 }
 
@@ -182,25 +182,25 @@ static void test_frequency_from_utilisation(void **state)
 	o.wl[0].cpu_used = 1.4;
 	decide(st, &o, &d);
 	assert_int_equal(d.wl[0].alloc[POL_RES_CORES], 4);
-	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 2200); /* one step down */
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 2200000); /* one step down */
 	assert_string_equal(d.wl[0].action, "down freq");
-	o.wl[0].alloc[POL_RES_FREQ] = 1300;
+	o.wl[0].alloc[POL_RES_FREQ] = 1300000;
 	o.wl[0].cpu_used = 1.4 * 2300 / 1300;
 	decide(st, &o, &d);
-	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1200);
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1200000);
 	/* not below guard_slack */
 	o.wl[0].slack = 0.05;
 	decide(st, &o, &d);
-	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1300);
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1300000);
 	o.wl[0].slack = 0.5;
-	o.wl[0].alloc[POL_RES_FREQ] = 2300;
+	o.wl[0].alloc[POL_RES_FREQ] = 2300000;
 	/* demand 2.5 on 4 cores (ceil(2.5 / 0.7) = 4: they stay) needs
 	 * 2.5 / 3.2 x 2300 = 1797 MHz: from 1500 up to 1800 at once */
-	o.wl[0].alloc[POL_RES_FREQ] = 1500;
+	o.wl[0].alloc[POL_RES_FREQ] = 1500000;
 	o.wl[0].cpu_used = 2.5 * 2300 / 1500;
 	decide(st, &o, &d);
 	assert_int_equal(d.wl[0].alloc[POL_RES_CORES], 4);
-	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1800);
+	assert_int_equal(d.wl[0].alloc[POL_RES_FREQ], 1800000);
 	assert_string_equal(d.wl[0].action, "up freq");
 	ops()->exit(st);
 }

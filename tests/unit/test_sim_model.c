@@ -24,7 +24,7 @@ static struct sim_opts base(double rps, enum sim_dist d, double mean_us)
 		.sz = sizeof(o),
 		.seed = 7,
 		.cores = 16,
-		.freq_max_mhz = 2000,
+		.freq_max_khz = 2000000,
 		.window_ns = S_NS,
 		.nwl = 1,
 	};
@@ -32,19 +32,19 @@ static struct sim_opts base(double rps, enum sim_dist d, double mean_us)
 	o.wl[0].npoints = 1;
 	o.wl[0].rps[0] = rps;
 	o.wl[0].dist = d;
-	o.wl[0].mean_us = mean_us;
+	o.wl[0].mean_ns = mean_us * 1e3;
 	o.wl[0].freq_frac = 1;
 	return o;
 }
 
 /* One run of secs virtual seconds at a fixed allocation. */
-static void run_alloc(const struct sim_opts *o, int cores, double quota, long mhz, uint64_t secs,
+static void run_alloc(const struct sim_opts *o, int cores, long quota_mc, long khz, uint64_t secs,
 		      struct sim_wl_stats *st)
 {
 	struct sim *s = sim_new(o);
 
 	assert_non_null(s);
-	assert_int_equal(sim_set_alloc(s, 0, cores, quota, mhz), 0);
+	assert_int_equal(sim_set_alloc(s, 0, cores, quota_mc, khz), 0);
 	sim_run_until(s, secs * S_NS);
 	assert_int_equal(sim_stats(s, 0, st), 0);
 	sim_free(s);
@@ -55,14 +55,14 @@ static void run(const struct sim_opts *o, int cores, uint64_t secs, struct sim_w
 	run_alloc(o, cores, 0, 0, secs, st);
 }
 
-/* Mean time in system over every completed request. */
+/* Mean time in system over every completed request, in us. */
 static double mean_sojourn(const struct sim_opts *o, int cores, uint64_t secs)
 {
 	struct sim_wl_stats st;
 
 	run(o, cores, secs, &st);
 	assert_true(st.completed > 0);
-	return st.sum_sojourn_us / (double)st.completed;
+	return st.sum_sojourn_ns / 1e3 / (double)st.completed;
 }
 
 /* Erlang C: W = C(c, a) / (c mu - lambda) + 1 / mu. */
@@ -117,7 +117,7 @@ static void test_processor_sharing(void **state)
 	/* every request in service at once: service time == sojourn; CPU use is
 	 * the offered load */
 	run(&o, 1, 200, &st);
-	assert_true(st.p99_service_us == st.p99_sojourn_us);
+	assert_true(st.p99_service_ns == st.p99_sojourn_ns);
 	assert_true(fabs((double)st.cpu_ns / 200e9 - 0.7) < 0.03);
 
 	/* threads <= cores: plain FCFS with `threads` servers (M/M/4, Erlang C) */
@@ -139,26 +139,26 @@ static void test_network_delay_and_queue(void **state)
 	/* 1 Gbit/s, 50 us each way, 1000-byte requests and responses: every
 	 * request pays 2 x (8 us + 50 us) on top of its sojourn */
 	o.link_gbps = 1;
-	o.prop_us = 50;
+	o.prop_ns = 50e3;
 	o.wl[0].req_bytes = 1000;
 	o.wl[0].resp_bytes = 1000;
 	run(&o, 1, 30, &st);
-	extra = (st.sum_client_us - st.sum_sojourn_us) / (double)st.completed;
+	extra = (st.sum_client_ns - st.sum_sojourn_ns) / 1e3 / (double)st.completed;
 	printf("network: client - sojourn = %.2f us (expected 116)\n", extra);
 	assert_true(fabs(extra - 116) < 0.5);
 	/* a p99 includes it too */
-	assert_true(st.p99_client_us >= st.p99_sojourn_us + 116 - 0.5);
+	assert_true(st.p99_client_ns >= st.p99_sojourn_ns + (116 - 0.5) * 1e3);
 
 	/* past the link's rate (125 kB responses = 1 ms each at 1 Gbit/s,
 	 * 1200 rps) the downlink queues: far more than the fixed 116 us */
 	o.wl[0].rps[0] = 1200;
-	o.wl[0].mean_us = 100;
+	o.wl[0].mean_ns = 100e3;
 	o.wl[0].resp_bytes = 125000;
 	run(&o, 4, 10, &st);
-	extra = (st.sum_client_us - st.sum_sojourn_us) / (double)st.completed;
+	extra = (st.sum_client_ns - st.sum_sojourn_ns) / 1e3 / (double)st.completed;
 	printf("network past its rate: client - sojourn = %.0f us\n", extra);
 	assert_true(extra > 100000);
-	assert_true(st.p99_client_us > 10 * st.p99_sojourn_us);
+	assert_true(st.p99_client_ns > 10 * st.p99_sojourn_ns);
 }
 
 static void test_more_cores_lower_p99(void **state)
@@ -168,10 +168,10 @@ static void test_more_cores_lower_p99(void **state)
 
 	run(&o, 2, 60, &two);
 	run(&o, 4, 60, &four);
-	printf("p99 sojourn: 2 cores %.0f us, 4 cores %.0f us\n", two.p99_sojourn_us,
-	       four.p99_sojourn_us);
-	assert_true(four.p99_sojourn_us < two.p99_sojourn_us);
-	assert_true(four.p99_client_us < two.p99_client_us);
+	printf("p99 sojourn: 2 cores %.0f us, 4 cores %.0f us\n", two.p99_sojourn_ns / 1e3,
+	       four.p99_sojourn_ns / 1e3);
+	assert_true(four.p99_sojourn_ns < two.p99_sojourn_ns);
+	assert_true(four.p99_client_ns < two.p99_client_ns);
 }
 
 static void test_freq_and_quota_slow_service(void **state)
@@ -179,12 +179,12 @@ static void test_freq_and_quota_slow_service(void **state)
 	struct sim_opts o = base(50, SIM_DIST_DET, 1000);
 	struct sim_wl_stats st;
 
-	o.wl[0].fixed_us = 0;
+	o.wl[0].fixed_ns = 0;
 	o.wl[0].freq_frac = 0.5;
 	/* half the work scales: at 1000 of 2000 MHz, 0.5 + 0.5 x 2 = 1.5 ms;
 	 * a quota of half a core on one server doubles it again */
-	run_alloc(&o, 1, 0.5, 1000, 20, &st);
-	assert_true(fabs(st.p99_service_us - 3000) < 1);
+	run_alloc(&o, 1, 500, 1000000, 20, &st);
+	assert_true(fabs(st.p99_service_ns - 3000e3) < 1e3);
 	/* CPU use: the service at half speed uses half its wall time */
 	assert_true(fabs((double)st.cpu_ns / (double)st.arrived - 1.5e6) < 1.5e6 * 0.01);
 }
@@ -230,8 +230,8 @@ static void digest(uint64_t seed, double out[4])
 	sim_run_until(s, 5 * S_NS);
 	sim_stats(s, 0, &st);
 	sim_free(s);
-	out[0] = st.p99_client_us;
-	out[1] = st.sum_sojourn_us;
+	out[0] = st.p99_client_ns;
+	out[1] = st.sum_sojourn_ns;
 	out[2] = (double)st.arrived;
 	out[3] = (double)st.cpu_ns;
 }
@@ -251,7 +251,7 @@ static void test_bad_model(void **state)
 {
 	struct sim_opts o = base(100, SIM_DIST_EXP, 1000);
 
-	o.wl[0].fixed_us = 2000; /* above the mean */
+	o.wl[0].fixed_ns = 2000e3; /* above the mean */
 	assert_null(sim_new(&o));
 	o = base(100, SIM_DIST_EXP, 0);
 	assert_null(sim_new(&o));

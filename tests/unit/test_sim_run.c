@@ -278,8 +278,8 @@ static void test_config_defaults(void **state)
 	assert_true(c.sim.enabled);
 	assert_int_equal(c.sim.cores, 16);
 	assert_int_equal(act_cpumask_count(&c.cpus), 16);
-	assert_int_equal(c.sim.freq_min_mhz, 1200);
-	assert_int_equal(c.sim.freq_max_mhz, 2300);
+	assert_int_equal(c.sim.freq_min_khz, 1200000);
+	assert_int_equal(c.sim.freq_max_khz, 2300000);
 	assert_true(sim_cfg_duration(&c.sim, c.nwl) == 60);
 	{
 		struct sim_wl_model m;
