@@ -69,6 +69,27 @@ pt_parties()
 	PT_PARTIES=$!
 }
 
+# pt_feed_workload LINES P99_US: a workload of the test's own (a sleeping process, pid in
+# $WEB; a dry run starts no command) and a client feed $PT_TMP/feed that a background writer
+# fills with LINES samples of P99_US, one every 100 ms.
+pt_feed_workload()
+{
+	sleep 30 &
+	WEB=$!
+	PT_PIDS+=($WEB)
+	: >"$PT_TMP/feed"
+	(for i in $(seq 1 "$1"); do echo "$((i * 100)) $2 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
+	PT_PIDS+=($!)
+}
+
+# pt_ini_feed_dry: write $PT_TMP/dry.ini, the workload of pt_feed_workload managed by quota
+# with a 1 ms target and one core, decisions every 100 ms.
+pt_ini_feed_dry()
+{
+	printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
+		"$PT_PARENT" "$PT_TMP/state" "$WEB" "$PT_TMP/feed" >"$PT_TMP/dry.ini"
+}
+
 # pt_ini_controller [INTERVAL_MS]: print the [controller] section of a test config (300 ms;
 # this test's cgroup parent, state directory and log).
 pt_ini_controller()

@@ -5,15 +5,8 @@
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties curl promtool
 
-# the workload: a process of the test's own (a dry run starts no command)
-sleep 30 &
-WEB=$!
-PT_PIDS+=($WEB)
-: >"$PT_TMP/feed"
-printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
-	"$PT_PARENT" "$PT_TMP/state" "$WEB" "$PT_TMP/feed" >"$PT_TMP/dry.ini"
-(for i in $(seq 1 40); do echo "$((i * 100)) 5000 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
-PT_PIDS+=($!)
+pt_feed_workload 40 5000
+pt_ini_feed_dry
 build/parties -c "$PT_TMP/dry.ini" --dry-run --duration 4 --metrics 127.0.0.1:0 2>"$PT_TMP/err" &
 PT_PARTIES=$!
 port=

@@ -6,15 +6,8 @@
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties
 
-# the workload: a process of the test's own (a dry run starts no command)
-sleep 30 &
-WEB=$!
-PT_PIDS+=($WEB)
-: >"$PT_TMP/feed"
-printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
-	"$PT_PARENT" "$PT_TMP/state" "$WEB" "$PT_TMP/feed" >"$PT_TMP/dry.ini"
-(for i in $(seq 1 20); do echo "$((i * 100)) 500 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
-PT_PIDS+=($!)
+pt_feed_workload 20 500
+pt_ini_feed_dry
 python3 - "$PT_TMP/notify.sock" "$PT_TMP/msgs" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

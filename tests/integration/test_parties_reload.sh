@@ -8,12 +8,7 @@
 pt_require build/parties
 
 # the workload: a process of the test's own
-sleep 30 &
-WEB=$!
-PT_PIDS+=($WEB)
-: >"$PT_TMP/feed"
-(for i in $(seq 1 100); do echo "$((i * 100)) 500 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
-PT_PIDS+=($!)
+pt_feed_workload 100 500
 ini()
 {
 	# ini INTERVAL TARGET_MS SLACK_UP [EXTRA WORKLOAD KEY]
