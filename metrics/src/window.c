@@ -51,11 +51,17 @@
  * The tree is kept only while someone reads it. A saturated server pushes
  * far more records between two queries (a controller asks a few times a
  * second) than the window holds, and keeping the tree for records evicted
- * unread was most of the tracer's own CPU. So after cap / 8 pushes without
- * a percentile query the pushes touch only the ring, and the next query
- * rebuilds the tree from the ring (radix sort, then leaves and inner nodes
- * filled to 48 bottom-up: about 2 ms at 100000 records, the price of ~10000
- * pushes). Queries at least every cap / 8 pushes see the old behaviour.
+ * unread was most of the tracer's own CPU. A rebuild from the ring (radix
+ * sort, then leaves and inner nodes filled to 48 bottom-up: about 2 ms at
+ * 100000 records) costs what ~10000 kept pushes cost, so the choice after
+ * each query is a rent-or-buy one, made on the gaps between queries (in
+ * pushes) seen so far: if either of the last two was longer than cap / 8,
+ * the next gap is expected to be long too and the pushes stop keeping the
+ * tree at once (the next query rebuilds it); otherwise the tree is kept,
+ * and dropped only if the gap reaches cap / 8 after all. Two gaps, not one,
+ * so that one short gap (a drain that landed between two queries of the
+ * same report) does not buy cap / 8 kept pushes before the next report.
+ * Queries at least every cap / 8 pushes keep the tree for good.
  *
  * Sum of latencies is kept exactly in an unsigned __int128 (2^64 * 2^32
  * cannot overflow it), so the average never drifts however long the window
@@ -114,7 +120,8 @@ struct ebee_window {
 	struct win_inner *inner;
 	struct win_pool leaves, inners;
 	uint64_t *scratch; /* [2 * cap]: sort buffers of win_rebuild() */
-	size_t unseen;	   /* pushes since the last percentile query */
+	size_t unseen;	   /* pushes since the last percentile query (saturates at cap) */
+	unsigned gaps;	   /* the last two gaps between queries, bit set: longer than cap / 8 */
 	int stale;	   /* the tree is not kept: rebuilt at the next query */
 };
 
@@ -761,6 +768,8 @@ static void win_rebuild(struct ebee_window *w)
 /* Before the tree is read: catch up if pushes went unkept. */
 static void win_sync(struct ebee_window *w)
 {
+	if (w->unseen) /* a query right after a query says nothing of the gaps */
+		w->gaps = ((w->gaps << 1) | (w->unseen > w->cap / WIN_LAZY_FRACTION)) & 3;
 	w->unseen = 0;
 	if (w->stale) {
 		win_rebuild(w);
@@ -860,6 +869,7 @@ void ebee_window_reset(struct ebee_window *w)
 	w->root = leaf_new(w); /* an empty leaf: the tree always has a root */
 	w->height = 0;
 	w->unseen = 0;
+	w->gaps = 0;
 	w->stale = 0;
 }
 
@@ -875,12 +885,14 @@ void ebee_window_push(struct ebee_window *w, uint64_t end_ns, uint64_t lat_ns)
 
 	w->end[slot] = end_ns;
 	w->lat[slot] = lat_ns;
-	/* Nobody looked at the last cap / 8 pushes: stop keeping the tree and
-	 * rebuild it at the next query instead (a sort, ~2 ms at 100000),
-	 * cheaper than the remaining pushes at ~0.2 us each when the window
-	 * slides faster than it is read (a saturated server queried once a
-	 * second pushes several windows' worth in between). */
-	if (!w->stale && ++w->unseen > w->cap / WIN_LAZY_FRACTION)
+	/* Stop keeping the tree when queries have been rare lately, or when
+	 * nobody looked at the last cap / 8 pushes: the next query rebuilds it
+	 * (a sort, ~2 ms at 100000), cheaper than the pushes at ~0.2 us each
+	 * when the window slides faster than it is read (a saturated server
+	 * queried once a second pushes several windows' worth in between). */
+	if (w->unseen <= w->cap)
+		w->unseen++;
+	if (!w->stale && (w->gaps || w->unseen > w->cap / WIN_LAZY_FRACTION))
 		w->stale = 1;
 	if (!w->stale)
 		tree_insert(w, lat_ns);

@@ -862,9 +862,13 @@ static void test_reset_deep(void **state)
 	ebee_window_free(w);
 }
 
-/* Queries at irregular gaps, some longer than cap / 4 pushes (the tree is
- * then left stale and rebuilt by the query), some short (kept push by push,
- * including on a freshly rebuilt tree): exact every time. */
+/* Queries at irregular gaps, some longer than cap / 8 pushes (the tree is
+ * then left stale and rebuilt by the query, and after two such gaps dropped
+ * right at the next push), some short (kept push by push, including on a
+ * freshly rebuilt tree): exact every time. The second pattern walks the
+ * rent-or-buy choice through each of its states on purpose: long gaps, then
+ * short ones (kept again only after two), a single short one between long
+ * ones, and back-to-back queries with no push between. */
 static void test_lazy_rebuild(void **state)
 {
 	static const size_t caps[] = { 1, 63, 64, 65, 200, 3000, 20000 };
@@ -888,6 +892,19 @@ static void test_lazy_rebuild(void **state)
 				ref_push(&r, t, lat);
 			}
 			check_same(w, &r, 2);
+		}
+		for (int round = 0; round < 24; round++) {
+			static const char pattern[] = "LLSSSSLSLL0SS0LSSLL0S0SL";
+			size_t gap = pattern[round] == 'L' ? cap + 7 :
+				     pattern[round] == 'S' ? 1 + rnd() % (cap / 8 + 1) : 0;
+
+			for (size_t i = 0; i < gap; i++, t++) {
+				uint64_t lat = rnd() % 1000;
+
+				ebee_window_push(w, t, lat);
+				ref_push(&r, t, lat);
+			}
+			check_same(w, &r, 1);
 		}
 		ref_fini(&r);
 		ebee_window_free(w);
