@@ -121,10 +121,22 @@ struct {
 	__type(value, struct ebee_args);
 } args SEC(".maps");
 
-struct {
+/* One ring buffer per possible CPU, each created by user space after load
+ * (metrics/src/kern.c) at the size asked for: a producer then takes only its
+ * own CPU's ring lock and writes its own ring's lines. With one shared ring,
+ * memcached's two threads on two CPUs pulled the ring's lock and producer
+ * position back and forth at every record. */
+struct rb_cpu {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 128 * 1024); /* resized by user space before load */
-} rb SEC(".maps");
+	__uint(max_entries, 4096); /* a template: the real rings' size may differ */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* the number of possible CPUs, set before load */
+	__type(key, __u32);
+	__array(values, struct rb_cpu);
+} rbs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -150,7 +162,10 @@ static __always_inline struct ebee_proc *traced(__u32 tgid)
 
 static __always_inline void emit(__u32 wid, __u16 kind, __u64 end, __u64 lat, __u64 soj, __u32 nreq)
 {
-	if (!ebee_submit(&rb, wid, kind, end, lat, soj, nreq))
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&rbs, &cpu);
+
+	if (!ebee_submit(ring, wid, kind, end, lat, soj, nreq))
 		count(EBEE_CNT_DROPPED);
 }
 

@@ -31,12 +31,13 @@ struct {
  * context switch per request. */
 const volatile __u64 wakeup_bytes = 64 * 1024;
 
-/* One completed request into ringbuf. false: the ring is full, the record is
- * lost and counted against its workload (the caller counts it globally). */
+/* One completed request into ringbuf. false: the ring is full (or missing),
+ * the record is lost and counted against its workload (the caller counts it
+ * globally). */
 static __always_inline bool ebee_submit(void *ringbuf, __u32 wid, __u16 kind, __u64 end, __u64 lat,
 					__u64 soj, __u32 nreq)
 {
-	struct ebee_rec *r = bpf_ringbuf_reserve(ringbuf, sizeof(*r), 0);
+	struct ebee_rec *r = ringbuf ? bpf_ringbuf_reserve(ringbuf, sizeof(*r), 0) : NULL;
 	__u64 flags = BPF_RB_NO_WAKEUP;
 	struct ebee_wl *w;
 

@@ -28,6 +28,7 @@
 struct ebee_kern {
 	struct ebee_bpf *skel;
 	struct ring_buffer *rb;
+	int *ring_fds; /* the per-CPU rings of the rbs map, [ncpus] */
 	struct ebee_kern_opts opts;
 	unsigned int probes;
 	/* links per group, in the order of group_progs() */
@@ -126,6 +127,39 @@ static int handle_rec(void *ctx, void *data, size_t size)
 	return k->opts.on_record(k->opts.ctx, data);
 }
 
+/* One ring per possible CPU into the rbs map, all drained through one
+ * ring_buffer (one epoll fd). The fds stay open: closing one would take its
+ * ring out of the epoll set. */
+static int rings_open(struct ebee_kern *k)
+{
+	int outer = bpf_map__fd(k->skel->maps.rbs);
+
+	k->ring_fds = malloc(k->ncpus * sizeof(*k->ring_fds));
+	if (!k->ring_fds)
+		return -ENOMEM;
+	for (int i = 0; i < k->ncpus; i++)
+		k->ring_fds[i] = -1;
+	for (int i = 0; i < k->ncpus; i++) {
+		uint32_t key = i;
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ebee_rb", 0, 0, k->opts.ringbuf_size,
+					NULL);
+
+		if (fd < 0)
+			return fd;
+		k->ring_fds[i] = fd;
+		if (bpf_map_update_elem(outer, &key, &fd, BPF_ANY))
+			return -errno;
+		if (!k->rb) {
+			k->rb = ring_buffer__new(fd, handle_rec, k, NULL);
+			if (!k->rb)
+				return -errno;
+		} else if (ring_buffer__add(k->rb, fd, handle_rec, k)) {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
 int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, char *msg,
 		   size_t msg_len)
 {
@@ -145,7 +179,13 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 		snprintf(msg, msg_len, "ebee: cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
-	err = bpf_map__set_max_entries(k->skel->maps.rb, opts->ringbuf_size);
+	k->ncpus = libbpf_num_possible_cpus();
+	if (k->ncpus <= 0) {
+		err = k->ncpus ? k->ncpus : -EINVAL;
+		snprintf(msg, msg_len, "ebee: cannot count possible CPUs: %s", strerror(-err));
+		goto fail;
+	}
+	err = bpf_map__set_max_entries(k->skel->maps.rbs, k->ncpus);
 	if (!err)
 		err = bpf_map__set_max_entries(k->skel->maps.conns, opts->max_conns);
 	if (err) {
@@ -179,7 +219,7 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
 		goto fail;
 	}
-	/* Wake the consumer early only when half the ring is full. */
+	/* Wake the consumer early only when half a ring is full. */
 	k->skel->rodata->wakeup_bytes = opts->ringbuf_size / 2;
 	/* Probes are attached per group later; none autoattach. */
 	err = ebee_bpf__load(k->skel);
@@ -188,16 +228,9 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 			 strerror(-err), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
 		goto fail;
 	}
-	k->rb = ring_buffer__new(bpf_map__fd(k->skel->maps.rb), handle_rec, k, NULL);
-	if (!k->rb) {
-		err = -errno;
-		snprintf(msg, msg_len, "ebee: cannot set up the ring buffer: %s", strerror(-err));
-		goto fail;
-	}
-	k->ncpus = libbpf_num_possible_cpus();
-	if (k->ncpus <= 0) {
-		err = k->ncpus ? k->ncpus : -EINVAL;
-		snprintf(msg, msg_len, "ebee: cannot count possible CPUs: %s", strerror(-err));
+	err = rings_open(k);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: cannot set up the ring buffers: %s", strerror(-err));
 		goto fail;
 	}
 	*out = k;
@@ -221,6 +254,10 @@ void ebee_kern_close(struct ebee_kern *k)
 	for (int g = 0; g < EBEE_NPROBE_GROUPS; g++)
 		detach_group(k, g);
 	ring_buffer__free(k->rb);
+	for (int i = 0; k->ring_fds && i < k->ncpus; i++)
+		if (k->ring_fds[i] >= 0)
+			close(k->ring_fds[i]);
+	free(k->ring_fds);
 	ebee_bpf__destroy(k->skel);
 	free(k);
 }

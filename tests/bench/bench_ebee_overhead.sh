@@ -1,8 +1,9 @@
 #!/bin/bash
 # What tracing costs, on both of ebee's paths (socket tracepoints and syscall
 # tracepoints), measured side by side in one run (root). Every comparison is
-# interleaved (untraced, socket, syscall, untraced, ...) and reported as the
-# median of per-round ratios, because the machine's speed drifts between runs.
+# interleaved (untraced, socket, syscall, untraced, ...; section 1 alternates
+# the order per round, ABBA) and reported as the median of per-round ratios,
+# because the machine's speed drifts between runs.
 #  1. memcached -t 2 saturated by memcaslap (-T 2 -c 32): throughput and
 #     server+tracer CPU per request (server CPU includes the BPF run time;
 #     ebee's own CPU is added), exact counts against memcached's own.
@@ -95,31 +96,50 @@ if want 1; then
 echo "1. memcached -t 2 saturated by memcaslap -T 2 -c 32, ${secs}s runs, $pairs interleaved rounds"
 printf "%-5s %-8s %12s %12s %14s %10s %10s %12s\n" round path ops ratio cpu_us/req cpu_ratio exact ebee_us/req
 exact=1
-for i in $(seq "$pairs"); do
-	c0=$(cpu_ticks "$mcpid")
-	off=$(run_slap)
-	c1=$(cpu_ticks "$mcpid")
-	cpu_off=$(awk -v t=$((c1 - c0)) -v n="$off" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
-	echo "$off" >>"$tmp/ops_off"
-	printf "%-5s %-8s %12s %12s %14s %10s %10s\n" "$i" untraced "$off" 1 "$cpu_off" 1 -
-	for p in "${paths[@]}"; do
+# One saturated run of configuration $1 (untraced or a path): sets ops[$1],
+# cpu[$1] (server + tracer CPU per request, us), ebee_us[$1] and ok[$1].
+declare -A ops cpu ebee_us ok
+run_config() {
+	local p=$1 c0 c1 e0=0 e1=0 before after reqs
+	if [ "$p" = untraced ]; then
+		c0=$(cpu_ticks "$mcpid")
+		ops[$p]=$(run_slap)
+		c1=$(cpu_ticks "$mcpid")
+		ok[$p]=-
+	else
 		before=$(mc_cmds "$port")
 		start_ebee "$p" $((secs + 3)) || exit 1
 		e0=$(cpu_ticks "$epid")
-		c2=$(cpu_ticks "$mcpid")
-		on=$(run_slap)
-		c3=$(cpu_ticks "$mcpid")
+		c0=$(cpu_ticks "$mcpid")
+		ops[$p]=$(run_slap)
+		c1=$(cpu_ticks "$mcpid")
 		e1=$(cpu_ticks "$epid")
 		wait "$epid"
 		after=$(mc_cmds "$port")
 		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readlines()[-1])['requests'])")
-		ok=yes
-		[ "$reqs" -eq $((after - before)) ] || { ok="no($reqs/$((after - before)))"; exact=0; }
-		cpu_on=$(awk -v t=$((c3 - c2 + e1 - e0)) -v n="$on" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
-		div "$on" "$off" >>"$tmp/r_ops_$p"; echo >>"$tmp/r_ops_$p"
-		div "$cpu_on" "$cpu_off" >>"$tmp/r_cpu_$p"; echo >>"$tmp/r_cpu_$p"
-		ebee_us=$(awk -v t=$((e1 - e0)) -v n="$on" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
-		printf "%-5s %-8s %12s %12s %14s %10s %10s %12s\n" "$i" "$p" "$on" "$(div "$on" "$off")" "$cpu_on" "$(div "$cpu_on" "$cpu_off")" "$ok" "$ebee_us"
+		ok[$p]=yes
+		[ "$reqs" -eq $((after - before)) ] || { ok[$p]="no($reqs/$((after - before)))"; exact=0; }
+	fi
+	cpu[$p]=$(awk -v t=$((c1 - c0 + e1 - e0)) -v n="${ops[$p]}" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+	ebee_us[$p]=$(awk -v t=$((e1 - e0)) -v n="${ops[$p]}" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+}
+for i in $(seq "$pairs"); do
+	# Odd rounds run untraced first, even rounds last (ABBA): a drift of the
+	# machine's speed within a round then favours neither side.
+	order=(untraced "${paths[@]}")
+	if [ $((i % 2)) -eq 0 ]; then
+		rev=()
+		for ((j = ${#order[@]} - 1; j >= 0; j--)); do rev+=("${order[j]}"); done
+		order=("${rev[@]}")
+	fi
+	for p in "${order[@]}"; do run_config "$p"; done
+	off=${ops[untraced]}
+	echo "$off" >>"$tmp/ops_off"
+	printf "%-5s %-8s %12s %12s %14s %10s %10s\n" "$i" untraced "$off" 1 "${cpu[untraced]}" 1 -
+	for p in "${paths[@]}"; do
+		div "${ops[$p]}" "$off" >>"$tmp/r_ops_$p"; echo >>"$tmp/r_ops_$p"
+		div "${cpu[$p]}" "${cpu[untraced]}" >>"$tmp/r_cpu_$p"; echo >>"$tmp/r_cpu_$p"
+		printf "%-5s %-8s %12s %12s %14s %10s %10s %12s\n" "$i" "$p" "${ops[$p]}" "$(div "${ops[$p]}" "$off")" "${cpu[$p]}" "$(div "${cpu[$p]}" "${cpu[untraced]}")" "${ok[$p]}" "${ebee_us[$p]}"
 	done
 done
 for p in "${paths[@]}"; do
