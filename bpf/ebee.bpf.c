@@ -17,10 +17,10 @@
  * data after the previous response, or for conn the handshake, to the same
  * end), which includes the time the request queued before the server read it.
  * The latency is computed here and one 32-byte record per completed request
- * goes to the ring buffer, submitted without a wakeup unless the ring is
- * filling up: a wakeup per request costs a context switch per request, which
- * on a 2-core machine took a third of memcached's throughput
- * (docs/design.md 4.6).
+ * goes to the ring buffer of the CPU it completed on, submitted without a
+ * wakeup unless that ring is filling up: a wakeup per request costs a
+ * context switch per request, which on a 2-core machine took a third of
+ * memcached's throughput (docs/design.md 4.6).
  *
  * The socket path (default when present: Linux after 6.1). Programs are
  * tp_btf (BTF raw tracepoints: typed arguments, no tracefs, no perf buffer
@@ -58,9 +58,9 @@
  * measured with kernel.bpf_stats_enabled on a shared, noisy 2-core machine:
  * 6 events, 0.76-0.83 us of BPF in all, against 1.12-1.24 us with the
  * address-keyed LRU hashes and process-map gate this replaced (same runs):
- * sock_recv 177-202 ns (it emits the record: ring buffer reserve/submit),
- * sock_send 99-106 ns, sk_data_ready 100-108 ns (was 262-291, 143-157,
- * 154-172). Half the events are the load generator's or on its sockets and
+ * sock_recv 177-202 ns (it emits the record: ring buffer reserve/submit;
+ * 148 ns since each CPU has its own ring), sock_send 99-106 ns,
+ * sk_data_ready 100-108 ns (was 262-291, 143-157, 154-172). Half the events are the load generator's or on its sockets and
  * end at the sk_bpf_storage load; what remains of them is the tracepoint's
  * own entry (bpf_trace_run, RCU, the stats clock). perf puts the BPF work in
  * memcached's threads at ~5% of their CPU, ~40% of that the fixed entry.

@@ -57,10 +57,10 @@ struct cli {
 };
 
 /*
- * Size caps. The ring buffer is locked kernel memory that the consumer drains
- * continuously: at 32 bytes a record (24 + the ring's 8-byte header), 64 MiB
- * holds two million records, far more than any burst between two polls,
- * while 1 GiB was accepted and took 2.1 GB. A window entry costs ~32 bytes
+ * Size caps. The ring buffers (one per CPU) are locked kernel memory that the
+ * consumer drains continuously: at 40 bytes a record (32 + the ring's 8-byte
+ * header), 64 MiB holds 1.6 million records, far more than any burst between
+ * two polls, while 1 GiB was accepted and took 2.1 GB. A window entry costs ~32 bytes
  * (two ring slots and a B+tree key in half-full leaves at worst); 10 million
  * latencies (~320 MB) is more than a minute and a half at 100k requests/s.
  */
@@ -127,7 +127,7 @@ static void usage(FILE *f)
 	    "                         sojourn_p50_ns, sojourn_p90_ns, sojourn_p99_ns,\n"
 	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
 	    "                         probes, window, exited, path\n"
-	    "      --ringbuf-size B   BPF ring buffer bytes, a power of two, 4096 to 67108864\n"
+	    "      --ringbuf-size B   BPF ring buffer bytes per CPU, a power of two, 4096 to 67108864\n"
 	    "                         (default 131072; locked kernel memory)\n"
 	    "      --window N         latencies kept per pid for the statistics, at most\n"
 	    "                         10000000 (default 100000; ~32 bytes each)\n"

@@ -8,7 +8,7 @@
  * or a negative errno; calls returning a pointer give NULL and set errno;
  * options structs start with their size so they can grow.
  *
- * Threading: one internal consumer thread drains the BPF ring buffer into the
+ * Threading: one internal consumer thread drains the BPF ring buffers into the
  * per-workload windows. Every call below may be made from any thread; queries
  * take the workload's lock for O(1) or O(log n) time only.
  *
@@ -86,7 +86,7 @@ typedef void (*ebee_log_fn)(enum ebee_log_level level, const char *msg, void *ct
 
 struct ebee_opts {
 	size_t sz;		/* sizeof(struct ebee_opts) */
-	size_t ringbuf_size;	/* bytes, power of two >= page size; 0 = 128 KiB */
+	size_t ringbuf_size;	/* bytes per CPU (one ring each), power of two >= page size; 0 = 128 KiB */
 	size_t window_len;	/* records kept per workload (N); 0 = 100000 */
 	uint64_t window_age_ns; /* also drop records older than this; 0 = no age limit */
 	unsigned int drain_ms;	/* consumer drain period; 0 = 20 ms */

@@ -2,9 +2,9 @@
 /*
  * libebee's public API: workloads, the consumer thread, the queries.
  *
- * Two threads. The consumer waits on the ring buffer for at most drain_ms
- * (the BPF side skips wakeups until the ring is half full) and drains it into
- * the per-workload windows. The housekeeper, every 100 ms, notices exited
+ * Two threads. The consumer waits on the ring buffers (one per CPU) for at
+ * most drain_ms (the BPF side skips wakeups until a ring is half full) and
+ * drains them into the per-workload windows. The housekeeper, every 100 ms, notices exited
  * workloads, makes and revisits the automatic mode choice, and keeps the
  * attached probe set equal to what the workloads need.
  *

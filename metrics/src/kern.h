@@ -29,7 +29,7 @@ struct ebee_kern_opts {
 	void *ctx;
 };
 
-/* Open, size and load the BPF object and set up the ring buffer consumer.
+/* Open, size and load the BPF object and set up the ring buffers' consumer.
  * Nothing is attached yet. msg gets a one-line reason on failure. */
 int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, char *msg,
 		   size_t msg_len);
