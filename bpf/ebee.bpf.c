@@ -60,10 +60,11 @@
  * address-keyed LRU hashes and process-map gate this replaced (same runs):
  * sock_recv 177-202 ns (it emits the record: ring buffer reserve/submit;
  * 148 ns since each CPU has its own ring), sock_send 99-106 ns,
- * sk_data_ready 100-108 ns (was 262-291, 143-157, 154-172). Half the events are the load generator's or on its sockets and
- * end at the sk_bpf_storage load; what remains of them is the tracepoint's
- * own entry (bpf_trace_run, RCU, the stats clock). perf puts the BPF work in
- * memcached's threads at ~5% of their CPU, ~40% of that the fixed entry.
+ * sk_data_ready 100-108 ns (was 262-291, 143-157, 154-172). Half the events
+ * are the load generator's or on its sockets and end at the sk_bpf_storage
+ * load; what remains of them is the tracepoint's own entry (bpf_trace_run,
+ * RCU, the stats clock). perf puts the BPF work in memcached's threads at ~5%
+ * of their CPU, ~40% of that the fixed entry.
  *
  * The syscall path (fallback). A request id is (tgid, fd) of a socket
  * returned by accept/accept4 while traced; syscall arguments travel from

@@ -127,7 +127,7 @@ static void usage(FILE *f)
 	    "                         sojourn_p50_ns, sojourn_p90_ns, sojourn_p99_ns,\n"
 	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
 	    "                         probes, window, exited, path\n"
-	    "      --ringbuf-size B   BPF ring buffer bytes per CPU, a power of two, 4096 to 67108864\n"
+	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
 	    "                         (default 131072; locked kernel memory)\n"
 	    "      --window N         latencies kept per pid for the statistics, at most\n"
 	    "                         10000000 (default 100000; ~32 bytes each)\n"

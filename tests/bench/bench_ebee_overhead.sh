@@ -55,16 +55,6 @@ done
 [ ${#paths[@]} -gt 0 ] || { echo "SKIP: no ebee path works here"; exit 77; }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-mc_cmds() {
-	python3 - "$1" <<'PY'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"stats\r\n"); b = b""
-while not b.endswith(b"END\r\n"): b += s.recv(65536)
-st = dict(l.split()[1:3] for l in b.decode().splitlines() if l.startswith("STAT"))
-print(int(st["cmd_get"]) + int(st["cmd_set"]))
-PY
-}
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 hz=$(getconf CLK_TCK)
@@ -107,7 +97,7 @@ run_config() {
 		c1=$(cpu_ticks "$mcpid")
 		ok[$p]=-
 	else
-		before=$(mc_cmds "$port")
+		before=$(memcached_requests "$port")
 		start_ebee "$p" $((secs + 3)) || exit 1
 		e0=$(cpu_ticks "$epid")
 		c0=$(cpu_ticks "$mcpid")
@@ -115,7 +105,7 @@ run_config() {
 		c1=$(cpu_ticks "$mcpid")
 		e1=$(cpu_ticks "$epid")
 		wait "$epid"
-		after=$(mc_cmds "$port")
+		after=$(memcached_requests "$port")
 		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readlines()[-1])['requests'])")
 		ok[$p]=yes
 		[ "$reqs" -eq $((after - before)) ] || { ok[$p]="no($reqs/$((after - before)))"; exact=0; }

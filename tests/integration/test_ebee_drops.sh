@@ -8,17 +8,6 @@
 . tests/lib/servers.sh
 command -v memcaslap >/dev/null || { echo "SKIP: memcaslap missing (apt-get install libmemcached-tools)"; exit 77; }
 
-mc_cmds() {
-	python3 - "$1" <<'PY'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"stats\r\n"); b = b""
-while not b.endswith(b"END\r\n"): b += s.recv(65536)
-st = dict(l.split()[1:3] for l in b.decode().splitlines() if l.startswith("STAT"))
-print(int(st["cmd_get"]) + int(st["cmd_set"]))
-PY
-}
-
 port=$(free_port)
 mc=$(SERVERS_LOG_DIR=$tmp start_memcached "$port") || fail "memcached did not start"
 pids+=($mc)
@@ -28,7 +17,7 @@ for path in socket syscall; do
 		echo "SKIP: $path path: $(head -1 "$tmp/probe.err")"
 		continue
 	fi
-	before=$(mc_cmds "$port")
+	before=$(memcached_requests "$port")
 	build/ebee trace --pid "$mc" --mode io --path $path --ringbuf-size 4096 --duration 6 \
 		--json >"$tmp/out.json" 2>"$tmp/err" &
 	eb=$!
@@ -39,7 +28,7 @@ for path in socket syscall; do
 	memcaslap -s 127.0.0.1:$port -T 2 -c 8 -t 1s >/dev/null 2>&1
 	kill -CONT $eb
 	wait $eb || fail "$path: ebee exited $?: $(cat "$tmp/err")"
-	after=$(mc_cmds "$port")
+	after=$(memcached_requests "$port")
 	if python3 - "$tmp/out.json" $((after - before)) $path <<'PY'; then
 import json, sys
 o = json.loads(open(sys.argv[1]).read().splitlines()[-1])

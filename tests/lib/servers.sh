@@ -91,6 +91,20 @@ start_memcached()
 	echo "$pid"
 }
 
+# memcached_requests PORT: the requests memcached on 127.0.0.1:PORT has served so far by its
+# own count (cmd_get + cmd_set from "stats"), what ebee's counts are checked against.
+memcached_requests()
+{
+	python3 - "$1" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"stats\r\n"); b = b""
+while not b.endswith(b"END\r\n"): b += s.recv(65536)
+st = dict(l.split()[1:3] for l in b.decode().splitlines() if l.startswith("STAT"))
+print(int(st["cmd_get"]) + int(st["cmd_set"]))
+PY
+}
+
 # start_nginx DIR PORT KEEPALIVE(on|off) WORKERS: nginx with a master and WORKERS worker
 # processes in the foreground (daemon off), serving "ok\n" for every path. The config, logs
 # and pid file live in DIR (created if missing). keepalive off sets keepalive_timeout 0, so

@@ -895,8 +895,12 @@ static void test_lazy_rebuild(void **state)
 		}
 		for (int round = 0; round < 24; round++) {
 			static const char pattern[] = "LLSSSSLSLL0SS0LSSLL0S0SL";
-			size_t gap = pattern[round] == 'L' ? cap + 7 :
-				     pattern[round] == 'S' ? 1 + rnd() % (cap / 8 + 1) : 0;
+			size_t gap = 0; /* '0': a query right after the last one */
+
+			if (pattern[round] == 'L')
+				gap = cap + 7;
+			else if (pattern[round] == 'S')
+				gap = 1 + rnd() % (cap / 8 + 1);
 
 			for (size_t i = 0; i < gap; i++, t++) {
 				uint64_t lat = rnd() % 1000;
