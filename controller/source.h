@@ -77,9 +77,9 @@ struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
  * An in-place workload: trace every process listed in procs (a cgroup's
  * cgroup.procs) now, and on every read the ones that joined since (a re-read
  * of the file once per interval; children of traced processes are followed
- * by ebee itself). The p99 fed to the policy is the highest p99 over those
- * processes, an upper bound of the p99 of all their requests together (ebee
- * keeps one window per process); rps is the sum.
+ * by ebee itself). The p99 fed to the policy is the p99 of all their
+ * requests together (ebee_get_latency_percentile_joint(): exact over the
+ * union of the per-process windows); rps is the sum.
  */
 struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *procs, enum ebee_mode mode,
 				 enum ebee_latency lat, bool lat_explicit, char *msg,

@@ -63,67 +63,62 @@ static void cgroup_scan(struct ebee_src *e)
 	fclose(f);
 }
 
-/* The highest p99 over the cgroup's processes (see source.h), summed rps. */
-static int cgroup_read(struct ebee_src *e, struct src_sample *out)
+/* The p99 of the other latency too, for the decision log and the policy's
+ * observation (NAN where it cannot be had: sojourn on the syscall path). */
+static void other_p99(struct ebee_src *e, const pid_t *pids, int n, double p99,
+		      struct src_sample *out)
 {
-	double best = -1, rps_sum = 0;
+	enum ebee_latency other = e->lat == EBEE_LAT_SERVICE ? EBEE_LAT_SOJOURN : EBEE_LAT_SERVICE;
+	double v;
 
-	cgroup_scan(e);
-	ebee_flush(e->lib->eb);
-	for (int i = 0; i < e->npids; i++) {
-		double p99, rps;
-
-		if (ebee_get_latency_percentile_of(e->lib->eb, e->pids[i], e->lat, 99.0, &p99))
-			continue;
-		if (p99 > best)
-			best = p99;
-		if (!ebee_get_rps(e->lib->eb, e->pids[i], &rps))
-			rps_sum += rps;
-	}
-	if (best < 0) {
-		out->state = POL_LAT_IDLE;
-		out->rps = 0;
-		snprintf(out->why, sizeof(out->why),
-			 "ebee: no request of its %d processes completed in the last %u ms",
-			 e->npids, e->lib->window_ms);
-		return 0;
-	}
-	out->state = POL_LAT_FRESH;
-	out->rps = rps_sum;
-	out->p99_ns = best; /* ebee's ns */
-	out->p99_service_ns = out->p99_ns;
-	return 0;
+	if (ebee_get_latency_percentile_joint(e->lib->eb, pids, n, other, 99.0, &v))
+		v = NAN;
+	out->p99_service_ns = e->lat == EBEE_LAT_SERVICE ? p99 : v;
+	out->p99_sojourn_ns = e->lat == EBEE_LAT_SOJOURN ? p99 : v;
 }
 
+/* The p99 over all requests of the pid, or of the cgroup's processes taken
+ * together (not a maximum of per-process p99s), and their summed rps. */
 static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 {
 	struct ebee_src *e = s->priv;
-	double p99, rps;
-	int err;
+	const pid_t *pids = e->procs[0] ? e->pids : &e->pid;
+	int n = e->procs[0] ? e->npids : 1, err;
+	double p99, rps, rps_sum = NAN;
 
 	if (e->procs[0])
-		return cgroup_read(e, out);
+		cgroup_scan(e);
 	ebee_flush(e->lib->eb);
-	err = ebee_get_latency_percentile_of(e->lib->eb, e->pid, e->lat, 99.0, &p99);
+	err = n ? ebee_get_latency_percentile_joint(e->lib->eb, pids, n, e->lat, 99.0, &p99)
+		: -ENODATA;
 	if (err == -ENODATA) {
 		out->state = POL_LAT_IDLE;
 		out->rps = 0;
-		snprintf(out->why, sizeof(out->why), "ebee: no request completed in the last %u ms",
-			 e->lib->window_ms);
+		if (e->procs[0])
+			snprintf(out->why, sizeof(out->why),
+				 "ebee: no request of its %d processes completed in the last %u ms",
+				 n, e->lib->window_ms);
+		else
+			snprintf(out->why, sizeof(out->why),
+				 "ebee: no request completed in the last %u ms", e->lib->window_ms);
 		return 0;
 	}
 	if (err) {
-		snprintf(out->why, sizeof(out->why), "ebee: pid %d: %s", (int)e->pid,
-			 strerror(-err));
+		if (e->procs[0])
+			snprintf(out->why, sizeof(out->why), "ebee: the cgroup's processes: %s",
+				 strerror(-err));
+		else
+			snprintf(out->why, sizeof(out->why), "ebee: pid %d: %s", (int)e->pid,
+				 strerror(-err));
 		return err;
 	}
-	if (!ebee_get_rps(e->lib->eb, e->pid, &rps))
-		out->rps = rps;
+	for (int i = 0; i < n; i++)
+		if (!ebee_get_rps(e->lib->eb, pids[i], &rps))
+			rps_sum = isnan(rps_sum) ? rps : rps_sum + rps;
 	out->state = POL_LAT_FRESH;
+	out->rps = rps_sum;
 	out->p99_ns = p99; /* ebee's ns */
-	/* ebee times the request from its first read (or accept) to its
-	 * response: the service time; it does not see the queue before that */
-	out->p99_service_ns = out->p99_ns;
+	other_p99(e, pids, n, p99, out);
 	return 0;
 }
 

@@ -979,29 +979,42 @@ int ebee_flush(struct ebee *eb)
 
 /* ---------------------------------------------------------------- queries */
 
-/* Look up pid and its window under the lock; expire by age first. */
-static int query_begin(struct ebee *eb, pid_t pid, enum ebee_latency lat, struct ebee_window **win)
+static int query_check(const struct ebee *eb, enum ebee_latency lat)
 {
-	struct wl *w;
-
 	if (!eb || lat < 0 || lat >= NLAT)
 		return -EINVAL;
 	if (lat == EBEE_LAT_SOJOURN && eb->path != EBEE_PATH_SOCKET)
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&eb->lock);
-	w = find_wl(eb, pid);
-	if (!w) {
-		pthread_mutex_unlock(&eb->lock);
+	return 0;
+}
+
+/* pid's window of latency lat, expired by age; the lock is held. */
+static int query_window(struct ebee *eb, pid_t pid, enum ebee_latency lat, struct ebee_window **win)
+{
+	struct wl *w = find_wl(eb, pid);
+
+	if (!w)
 		return -ENOENT;
-	}
 	*win = w->win[primary_kind(w)][lat];
-	if (!*win) {
-		pthread_mutex_unlock(&eb->lock);
+	if (!*win)
 		return -ENODATA;
-	}
 	if (eb->opts.window_age_ns)
 		ebee_window_expire(*win, now_ns());
 	return 0;
+}
+
+/* Look up pid and its window under the lock, which stays held on success. */
+static int query_begin(struct ebee *eb, pid_t pid, enum ebee_latency lat, struct ebee_window **win)
+{
+	int err = query_check(eb, lat);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&eb->lock);
+	err = query_window(eb, pid, lat, win);
+	if (err)
+		pthread_mutex_unlock(&eb->lock);
+	return err;
 }
 
 int ebee_get_rps(struct ebee *eb, pid_t pid, double *rps)
@@ -1053,6 +1066,35 @@ int ebee_get_latency_percentile_of(struct ebee *eb, pid_t pid, enum ebee_latency
 		return err;
 	err = ebee_window_percentile(win, p, val_ns);
 	pthread_mutex_unlock(&eb->lock);
+	return err;
+}
+
+int ebee_get_latency_percentile_joint(struct ebee *eb, const pid_t *pids, size_t npids,
+				      enum ebee_latency lat, double p, double *val_ns)
+{
+	struct ebee_window **wins;
+	size_t n = 0;
+	int err = query_check(eb, lat);
+
+	if (err)
+		return err;
+	if (!pids || !npids || !(p >= 0 && p <= 100))
+		return -EINVAL;
+	wins = malloc(npids * sizeof(*wins));
+	if (!wins)
+		return -ENOMEM;
+	pthread_mutex_lock(&eb->lock);
+	for (size_t i = 0; i < npids && !err; i++) {
+		err = query_window(eb, pids[i], lat, &wins[n]);
+		if (!err)
+			n++;
+		else if (err == -ENODATA)
+			err = 0; /* no window of that latency yet: no requests */
+	}
+	if (!err)
+		err = n ? ebee_window_percentile_union(wins, n, p, val_ns) : -ENODATA;
+	pthread_mutex_unlock(&eb->lock);
+	free(wins);
 	return err;
 }
 

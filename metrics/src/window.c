@@ -74,6 +74,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +482,57 @@ static uint64_t tree_select2(const struct ebee_window *w, size_t k, uint64_t *ne
 static uint64_t tree_select(const struct ebee_window *w, size_t k)
 {
 	return tree_select2(w, k, NULL);
+}
+
+/* How many latencies are <= x. Children are in key order, so every child
+ * before the last one whose min is <= x holds only keys <= x. */
+static size_t tree_rank_le(const struct ebee_window *w, uint64_t x)
+{
+	uint32_t node = w->root;
+	size_t below = 0, size = w->count;
+
+	for (unsigned h = w->height; h > 0; h--) {
+		const struct win_inner *in = &w->inner[node];
+		unsigned i = bound(in->min, in->n, x, 1);
+
+		if (!i)
+			return below;
+		for (unsigned j = 0; j + 1 < i; j++)
+			below += in->cnt[j];
+		size = in->cnt[i - 1];
+		node = in->child[i - 1];
+	}
+	return below + bound(w->leaf[node].key, (unsigned)size, x, 1);
+}
+
+/* The k-th smallest latency of the union of n synced windows (k below their
+ * total count): the smallest value with more than k latencies <= it, found by
+ * bisecting between the smallest minimum and the largest maximum. */
+static uint64_t union_select(struct ebee_window *const *ws, size_t n, size_t k)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!ws[i]->count)
+			continue;
+		if (tree_select(ws[i], 0) < lo)
+			lo = tree_select(ws[i], 0);
+		if (tree_select(ws[i], ws[i]->count - 1) > hi)
+			hi = tree_select(ws[i], ws[i]->count - 1);
+	}
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		size_t r = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (ws[i]->count)
+				r += tree_rank_le(ws[i], mid);
+		if (r > k)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
 }
 
 /* ---------------------------------------------------------------- checker */
@@ -980,12 +1032,41 @@ int ebee_window_average(const struct ebee_window *w, double *avg_ns)
  * The products go through volatile so that no compiler fuses them into an FMA
  * (e.g. on arm64), which would round differently from numpy.
  */
-int ebee_window_percentile(const struct ebee_window *w, double p, double *val_ns)
+/* Where numpy's rank h = (n - 1) * q falls: below which element (lo), how far
+ * towards the next (g); false when h is at or past the last element. */
+static bool numpy_rank(size_t n, double p, size_t *lo, double *g)
+{
+	double h = (double)(n - 1) * (p / 100.0);
+
+	if (h >= (double)(n - 1))
+		return false;
+	*lo = (size_t)h;
+	*g = h - (double)*lo;
+	return true;
+}
+
+/* numpy's _lerp() between neighbours a <= b at fraction g. */
+static double numpy_lerp(uint64_t a, uint64_t b, double g)
 {
 	volatile double prod;
-	double h, g, d;
-	uint64_t a, b;
+	double d;
+
+	if (g == 0.0)
+		b = a;
+	d = (double)(b - a);
+	if (g >= 0.5) {
+		prod = d * (1.0 - g);
+		return (double)b - prod;
+	}
+	prod = d * g;
+	return (double)a + prod;
+}
+
+int ebee_window_percentile(const struct ebee_window *w, double p, double *val_ns)
+{
 	size_t n = w->count, lo;
+	uint64_t a, b;
+	double g;
 
 	/* The window itself is not const (see ebee_window_new): the tree is a
 	 * cache of the ring that a query may have to bring up to date. */
@@ -995,25 +1076,34 @@ int ebee_window_percentile(const struct ebee_window *w, double p, double *val_ns
 		return -EINVAL;
 	if (!n)
 		return -ENODATA;
-
-	h = (double)(n - 1) * (p / 100.0);
-	if (h >= (double)(n - 1)) {
+	if (!numpy_rank(n, p, &lo, &g)) {
 		*val_ns = (double)tree_select(w, n - 1);
 		return 0;
 	}
-	lo = (size_t)h;
-	g = h - (double)lo;
-	/* lo + 1 < n here, since h < n - 1; the neighbour usually shares a leaf. */
+	/* lo + 1 < n here; the neighbour usually shares a leaf. */
 	a = tree_select2(w, lo, &b);
-	if (g == 0.0)
-		b = a;
-	d = (double)(b - a);
-	if (g >= 0.5) {
-		prod = d * (1.0 - g);
-		*val_ns = (double)b - prod;
-	} else {
-		prod = d * g;
-		*val_ns = (double)a + prod;
+	*val_ns = numpy_lerp(a, b, g);
+	return 0;
+}
+
+int ebee_window_percentile_union(struct ebee_window *const *ws, size_t nw, double p, double *val_ns)
+{
+	size_t n = 0, lo;
+	double g;
+
+	if (!(p >= 0.0 && p <= 100.0) || !nw)
+		return -EINVAL;
+	for (size_t i = 0; i < nw; i++) {
+		win_sync(ws[i]);
+		n += ws[i]->count;
 	}
+	if (!n)
+		return -ENODATA;
+	if (!numpy_rank(n, p, &lo, &g)) {
+		*val_ns = (double)union_select(ws, nw, n - 1);
+		return 0;
+	}
+	*val_ns =
+	    numpy_lerp(union_select(ws, nw, lo), g == 0.0 ? 0 : union_select(ws, nw, lo + 1), g);
 	return 0;
 }

@@ -35,6 +35,12 @@ int ebee_window_latest(const struct ebee_window *w, uint64_t *lat_ns);
 int ebee_window_average(const struct ebee_window *w, double *avg_ns);
 /* p in [0, 100] else -EINVAL; numpy "linear" interpolation. */
 int ebee_window_percentile(const struct ebee_window *w, double p, double *val_ns);
+/* The same over the union of the latencies of nw windows, as if they were one
+ * window (the requests of several processes of one workload): exact, in
+ * O(nw log(n) * 64) for 64-bit latencies. -EINVAL for nw == 0, -ENODATA when
+ * all are empty. */
+int ebee_window_percentile_union(struct ebee_window *const *ws, size_t nw, double p,
+				 double *val_ns);
 /* newest end - oldest end; 0 with fewer than two records. */
 uint64_t ebee_window_span(const struct ebee_window *w);
 

@@ -454,10 +454,120 @@ static void test_abandoned_connections_bounded(void **state)
 	tu_stop(m);
 }
 
+/* The requests of each pid as the on_request hook saw them (service
+ * latency), to check the joint percentile against. */
+static struct {
+	pid_t pid[2];
+	uint64_t *lat;
+	size_t n, cap;
+} seen;
+
+static void on_request(pid_t pid, uint64_t lat_ns, void *ctx)
+{
+	if ((pid == seen.pid[0] || pid == seen.pid[1]) && seen.n < seen.cap)
+		seen.lat[seen.n++] = lat_ns;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* numpy's "linear" percentile of sorted x[0..n) (as metrics/src/window.c). */
+static double np_linear(const uint64_t *x, size_t n, double p)
+{
+	volatile double prod;
+	double h = (double)(n - 1) * (p / 100.0), g;
+	size_t lo;
+
+	if (h >= (double)(n - 1))
+		return (double)x[n - 1];
+	lo = (size_t)h;
+	g = h - (double)lo;
+	if (g >= 0.5) {
+		prod = (double)(x[lo + 1] - x[lo]) * (1.0 - g);
+		return (double)x[lo + 1] - prod;
+	}
+	prod = (double)(x[lo + 1] - x[lo]) * g;
+	return (double)x[lo] + prod;
+}
+
+/* Two memcached processes traced as two pids (what parties does for the
+ * processes of one cgroup): the joint percentile over both equals numpy's
+ * percentile of every request either served, exactly; the joint percentile
+ * of one pid is that pid's own; an untraced pid is -ENOENT. */
+static void test_joint_percentile(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o), .on_request = on_request };
+	struct ebee_trace_opts io = topts(EBEE_MODE_IO);
+	static const double ps[] = { 0, 10, 50, 90, 99, 99.9, 100 };
+	struct ebee *e2;
+	double v, one;
+	pid_t m[2];
+	int port[2];
+
+	NEED_ROOT();
+	seen.cap = 10000;
+	seen.n = 0;
+	seen.lat = calloc(seen.cap, sizeof(*seen.lat));
+	assert_non_null(seen.lat);
+	e2 = tp_open(&o);
+	assert_non_null(e2);
+	for (int i = 0; i < 2; i++) {
+		m[i] = tu_start_memcached(&port[i]);
+		assert_true(m[i] > 0);
+		seen.pid[i] = m[i];
+		assert_int_equal(ebee_start_tracing(e2, m[i], &io), 0);
+	}
+	assert_int_equal(tu_mc_client(port[0], 4, 1500), 1500);
+	assert_int_equal(tu_mc_client(port[1], 2, 700), 700);
+	settle(e2, m[0]);
+	settle(e2, m[1]);
+	assert_int_equal(seen.n, 2200);
+	qsort(seen.lat, seen.n, sizeof(*seen.lat), cmp_u64);
+	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+		assert_int_equal(
+		    ebee_get_latency_percentile_joint(e2, m, 2, EBEE_LAT_SERVICE, ps[i], &v), 0);
+		if (v != np_linear(seen.lat, seen.n, ps[i]))
+			fail_msg("p%g over both: ebee %.17g, requests seen %.17g", ps[i], v,
+				 np_linear(seen.lat, seen.n, ps[i]));
+		assert_int_equal(
+		    ebee_get_latency_percentile_joint(e2, m, 1, EBEE_LAT_SERVICE, ps[i], &one), 0);
+		assert_int_equal(
+		    ebee_get_latency_percentile_of(e2, m[0], EBEE_LAT_SERVICE, ps[i], &v), 0);
+		assert_true(one == v);
+	}
+	assert_int_equal(ebee_get_latency_percentile_joint(e2, m, 2, EBEE_LAT_SERVICE, 99, &v), 0);
+	printf("  joint p99 %.1f us over %zu requests of two processes\n", v / 1e3, seen.n);
+	if (tp_path == EBEE_PATH_SOCKET)
+		assert_int_equal(
+		    ebee_get_latency_percentile_joint(e2, m, 2, EBEE_LAT_SOJOURN, 99, &v), 0);
+	{
+		pid_t bad[2] = { m[0], getpid() };
+
+		assert_int_equal(
+		    ebee_get_latency_percentile_joint(e2, bad, 2, EBEE_LAT_SERVICE, 99, &v),
+		    -ENOENT);
+		assert_int_equal(
+		    ebee_get_latency_percentile_joint(e2, m, 0, EBEE_LAT_SERVICE, 99, &v), -EINVAL);
+		assert_int_equal(
+		    ebee_get_latency_percentile_joint(e2, m, 2, EBEE_LAT_SERVICE, 101, &v),
+		    -EINVAL);
+	}
+	ebee_close(e2);
+	for (int i = 0; i < 2; i++)
+		tu_stop(m[i]);
+	free(seen.lat);
+	seen.lat = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memcached_exact),
+		cmocka_unit_test(test_joint_percentile),
 		cmocka_unit_test(test_preexisting_connections_adopted),
 		cmocka_unit_test(test_nginx_keepalive),
 		cmocka_unit_test(test_three_piece_response),

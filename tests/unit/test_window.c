@@ -915,11 +915,100 @@ static void test_lazy_rebuild(void **state)
 	}
 }
 
+/* The percentile over several windows at once equals the percentile of the
+ * sorted union of their latencies, exactly: windows of different sizes and
+ * value ranges (some empty, some of one value repeated, some with an age
+ * limit, some left stale by unread pushes, others kept), against np_linear on
+ * the concatenation. One window alone gives what ebee_window_percentile
+ * gives. */
+static void test_union_percentile(void **state)
+{
+	enum { NW = 7 };
+	static const size_t caps[NW] = { 1, 64, 65, 300, 3000, 20000, 100 };
+	struct ebee_window *ws[NW];
+	struct ref refs[NW];
+	uint64_t *all = malloc(30000 * sizeof(*all));
+	double v, want, one;
+
+	assert_non_null(all);
+	rng_state = 77;
+	for (int i = 0; i < NW; i++) {
+		ws[i] = ebee_window_new(caps[i], i == 6 ? 500 : 0);
+		assert_non_null(ws[i]);
+		ref_init(&refs[i], caps[i], i == 6 ? 500 : 0);
+	}
+	assert_int_equal(ebee_window_percentile_union(ws, 0, 50, &v), -EINVAL);
+	assert_int_equal(ebee_window_percentile_union(ws, NW, 50, &v), -ENODATA);
+	for (int round = 0; round < 30; round++) {
+		size_t n = 0;
+
+		for (int i = 0; i < NW; i++) {
+			/* window 3 stays empty in odd rounds' first half */
+			size_t pushes =
+			    i == 3 && round < 15 && round % 2 ? 0 : rnd() % (2 * caps[i] + 2);
+
+			if (i == 3 && round < 15 && round % 2) {
+				ebee_window_reset(ws[i]);
+				ref_fini(&refs[i]);
+				ref_init(&refs[i], caps[i], 0);
+			}
+			for (size_t k = 0; k < pushes; k++) {
+				uint64_t t = (uint64_t)round * 1000 + k % 1000;
+				uint64_t lat = rnd() % 5000;
+
+				if (i == 2)
+					lat = 42; /* one value repeated */
+				else if (i == 4)
+					lat = 1000000 + rnd() % 1000;
+				else if (round % 3 == 0)
+					lat = rnd() % 1000000000000ull;
+
+				ebee_window_push(ws[i], t, lat);
+				ref_push(&refs[i], t, lat);
+			}
+			for (size_t k = 0; k < refs[i].count; k++)
+				all[n++] = ref_lat(&refs[i], k);
+		}
+		qsort(all, n, sizeof(*all), cmp_u64);
+		for (int j = 0; j < 12; j++) {
+			double p = j < 7 ? fixed_p[j] : rnd_p();
+			int rc = ebee_window_percentile_union(ws, NW, p, &v);
+
+			if (!n) {
+				assert_int_equal(rc, -ENODATA);
+				continue;
+			}
+			assert_int_equal(rc, 0);
+			want = np_linear(all, n, p);
+			if (v != want)
+				fail_msg("round %d p%.17g of %zu: union %.17g, reference %.17g",
+					 round, p, n, v, want);
+			for (int i = 0; i < NW; i++) {
+				if (!ebee_window_count(ws[i]))
+					continue;
+				assert_int_equal(ebee_window_percentile_union(&ws[i], 1, p, &one),
+						 0);
+				assert_int_equal(ebee_window_percentile(ws[i], p, &want), 0);
+				assert_true(one == want);
+			}
+		}
+		assert_int_equal(ebee_window_percentile_union(ws, NW, -1, &v), -EINVAL);
+		assert_int_equal(ebee_window_percentile_union(ws, NW, NAN, &v), -EINVAL);
+	}
+	for (int i = 0; i < NW; i++) {
+		check_tree(ws[i]);
+		ebee_window_free(ws[i]);
+		ref_fini(&refs[i]);
+	}
+	free(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_invalid),
 		cmocka_unit_test(test_lazy_rebuild),
+		cmocka_unit_test(test_union_percentile),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_one),
 		cmocka_unit_test(test_p_out_of_range),
