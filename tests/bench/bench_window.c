@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "../../metrics/src/window.h"
+#include "../lib/testutil.h"
 
 #define CAP	 100000
 #define N_PUSH	 2000000
@@ -68,37 +69,17 @@ static void ring_push(uint64_t lat)
 		ring_head = 0;
 }
 
-/* numpy's "linear" interpolation between the neighbours lo and lo + 1. */
-static double lerp_np(uint64_t a, uint64_t b, double g)
-{
-	volatile double prod;
-
-	if (g >= 0.5) {
-		prod = (double)(b - a) * (1.0 - g);
-		return (double)b - prod;
-	}
-	prod = (double)(b - a) * g;
-	return (double)a + prod;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double sort_percentile(double p)
 {
 	size_t n = CAP, lo;
 	double h = (double)(n - 1) * (p / 100.0);
 
 	memcpy(scratch, ring, sizeof(ring));
-	qsort(scratch, n, sizeof(scratch[0]), cmp_u64);
+	qsort(scratch, n, sizeof(scratch[0]), tu_cmp_u64);
 	if (h >= (double)(n - 1))
 		return (double)scratch[n - 1];
 	lo = (size_t)h;
-	return lerp_np(scratch[lo], scratch[lo + 1], h - (double)lo);
+	return tu_np_lerp(scratch[lo], scratch[lo + 1], h - (double)lo);
 }
 
 /* Hoare partition quickselect: afterwards x[k] is the k-th smallest, smaller
@@ -153,7 +134,7 @@ static double select_percentile(double p)
 	for (size_t i = lo + 2; i < n; i++)
 		if (scratch[i] < b)
 			b = scratch[i];
-	return lerp_np(a, b, h - (double)lo);
+	return tu_np_lerp(a, b, h - (double)lo);
 }
 
 static double rnd_p(void)

@@ -468,32 +468,6 @@ static void on_request(pid_t pid, uint64_t lat_ns, void *ctx)
 		seen.lat[seen.n++] = lat_ns;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* numpy's "linear" percentile of sorted x[0..n) (as metrics/src/window.c). */
-static double np_linear(const uint64_t *x, size_t n, double p)
-{
-	volatile double prod;
-	double h = (double)(n - 1) * (p / 100.0), g;
-	size_t lo;
-
-	if (h >= (double)(n - 1))
-		return (double)x[n - 1];
-	lo = (size_t)h;
-	g = h - (double)lo;
-	if (g >= 0.5) {
-		prod = (double)(x[lo + 1] - x[lo]) * (1.0 - g);
-		return (double)x[lo + 1] - prod;
-	}
-	prod = (double)(x[lo + 1] - x[lo]) * g;
-	return (double)x[lo] + prod;
-}
-
 /* Two memcached processes traced as two pids (what parties does for the
  * processes of one cgroup): the joint percentile over both equals numpy's
  * percentile of every request either served, exactly; the joint percentile
@@ -526,13 +500,13 @@ static void test_joint_percentile(void **state)
 	settle(e2, m[0]);
 	settle(e2, m[1]);
 	assert_int_equal(seen.n, 2200);
-	qsort(seen.lat, seen.n, sizeof(*seen.lat), cmp_u64);
+	qsort(seen.lat, seen.n, sizeof(*seen.lat), tu_cmp_u64);
 	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
 		assert_int_equal(
 		    ebee_get_latency_percentile_joint(e2, m, 2, EBEE_LAT_SERVICE, ps[i], &v), 0);
-		if (v != np_linear(seen.lat, seen.n, ps[i]))
+		if (v != tu_np_linear(seen.lat, seen.n, ps[i]))
 			fail_msg("p%g over both: ebee %.17g, requests seen %.17g", ps[i], v,
-				 np_linear(seen.lat, seen.n, ps[i]));
+				 tu_np_linear(seen.lat, seen.n, ps[i]));
 		assert_int_equal(
 		    ebee_get_latency_percentile_joint(e2, m, 1, EBEE_LAT_SERVICE, ps[i], &one), 0);
 		assert_int_equal(

@@ -488,3 +488,34 @@ long long tu_mc_client(int port, int conns, int requests)
 	}
 	return tu_field(out, "ok");
 }
+
+int tu_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double tu_np_lerp(uint64_t a, uint64_t b, double g)
+{
+	/* volatile: no FMA, which would round differently from numpy */
+	volatile double prod;
+
+	if (g >= 0.5) {
+		prod = (double)(b - a) * (1.0 - g);
+		return (double)b - prod;
+	}
+	prod = (double)(b - a) * g;
+	return (double)a + prod;
+}
+
+double tu_np_linear(const uint64_t *x, size_t n, double p)
+{
+	double h = (double)(n - 1) * (p / 100.0);
+	size_t lo;
+
+	if (h >= (double)(n - 1))
+		return (double)x[n - 1];
+	lo = (size_t)h;
+	return tu_np_lerp(x[lo], x[lo + 1], h - (double)lo);
+}

@@ -74,4 +74,13 @@ long long tu_mc_client(int port, int conns, int requests);
 double tu_now(void);
 void tu_sleep_ms(double ms);
 
+/* qsort() comparator of uint64_t. */
+int tu_cmp_u64(const void *a, const void *b);
+/* numpy's "linear" interpolation between neighbours a <= b at fraction g,
+ * from the upper one when g >= 0.5, as numpy's _lerp() does. */
+double tu_np_lerp(uint64_t a, uint64_t b, double g);
+/* np.percentile(x, p) of sorted x[0..n), n >= 1, as numpy >= 1.22 evaluates
+ * it: the reference ebee's percentiles are checked against, bit for bit. */
+double tu_np_linear(const uint64_t *x, size_t n, double p);
+
 #endif

@@ -26,6 +26,7 @@
 /* The window's own code, with its test-only invariant checker. */
 #define EBEE_WINDOW_CHECK
 #include "../../metrics/src/window.c"
+#include "../lib/testutil.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -107,37 +108,11 @@ static void ref_push(struct ref *r, uint64_t end, uint64_t lat)
 	ref_expire(r, end);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void ref_sort(struct ref *r)
 {
 	for (size_t i = 0; i < r->count; i++)
 		r->sorted[i] = ref_lat(r, i);
-	qsort(r->sorted, r->count, sizeof(uint64_t), cmp_u64);
-}
-
-/* numpy's "linear" method over x[0..n), as np.percentile evaluates it. */
-static double np_linear(const uint64_t *x, size_t n, double p)
-{
-	volatile double prod;
-	double h = (double)(n - 1) * (p / 100.0), g;
-	size_t lo;
-
-	if (h >= (double)(n - 1))
-		return (double)x[n - 1];
-	lo = (size_t)floor(h);
-	g = h - (double)lo;
-	if (g >= 0.5) {
-		prod = (double)(x[lo + 1] - x[lo]) * (1.0 - g);
-		return (double)x[lo + 1] - prod;
-	}
-	prod = (double)(x[lo + 1] - x[lo]) * g;
-	return (double)x[lo] + prod;
+	qsort(r->sorted, r->count, sizeof(uint64_t), tu_cmp_u64);
 }
 
 static double ref_average(const struct ref *r)
@@ -185,7 +160,7 @@ static void check_same(const struct ebee_window *w, struct ref *r, int nrand)
 	ref_sort(r);
 	for (size_t i = 0; i < sizeof(fixed_p) / sizeof(fixed_p[0]); i++) {
 		assert_int_equal(ebee_window_percentile(w, fixed_p[i], &v), 0);
-		want = np_linear(r->sorted, n, fixed_p[i]);
+		want = tu_np_linear(r->sorted, n, fixed_p[i]);
 		if (v != want)
 			fail_msg("p%g of %zu: window %.17g, reference %.17g", fixed_p[i], n, v,
 				 want);
@@ -194,7 +169,7 @@ static void check_same(const struct ebee_window *w, struct ref *r, int nrand)
 		double p = rnd_p();
 
 		assert_int_equal(ebee_window_percentile(w, p, &v), 0);
-		want = np_linear(r->sorted, n, p);
+		want = tu_np_linear(r->sorted, n, p);
 		if (v != want)
 			fail_msg("p%.17g of %zu: window %.17g, reference %.17g", p, n, v, want);
 	}
@@ -207,7 +182,7 @@ static void check_same(const struct ebee_window *w, struct ref *r, int nrand)
 		double p = 100.0 * (double)k / (double)(n - 1);
 
 		assert_int_equal(ebee_window_percentile(w, p, &v), 0);
-		assert_true(v == np_linear(r->sorted, n, p));
+		assert_true(v == tu_np_linear(r->sorted, n, p));
 		assert_true(fabs(v - (double)r->sorted[k]) <= 1e-9 * (double)r->sorted[n - 1]);
 	}
 
@@ -969,7 +944,7 @@ static void test_union_percentile(void **state)
 			for (size_t k = 0; k < refs[i].count; k++)
 				all[n++] = ref_lat(&refs[i], k);
 		}
-		qsort(all, n, sizeof(*all), cmp_u64);
+		qsort(all, n, sizeof(*all), tu_cmp_u64);
 		for (int j = 0; j < 12; j++) {
 			double p = j < 7 ? fixed_p[j] : rnd_p();
 			int rc = ebee_window_percentile_union(ws, NW, p, &v);
@@ -979,7 +954,7 @@ static void test_union_percentile(void **state)
 				continue;
 			}
 			assert_int_equal(rc, 0);
-			want = np_linear(all, n, p);
+			want = tu_np_linear(all, n, p);
 			if (v != want)
 				fail_msg("round %d p%.17g of %zu: union %.17g, reference %.17g",
 					 round, p, n, v, want);
