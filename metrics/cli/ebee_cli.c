@@ -301,8 +301,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		case 'R':
 			if (parse_long(optarg, 4096, RINGBUF_MAX, &v) || (v & (v - 1)))
 				return die("bad ring buffer size '%s' (a power of two, 4096 to at "
-					   "most 67108864: locked kernel memory, and 64 MiB holds "
-					   "two million records)",
+					   "most 67108864 per CPU: locked kernel memory, and 64 MiB "
+					   "holds 1.6 million records)",
 					   optarg);
 			c->eo.ringbuf_size = v;
 			break;

@@ -24,6 +24,7 @@
 #include "ebee.skel.h"
 
 #define MAX_GROUP_PROGS 10
+#define RINGS_TOTAL_MAX (1UL << 30) /* bytes of ring buffer, all CPUs together */
 
 struct ebee_kern {
 	struct ebee_bpf *skel;
@@ -183,6 +184,17 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 	if (k->ncpus <= 0) {
 		err = k->ncpus ? k->ncpus : -EINVAL;
 		snprintf(msg, msg_len, "ebee: cannot count possible CPUs: %s", strerror(-err));
+		goto fail;
+	}
+	/* One ring per CPU is locked kernel memory on every CPU: a size that is
+	 * harmless on 2 CPUs is not on 256. */
+	if (opts->ringbuf_size > RINGS_TOTAL_MAX / k->ncpus) {
+		err = -EINVAL;
+		snprintf(msg, msg_len,
+			 "ebee: ring buffers of %zu bytes on each of %d CPUs would lock %zu MiB; "
+			 "at most %lu MiB in all",
+			 opts->ringbuf_size, k->ncpus, opts->ringbuf_size * k->ncpus >> 20,
+			 RINGS_TOTAL_MAX >> 20);
 		goto fail;
 	}
 	err = bpf_map__set_max_entries(k->skel->maps.rbs, k->ncpus);

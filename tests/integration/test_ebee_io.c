@@ -375,6 +375,24 @@ static void test_drops_are_counted(void **state)
 	tu_stop(m);
 }
 
+/* Ring sizes that are not a power of two, or that would lock more than
+ * 1 GiB over all CPUs (one ring each), are refused with a reason. */
+static void test_ring_sizes_refused(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o), .ringbuf_size = 5000 };
+	char msg[256];
+
+	NEED_ROOT();
+	o.path = tp_path;
+	assert_null(ebee_open(&o, msg, sizeof(msg)));
+	printf("  %s\n", msg);
+	assert_non_null(strstr(msg, "power of two"));
+	o.ringbuf_size = (size_t)1 << 31;
+	assert_null(ebee_open(&o, msg, sizeof(msg)));
+	printf("  %s\n", msg);
+	assert_non_null(strstr(msg, "at most 1024 MiB in all"));
+}
+
 /* 10 000 connections accepted by a traced process that dies without closing
  * them: the connection map stays within its bound (4096 here) and later
  * requests of another server are still counted exactly. */
@@ -549,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_forced_modes),
 		cmocka_unit_test(test_pattern_change_revisited),
 		cmocka_unit_test(test_drops_are_counted),
+		cmocka_unit_test(test_ring_sizes_refused),
 		cmocka_unit_test(test_abandoned_connections_bounded),
 	};
 
