@@ -1085,11 +1085,16 @@ int ebee_get_latency_percentile_joint(struct ebee *eb, const pid_t *pids, size_t
 		return -ENOMEM;
 	pthread_mutex_lock(&eb->lock);
 	for (size_t i = 0; i < npids && !err; i++) {
+		bool dup = false;
+
 		err = query_window(eb, pids[i], lat, &wins[n]);
-		if (!err)
-			n++;
-		else if (err == -ENODATA)
+		if (err == -ENODATA)
 			err = 0; /* no window of that latency yet: no requests */
+		else if (!err) {
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = wins[j] == wins[n]; /* a pid listed twice counts once */
+			n += !dup;
+		}
 	}
 	if (!err)
 		err = n ? ebee_window_percentile_union(wins, n, p, val_ns) : -ENODATA;

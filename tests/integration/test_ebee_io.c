@@ -537,7 +537,14 @@ static void test_joint_percentile(void **state)
 		assert_int_equal(
 		    ebee_get_latency_percentile_joint(e2, m, 2, EBEE_LAT_SOJOURN, 99, &v), 0);
 	{
-		pid_t bad[2] = { m[0], getpid() };
+		pid_t bad[2] = { m[0], getpid() }, twice[3] = { m[0], m[1], m[0] };
+
+		/* a pid listed twice counts once */
+		assert_int_equal(
+		    ebee_get_latency_percentile_joint(e2, twice, 3, EBEE_LAT_SERVICE, 99, &one), 0);
+		assert_int_equal(
+		    ebee_get_latency_percentile_joint(e2, m, 2, EBEE_LAT_SERVICE, 99, &v), 0);
+		assert_true(one == v);
 
 		assert_int_equal(
 		    ebee_get_latency_percentile_joint(e2, bad, 2, EBEE_LAT_SERVICE, 99, &v),
