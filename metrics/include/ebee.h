@@ -174,8 +174,9 @@ int ebee_get_latency_percentile_of(struct ebee *eb, pid_t pid, enum ebee_latency
  * The percentile over the requests of several traced pids taken together, as
  * if they were one workload (every process of a cgroup, each traced on its
  * own): exact, like the above, not a maximum or mean of per-pid percentiles;
- * a pid listed twice counts once. -ENOENT if a pid is not traced, -ENODATA if none has a request in its
- * window, -EINVAL for no pids or p outside [0, 100].
+ * a pid listed twice counts once. -ENOENT if a pid is not traced, -ENODATA
+ * if none has a request in its window, -EINVAL for no pids or p outside
+ * [0, 100].
  */
 int ebee_get_latency_percentile_joint(struct ebee *eb, const pid_t *pids, size_t npids,
 				      enum ebee_latency lat, double p, double *val_ns);

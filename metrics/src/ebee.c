@@ -4,9 +4,9 @@
  *
  * Two threads. The consumer waits on the ring buffers (one per CPU) for at
  * most drain_ms (the BPF side skips wakeups until a ring is half full) and
- * drains them into the per-workload windows. The housekeeper, every 100 ms, notices exited
- * workloads, makes and revisits the automatic mode choice, and keeps the
- * attached probe set equal to what the workloads need.
+ * drains them into the per-workload windows. The housekeeper, every 100 ms,
+ * notices exited workloads, makes and revisits the automatic mode choice, and
+ * keeps the attached probe set equal to what the workloads need.
  *
  * Two locks, because attaching probes takes up to seconds (each syscall
  * tracepoint is a perf event) and /proc walks take milliseconds, and no query
@@ -1088,9 +1088,9 @@ int ebee_get_latency_percentile_joint(struct ebee *eb, const pid_t *pids, size_t
 		bool dup = false;
 
 		err = query_window(eb, pids[i], lat, &wins[n]);
-		if (err == -ENODATA)
+		if (err == -ENODATA) {
 			err = 0; /* no window of that latency yet: no requests */
-		else if (!err) {
+		} else if (!err) {
 			for (size_t j = 0; j < n && !dup; j++)
 				dup = wins[j] == wins[n]; /* a pid listed twice counts once */
 			n += !dup;
