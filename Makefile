@@ -75,7 +75,8 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # ---------------------------------------------------------------- libraries
 # common/procfs.c (processes read from /proc) is compiled into libebee as well: libebee.a and
 # libebee.so are installed alone, so they cannot lean on libcommon.a; the version script keeps
-# it unexported from the .so. A program that links both archives takes one copy (the same object).
+# it unexported from the .so, and the installed .a is sealed the same way ($(LIBEBEE_DIST)). A
+# program built here that links both archives takes one copy (the same object).
 EBEE_SRCS := $(wildcard metrics/src/*.c) common/procfs.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
@@ -114,6 +115,20 @@ $(LIBEBEE_SO): $(EBEE_PIC_OBJS) metrics/libebee.map
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,libebee.so.0 -Wl,--version-script=metrics/libebee.map \
 		-Wl,--no-undefined $(EBEE_PIC_OBJS) -lbpf -lelf -lz -lpthread -lm -lstdc++ -o $@
+
+# The installed libebee.a: every libebee object linked into one (ld -r) whose only global
+# symbols are the API that libebee.so exports (libebee.map), so that a program linking it
+# statically may have its own procfs_stat() or anything else libebee uses inside. The build's
+# own $(LIBEBEE) keeps every symbol, for the tests and programs built here.
+LIBEBEE_DIST := $(BUILD)/dist/libebee.a
+$(LIBEBEE_DIST): $(EBEE_OBJS) metrics/libebee.map
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sed -n 's/^[[:space:]]*\(ebee_[a-z_0-9]*\);$$/\1/p' metrics/libebee.map >$(@D)/api.syms
+	$(Q)ld -r -o $(@D)/libebee.o $(EBEE_OBJS)
+	$(Q)objcopy --keep-global-symbols=$(@D)/api.syms $(@D)/libebee.o
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $(@D)/libebee.o
 
 $(LIBEBEE): $(EBEE_OBJS)
 $(LIBACT): $(ACT_OBJS)
@@ -279,13 +294,13 @@ INSTALLED := $(SBINDIR)/ebee $(SBINDIR)/parties $(LIBDIR)/libebee.so.0 $(LIBDIR)
 
 .PHONY: install uninstall FORCE
 FORCE:
-install: $(BUILD)/ebee $(BUILD)/parties $(LIBEBEE_SO) $(LIBEBEE) $(DIST_FILES)
+install: $(BUILD)/ebee $(BUILD)/parties $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 755 $(BUILD)/ebee $(DESTDIR)$(SBINDIR)/ebee
 	$(Q)install -D -m 755 $(BUILD)/parties $(DESTDIR)$(SBINDIR)/parties
 	$(Q)install -D -m 755 $(LIBEBEE_SO) $(DESTDIR)$(LIBDIR)/libebee.so.0
 	$(Q)ln -sf libebee.so.0 $(DESTDIR)$(LIBDIR)/libebee.so
-	$(Q)install -D -m 644 $(LIBEBEE) $(DESTDIR)$(LIBDIR)/libebee.a
+	$(Q)install -D -m 644 $(LIBEBEE_DIST) $(DESTDIR)$(LIBDIR)/libebee.a
 	$(Q)install -D -m 644 metrics/include/ebee.h $(DESTDIR)$(INCLUDEDIR)/ebee.h
 	$(Q)install -D -m 644 $(BUILD)/ebee.pc $(DESTDIR)$(LIBDIR)/pkgconfig/ebee.pc
 	$(Q)install -D -m 644 configs/example.ini $(DESTDIR)$(SYSCONFDIR)/parties/example.ini
@@ -311,7 +326,7 @@ uninstall:
 .DEFAULT_GOAL := all
 .PHONY: all test unit integration bench demo run deps clean help format figure11-sim
 
-all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(DIST_FILES)
+all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 
 tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 

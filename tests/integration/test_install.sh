@@ -1,8 +1,8 @@
 #!/bin/bash
 # make install / uninstall as a packager runs them: PREFIX and DESTDIR honoured, the exact
 # file list, a 10-line program built with `pkg-config --cflags --libs ebee` against the
-# installed tree traces a server and counts its requests, libebee.so exports only the ebee.h
-# API, every man page renders without warnings, the completions load, the unit passes
+# installed tree traces a server and counts its requests, libebee.so and libebee.a export only
+# the ebee.h API (a static program with its own procfs_stat() links and traces), every man page renders without warnings, the completions load, the unit passes
 # `systemd-analyze verify`, --version on both programs, and uninstall leaves nothing.
 set -u
 cd "$(dirname "$0")/../.."
@@ -89,6 +89,21 @@ build/fixtures/http_client --port "$(cat "$d/ready")" --requests 77 >/dev/null |
 wait "${pids[-1]}" || { cat "$d/p.out"; fail "the example program failed"; }
 grep -qx "requests 77" "$d/p.out" || { cat "$d/p.out"; fail "the example program counted wrong"; }
 echo "ok: cc \$(pkg-config --cflags --libs ebee) program traced 77 requests"
+
+# The static library has the same global symbols, so a program linking it statically may
+# define names libebee uses inside (its /proc reader, its window) without a clash.
+nm -g --defined-only "$root$P/lib/libebee.a" | awk 'NF == 3 { print $3 }' | sort >"$d/ssyms"
+diff -u "$d/api" "$d/ssyms" || fail "libebee.a's global symbols differ from ebee.h (above)"
+printf 'int procfs_stat(void) { return 7; }\nint ebee_window_new(void) { return 8; }\n' >"$d/own.c"
+cc -o "$d/ps" "$d/p.c" "$d/own.c" -I"$root$P/include" "$root$P/lib/libebee.a" -lbpf -lelf -lz \
+	-lpthread -lm -lstdc++ || fail "static link of a program with its own procfs_stat()"
+"$d/ps" $srv 3 >"$d/ps.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -qs live "$d/ps.out" && break; sleep 0.05; done
+build/fixtures/http_client --port "$(cat "$d/ready")" --requests 55 >/dev/null || fail "client"
+wait "${pids[-1]}" || { cat "$d/ps.out"; fail "the statically linked program failed"; }
+grep -qx "requests 55" "$d/ps.out" || { cat "$d/ps.out"; fail "the static program counted wrong"; }
+echo "ok: libebee.a exports only the API; a static program with its own procfs_stat() traced 55 requests"
 
 for m in man8/ebee.8 man8/parties.8 man5/parties.ini.5; do
 	MANWIDTH=80 man --warnings -l "$root$P/share/man/$m" >"$d/man.out" 2>"$d/man.err" ||
