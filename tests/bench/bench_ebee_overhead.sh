@@ -19,7 +19,8 @@
 # BENCH_SECTIONS (default "1 2 3 4"), BENCH_PATHS (default "socket syscall"),
 # BENCH_QUERY_MS (ebee reports, i.e. queries every percentile, this often; 1000),
 # BENCH_BASE_EBEE (another build's ebee binary: adds a column "base", its socket
-# path, to compare two versions side by side).
+# path, to compare two versions side by side; section 1 also prints the median
+# of socket / base per round).
 set -u
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
@@ -131,10 +132,15 @@ for i in $(seq "$pairs"); do
 		div "${cpu[$p]}" "${cpu[untraced]}" >>"$tmp/r_cpu_$p"; echo >>"$tmp/r_cpu_$p"
 		printf "%-5s %-8s %12s %12s %14s %10s %10s %12s\n" "$i" "$p" "${ops[$p]}" "$(div "${ops[$p]}" "$off")" "${cpu[$p]}" "$(div "${cpu[$p]}" "${cpu[untraced]}")" "${ok[$p]}" "${ebee_us[$p]}"
 	done
+	# this build against BENCH_BASE_EBEE in the same round
+	[ -n "${cpu[base]:-}" ] && [ -n "${cpu[socket]:-}" ] &&
+		{ div "${cpu[socket]}" "${cpu[base]}"; echo; } >>"$tmp/r_cpu_vs_base"
 done
 for p in "${paths[@]}"; do
 	echo "  $p path: median throughput traced/untraced $(median <"$tmp/r_ops_$p"), median CPU per request traced/untraced $(median <"$tmp/r_cpu_$p") (target <= 1.10)"
 done
+[ -s "$tmp/r_cpu_vs_base" ] &&
+	echo "  socket path / base, CPU per request, same rounds: median $(median <"$tmp/r_cpu_vs_base")"
 [ $exact -eq 1 ] && echo "  counts: ebee requests == memcached cmd_get+cmd_set in every traced run" ||
 	echo "  counts: MISMATCH in some run (see the table; dropped records are reported by ebee --json)"
 echo
