@@ -82,12 +82,17 @@ build/fixtures/cpr_server --ready-file "$d/ready" --timeout 60 >/dev/null 2>&1 &
 srv=$!
 pids+=($srv)
 for _ in $(seq 100); do [ -s "$d/ready" ] && break; sleep 0.05; done
-"$d/p" $srv 3 >"$d/p.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do grep -qs live "$d/p.out" && break; sleep 0.05; done
-build/fixtures/http_client --port "$(cat "$d/ready")" --requests 77 >/dev/null || fail "client"
-wait "${pids[-1]}" || { cat "$d/p.out"; fail "the example program failed"; }
-grep -qx "requests 77" "$d/p.out" || { cat "$d/p.out"; fail "the example program counted wrong"; }
+# traced_count PROG N: PROG traces the server for 3 s while a client sends N requests; it
+# must exit 0 and print "requests N".
+traced_count() {
+	"$1" $srv 3 >"$1.out" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 100); do grep -qs live "$1.out" && break; sleep 0.05; done
+	build/fixtures/http_client --port "$(cat "$d/ready")" --requests "$2" >/dev/null || fail "client"
+	wait "${pids[-1]}" || { cat "$1.out"; fail "$1 failed"; }
+	grep -qx "requests $2" "$1.out" || { cat "$1.out"; fail "$1 counted wrong"; }
+}
+traced_count "$d/p" 77
 echo "ok: cc \$(pkg-config --cflags --libs ebee) program traced 77 requests"
 
 # The static library has the same global symbols, so a program linking it statically may
@@ -97,12 +102,7 @@ diff -u "$d/api" "$d/ssyms" || fail "libebee.a's global symbols differ from ebee
 printf 'int procfs_stat(void) { return 7; }\nint ebee_window_new(void) { return 8; }\n' >"$d/own.c"
 cc -o "$d/ps" "$d/p.c" "$d/own.c" -I"$root$P/include" "$root$P/lib/libebee.a" -lbpf -lelf -lz \
 	-lpthread -lm -lstdc++ || fail "static link of a program with its own procfs_stat()"
-"$d/ps" $srv 3 >"$d/ps.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do grep -qs live "$d/ps.out" && break; sleep 0.05; done
-build/fixtures/http_client --port "$(cat "$d/ready")" --requests 55 >/dev/null || fail "client"
-wait "${pids[-1]}" || { cat "$d/ps.out"; fail "the statically linked program failed"; }
-grep -qx "requests 55" "$d/ps.out" || { cat "$d/ps.out"; fail "the static program counted wrong"; }
+traced_count "$d/ps" 55
 echo "ok: libebee.a exports only the API; a static program with its own procfs_stat() traced 55 requests"
 
 for m in man8/ebee.8 man8/parties.8 man5/parties.ini.5; do
