@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,118 +83,161 @@ static double num(const char *name, const char *s, double min, double max)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(v >= min && v <= max)) {
-		fprintf(stderr, "loadgen: bad value '%s' for %s (expected %g..%g)\n", s, name, min,
-			max);
+		fprintf(stderr, "loadgen: bad value '%s' for %s (expected %.15g..%.15g)\n", s, name,
+			min, max);
 		exit(2);
 	}
 	return v;
 }
 
+/* "loadgen: " and the reason on stderr, exit 2 (bad usage). */
+__attribute__((format(printf, 1, 2), noreturn)) static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("loadgen: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* Numeric options that go straight into struct lg_config: long name, field,
+ * bounds. One line here adds the option, its parsing and its range check. */
+#define NUM_OPTS(X)                                 \
+	X("port", port, 1, 65535)                   \
+	X("conns", conns, 1, 65536)                 \
+	X("max-conns", max_conns, 1, 65536)         \
+	X("max-queue", max_queue, 1, 1e8)           \
+	X("late-us", late_us, 0, 1e9)               \
+	X("req-timeout", req_timeout, 0.001, 1e6)   \
+	X("drain", drain_s, 0, 1e6)                 \
+	X("seed", seed, 0, 1e18)                    \
+	X("keys", keys, 1, 1e8)                     \
+	X("zipf-alpha", zipf_alpha, 0, 10)          \
+	X("get-ratio", get_ratio, 0, 1)             \
+	X("value-size", value_size, 1, 1 << 20)     \
+	X("feed-ms", feed_ms, 1, 1e6)               \
+	X("feed-window", feed_window_s, 0.001, 1e6) \
+	X("feed-min-samples", feed_min_samples, 1, 1e8)
+
+enum {
+	O_HOST = 256,
+	O_SCHEDULE,
+	O_RATE,
+	O_DURATION,
+	O_SCALE,
+	O_PROTO,
+	O_KEEPALIVE,
+	O_PATH,
+	O_NO_PRELOAD,
+	O_FEED,
+	O_SUMMARY,
+	O_JSON,
+	O_VERBOSE,
+#define NUM_ENUM(name, field, lo, hi) O_##field,
+	NUM_OPTS(NUM_ENUM)
+#undef NUM_ENUM
+};
+
+#define NUM_LOPT(name, field, lo, hi) { name, required_argument, NULL, O_##field },
+/* clang-format would glue the macro's entries to the next line */
+// clang-format off
+static const struct option lopts[] = {
+	NUM_OPTS(NUM_LOPT)
+	{ "host", required_argument, NULL, O_HOST },
+	{ "schedule", required_argument, NULL, O_SCHEDULE },
+	{ "rate", required_argument, NULL, O_RATE },
+	{ "duration", required_argument, NULL, O_DURATION },
+	{ "scale", required_argument, NULL, O_SCALE },
+	{ "proto", required_argument, NULL, O_PROTO },
+	{ "keepalive", no_argument, NULL, O_KEEPALIVE },
+	{ "path", required_argument, NULL, O_PATH },
+	{ "no-preload", no_argument, NULL, O_NO_PRELOAD },
+	{ "feed", required_argument, NULL, O_FEED },
+	{ "summary", no_argument, NULL, O_SUMMARY },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "verbose", no_argument, NULL, O_VERBOSE },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+// clang-format on
+#undef NUM_LOPT
+
+/* What the options say beyond struct lg_config, checked once all are read. */
+struct args {
+	const char *schedule, *feed;
+	double rate, duration, scale;
+	bool summary, json;
+};
+
+/* The checks that need several options, and the schedule and feed file. */
+static void finish_args(struct lg_config *cfg, const struct args *a)
+{
+	char err[160];
+
+	if (!cfg->port)
+		die_usage("--port is required (see --help)");
+	if (a->schedule && (a->rate >= 0 || a->duration >= 0))
+		die_usage("give --schedule or --rate with --duration, not both");
+	if (a->schedule) {
+		if (sched_parse(&cfg->sched, a->schedule, err, sizeof(err)))
+			die_usage("--schedule '%s': %s", a->schedule, err);
+	} else if (a->rate >= 0 && a->duration > 0) {
+		sched_constant(&cfg->sched, a->rate, a->duration);
+	} else {
+		die_usage("need --schedule, or --rate and --duration (see --help)");
+	}
+	sched_scale(&cfg->sched, a->scale);
+	if (cfg->path[0] != '/' || strpbrk(cfg->path, " \r\n") || strlen(cfg->path) > 512)
+		die_usage("--path must start with / and contain no spaces");
+	if (cfg->conns > cfg->max_conns)
+		cfg->conns = cfg->max_conns;
+	if (a->feed) {
+		cfg->feed = fopen(a->feed, "a");
+		if (!cfg->feed)
+			die_usage("cannot open feed file %s: %s", a->feed, strerror(errno));
+	}
+}
+
 static void parse_args(int argc, char **argv, struct lg_config *cfg, bool *summary, bool *json)
 {
-	enum {
-		O_PORT = 256,
-		O_HOST,
-		O_SCHEDULE,
-		O_RATE,
-		O_DURATION,
-		O_SCALE,
-		O_PROTO,
-		O_KEEPALIVE,
-		O_PATH,
-		O_CONNS,
-		O_MAX_CONNS,
-		O_MAX_QUEUE,
-		O_LATE,
-		O_REQ_TIMEOUT,
-		O_DRAIN,
-		O_SEED,
-		O_KEYS,
-		O_ALPHA,
-		O_GET_RATIO,
-		O_VALUE_SIZE,
-		O_NO_PRELOAD,
-		O_FEED,
-		O_FEED_MS,
-		O_FEED_WINDOW,
-		O_FEED_MIN,
-		O_SUMMARY,
-		O_JSON,
-		O_VERBOSE,
-	};
-	static const struct option lopts[] = {
-		{ "port", required_argument, NULL, O_PORT },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "schedule", required_argument, NULL, O_SCHEDULE },
-		{ "rate", required_argument, NULL, O_RATE },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "scale", required_argument, NULL, O_SCALE },
-		{ "proto", required_argument, NULL, O_PROTO },
-		{ "keepalive", no_argument, NULL, O_KEEPALIVE },
-		{ "path", required_argument, NULL, O_PATH },
-		{ "conns", required_argument, NULL, O_CONNS },
-		{ "max-conns", required_argument, NULL, O_MAX_CONNS },
-		{ "max-queue", required_argument, NULL, O_MAX_QUEUE },
-		{ "late-us", required_argument, NULL, O_LATE },
-		{ "req-timeout", required_argument, NULL, O_REQ_TIMEOUT },
-		{ "drain", required_argument, NULL, O_DRAIN },
-		{ "seed", required_argument, NULL, O_SEED },
-		{ "keys", required_argument, NULL, O_KEYS },
-		{ "zipf-alpha", required_argument, NULL, O_ALPHA },
-		{ "get-ratio", required_argument, NULL, O_GET_RATIO },
-		{ "value-size", required_argument, NULL, O_VALUE_SIZE },
-		{ "no-preload", no_argument, NULL, O_NO_PRELOAD },
-		{ "feed", required_argument, NULL, O_FEED },
-		{ "feed-ms", required_argument, NULL, O_FEED_MS },
-		{ "feed-window", required_argument, NULL, O_FEED_WINDOW },
-		{ "feed-min-samples", required_argument, NULL, O_FEED_MIN },
-		{ "summary", no_argument, NULL, O_SUMMARY },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "verbose", no_argument, NULL, O_VERBOSE },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *schedule = NULL, *feed = NULL;
-	double rate = -1, duration = -1, scale = 1;
-	char err[160];
+	struct args a = { .rate = -1, .duration = -1, .scale = 1 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
-		case O_PORT:
-			cfg->port = num("--port", optarg, 1, 65535);
-			break;
+#define NUM_SET(name, field, lo, hi)                         \
+	case O_##field:                                      \
+		cfg->field = num("--" name, optarg, lo, hi); \
+		break;
+			NUM_OPTS(NUM_SET)
+#undef NUM_SET
 		case O_HOST:
-			if (inet_pton(AF_INET, optarg, &cfg->addr) != 1) {
-				fprintf(stderr,
-					"loadgen: --host must be an IPv4 address, not '%s'\n",
-					optarg);
-				exit(2);
-			}
+			if (inet_pton(AF_INET, optarg, &cfg->addr) != 1)
+				die_usage("--host must be an IPv4 address, not '%s'", optarg);
 			cfg->host = optarg;
 			break;
 		case O_SCHEDULE:
-			schedule = optarg;
+			a.schedule = optarg;
 			break;
 		case O_RATE:
-			rate = num("--rate", optarg, 0, 1e8);
+			a.rate = num("--rate", optarg, 0, 1e8);
 			break;
 		case O_DURATION:
-			duration = num("--duration", optarg, 0.001, 1e7);
+			a.duration = num("--duration", optarg, 0.001, 1e7);
 			break;
 		case O_SCALE:
-			scale = num("--scale", optarg, 0, 1e8);
+			a.scale = num("--scale", optarg, 0, 1e8);
 			break;
 		case O_PROTO:
-			if (!strcmp(optarg, "http")) {
+			if (!strcmp(optarg, "http"))
 				cfg->proto = LG_HTTP;
-			} else if (!strcmp(optarg, "memcached")) {
+			else if (!strcmp(optarg, "memcached"))
 				cfg->proto = LG_MEMCACHED;
-			} else {
-				fprintf(stderr, "loadgen: --proto is http or memcached, not '%s'\n",
-					optarg);
-				exit(2);
-			}
+			else
+				die_usage("--proto is http or memcached, not '%s'", optarg);
 			break;
 		case O_KEEPALIVE:
 			cfg->keepalive = true;
@@ -201,59 +245,17 @@ static void parse_args(int argc, char **argv, struct lg_config *cfg, bool *summa
 		case O_PATH:
 			cfg->path = optarg;
 			break;
-		case O_CONNS:
-			cfg->conns = num("--conns", optarg, 1, 65536);
-			break;
-		case O_MAX_CONNS:
-			cfg->max_conns = num("--max-conns", optarg, 1, 65536);
-			break;
-		case O_MAX_QUEUE:
-			cfg->max_queue = num("--max-queue", optarg, 1, 1e8);
-			break;
-		case O_LATE:
-			cfg->late_us = num("--late-us", optarg, 0, 1e9);
-			break;
-		case O_REQ_TIMEOUT:
-			cfg->req_timeout = num("--req-timeout", optarg, 0.001, 1e6);
-			break;
-		case O_DRAIN:
-			cfg->drain_s = num("--drain", optarg, 0, 1e6);
-			break;
-		case O_SEED:
-			cfg->seed = num("--seed", optarg, 0, 1e18);
-			break;
-		case O_KEYS:
-			cfg->keys = num("--keys", optarg, 1, 1e8);
-			break;
-		case O_ALPHA:
-			cfg->zipf_alpha = num("--zipf-alpha", optarg, 0, 10);
-			break;
-		case O_GET_RATIO:
-			cfg->get_ratio = num("--get-ratio", optarg, 0, 1);
-			break;
-		case O_VALUE_SIZE:
-			cfg->value_size = num("--value-size", optarg, 1, 1 << 20);
-			break;
 		case O_NO_PRELOAD:
 			cfg->preload = false;
 			break;
 		case O_FEED:
-			feed = optarg;
-			break;
-		case O_FEED_MS:
-			cfg->feed_ms = num("--feed-ms", optarg, 1, 1e6);
-			break;
-		case O_FEED_WINDOW:
-			cfg->feed_window_s = num("--feed-window", optarg, 0.001, 1e6);
-			break;
-		case O_FEED_MIN:
-			cfg->feed_min_samples = num("--feed-min-samples", optarg, 1, 1e8);
+			a.feed = optarg;
 			break;
 		case O_SUMMARY:
-			*summary = true;
+			a.summary = true;
 			break;
 		case O_JSON:
-			*json = true;
+			a.json = true;
 			break;
 		case O_VERBOSE:
 			cfg->verbose = true;
@@ -266,45 +268,11 @@ static void parse_args(int argc, char **argv, struct lg_config *cfg, bool *summa
 			exit(2);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "loadgen: unexpected argument '%s' (see --help)\n", argv[optind]);
-		exit(2);
-	}
-	if (!cfg->port) {
-		fprintf(stderr, "loadgen: --port is required (see --help)\n");
-		exit(2);
-	}
-	if (schedule && (rate >= 0 || duration >= 0)) {
-		fprintf(stderr, "loadgen: give --schedule or --rate with --duration, not both\n");
-		exit(2);
-	}
-	if (schedule) {
-		if (sched_parse(&cfg->sched, schedule, err, sizeof(err))) {
-			fprintf(stderr, "loadgen: --schedule '%s': %s\n", schedule, err);
-			exit(2);
-		}
-	} else if (rate >= 0 && duration > 0) {
-		sched_constant(&cfg->sched, rate, duration);
-	} else {
-		fprintf(stderr,
-			"loadgen: need --schedule, or --rate and --duration (see --help)\n");
-		exit(2);
-	}
-	sched_scale(&cfg->sched, scale);
-	if (cfg->path[0] != '/' || strpbrk(cfg->path, " \r\n") || strlen(cfg->path) > 512) {
-		fprintf(stderr, "loadgen: --path must start with / and contain no spaces\n");
-		exit(2);
-	}
-	if (cfg->conns > cfg->max_conns)
-		cfg->conns = cfg->max_conns;
-	if (feed) {
-		cfg->feed = fopen(feed, "a");
-		if (!cfg->feed) {
-			fprintf(stderr, "loadgen: cannot open feed file %s: %s\n", feed,
-				strerror(errno));
-			exit(2);
-		}
-	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s' (see --help)", argv[optind]);
+	finish_args(cfg, &a);
+	*summary = a.summary;
+	*json = a.json;
 }
 
 static void print_summary(const struct lg_config *cfg, const struct lg_result *r, bool json)
