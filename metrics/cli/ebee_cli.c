@@ -201,6 +201,76 @@ static void log_cb(enum ebee_log_level lvl, const char *msg, void *ctx)
 	fprintf(stderr, "%s\n", msg);
 }
 
+/* --pid PID[:NAME]: 0, or die()'s 1 with the reason on stderr. */
+static int add_pid(struct cli *c, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+	char num[32];
+	long v;
+
+	snprintf(num, sizeof(num), "%.*s", (int)(n < 31 ? n : 31), arg);
+	if (n >= sizeof(num) || parse_long(num, 1, INT_MAX, &v))
+		return die("bad pid '%s'", arg);
+	if (colon && !valid_name(colon + 1))
+		return die("bad workload name in '%s' (1-63 of A-Z a-z 0-9 _ . -)", arg);
+	if (c->npids == MAX_PIDS)
+		return die("too many pids (at most 64): '%s'", arg);
+	snprintf(c->names[c->npids], sizeof(c->names[0]), "%s", colon ? colon + 1 : "");
+	c->pids[c->npids++] = v;
+	return 0;
+}
+
+/* --sort KEY for ebee top: 0, or -EINVAL for an unknown key. */
+static int parse_sort_key(const char *arg)
+{
+	static const struct {
+		const char *name;
+		enum top_sort key;
+	} keys[] = { { "p99", S_P99 }, { "rps", S_RPS }, { "requests", S_REQ }, { "pid", S_PID } };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!strcmp(arg, keys[i].name)) {
+			top_sort_key = keys[i].key;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* What to trace, once every option is read: --all adds pid 1, which is
+ * refused without it; kernel threads are refused; something must be given. */
+static int check_targets(struct cli *c)
+{
+	if (c->all) {
+		bool have = false;
+
+		for (int i = 0; i < c->npids; i++)
+			have |= c->pids[i] == 1;
+		if (!have && c->npids < MAX_PIDS)
+			c->pids[c->npids++] = 1;
+	}
+	for (int i = 0; i < c->npids; i++) {
+		if (c->pids[i] == 1 && !c->all)
+			return die("%spid 1 is init: tracing it traces every process on the host; "
+				   "give --all if that is what you mean",
+				   "");
+		if (kernel_thread(c->pids[i])) {
+			fprintf(stderr,
+				"ebee: pid %d is a kernel thread: it makes no system calls to "
+				"trace (see ebee --help)\n",
+				c->pids[i]);
+			return 1;
+		}
+	}
+	if (c->all)
+		fprintf(stderr, "ebee: warning: --all: tracing pid 1 and its descendants, i.e. "
+				"every process on the host\n");
+	if (!c->npids && !c->cgroup)
+		return die("%sno --pid given (nor --cgroup)", "");
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct cli *c)
 {
 	static const struct option lo[] = {
@@ -229,23 +299,10 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:Hs:", lo, NULL)) != -1) {
 		switch (o) {
-		case 'p': {
-			char num[32], *colon = strchr(optarg, ':');
-			size_t n = colon ? (size_t)(colon - optarg) : strlen(optarg);
-
-			snprintf(num, sizeof(num), "%.*s", (int)(n < 31 ? n : 31), optarg);
-			if (n >= sizeof(num) || parse_long(num, 1, INT_MAX, &v))
-				return die("bad pid '%s'", optarg);
-			if (colon && !valid_name(colon + 1))
-				return die("bad workload name in '%s' (1-63 of A-Z a-z 0-9 _ . -)",
-					   optarg);
-			if (c->npids == MAX_PIDS)
-				return die("too many pids (at most 64): '%s'", optarg);
-			snprintf(c->names[c->npids], sizeof(c->names[0]), "%s",
-				 colon ? colon + 1 : "");
-			c->pids[c->npids++] = v;
+		case 'p':
+			if (add_pid(c, optarg))
+				return 1;
 			break;
-		}
 		case 'L':
 			c->listen = optarg;
 			break;
@@ -256,15 +313,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			c->hist = 1;
 			break;
 		case 's':
-			if (!strcmp(optarg, "p99"))
-				top_sort_key = S_P99;
-			else if (!strcmp(optarg, "rps"))
-				top_sort_key = S_RPS;
-			else if (!strcmp(optarg, "requests"))
-				top_sort_key = S_REQ;
-			else if (!strcmp(optarg, "pid"))
-				top_sort_key = S_PID;
-			else
+			if (parse_sort_key(optarg))
 				return die("bad sort key '%s' (p99, rps, requests or pid)", optarg);
 			break;
 		case 'V':
@@ -300,10 +349,11 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			exit(0);
 		case 'R':
 			if (parse_long(optarg, 4096, RINGBUF_MAX, &v) || (v & (v - 1)))
-				return die("bad ring buffer size '%s' (a power of two, 4096 to at "
-					   "most 67108864 per CPU: locked kernel memory, and 64 MiB "
-					   "holds 1.6 million records)",
-					   optarg);
+				return die(
+				    "bad ring buffer size '%s' (a power of two, 4096 to at "
+				    "most 67108864 per CPU: locked kernel memory, and 64 MiB "
+				    "holds 1.6 million records)",
+				    optarg);
 			c->eo.ringbuf_size = v;
 			break;
 		case 'W':
@@ -334,33 +384,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	}
 	if (optind < argc)
 		return die("unexpected argument '%s'", argv[optind]);
-	if (c->all) {
-		bool have = false;
-
-		for (int i = 0; i < c->npids; i++)
-			have |= c->pids[i] == 1;
-		if (!have && c->npids < MAX_PIDS)
-			c->pids[c->npids++] = 1;
-	}
-	for (int i = 0; i < c->npids; i++) {
-		if (c->pids[i] == 1 && !c->all)
-			return die("%spid 1 is init: tracing it traces every process on the host; "
-				   "give --all if that is what you mean",
-				   "");
-		if (kernel_thread(c->pids[i])) {
-			fprintf(stderr,
-				"ebee: pid %d is a kernel thread: it makes no system calls to "
-				"trace (see ebee --help)\n",
-				c->pids[i]);
-			return 1;
-		}
-	}
-	if (c->all)
-		fprintf(stderr, "ebee: warning: --all: tracing pid 1 and its descendants, i.e. "
-				"every process on the host\n");
-	if (!c->npids && !c->cgroup)
-		return die("%sno --pid given (nor --cgroup)", "");
-	return 0;
+	return check_targets(c);
 }
 
 struct row {
