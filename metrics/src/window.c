@@ -513,12 +513,16 @@ static uint64_t union_select(struct ebee_window *const *ws, size_t n, size_t k)
 	uint64_t lo = UINT64_MAX, hi = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		uint64_t first, last;
+
 		if (!ws[i]->count)
 			continue;
-		if (tree_select(ws[i], 0) < lo)
-			lo = tree_select(ws[i], 0);
-		if (tree_select(ws[i], ws[i]->count - 1) > hi)
-			hi = tree_select(ws[i], ws[i]->count - 1);
+		first = tree_select(ws[i], 0);
+		last = tree_select(ws[i], ws[i]->count - 1);
+		if (first < lo)
+			lo = first;
+		if (last > hi)
+			hi = last;
 	}
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -533,6 +537,28 @@ static uint64_t union_select(struct ebee_window *const *ws, size_t n, size_t k)
 			lo = mid + 1;
 	}
 	return lo;
+}
+
+/* The (k + 1)-th smallest of the union, given a, its k-th (k + 1 below the
+ * total count): a again if more than k + 1 latencies are <= a, else the
+ * smallest latency above a in any window. No second bisection. */
+static uint64_t union_next(struct ebee_window *const *ws, size_t n, size_t k, uint64_t a)
+{
+	uint64_t next = UINT64_MAX;
+	size_t below = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t r = ws[i]->count ? tree_rank_le(ws[i], a) : 0;
+		uint64_t above;
+
+		below += r;
+		if (r == ws[i]->count)
+			continue;
+		above = tree_select(ws[i], r);
+		if (above < next)
+			next = above;
+	}
+	return below > k + 1 ? a : next;
 }
 
 /* ---------------------------------------------------------------- checker */
@@ -1089,6 +1115,7 @@ int ebee_window_percentile(const struct ebee_window *w, double p, double *val_ns
 int ebee_window_percentile_union(struct ebee_window *const *ws, size_t nw, double p, double *val_ns)
 {
 	size_t n = 0, lo;
+	uint64_t a;
 	double g;
 
 	if (!(p >= 0.0 && p <= 100.0) || !nw)
@@ -1103,7 +1130,7 @@ int ebee_window_percentile_union(struct ebee_window *const *ws, size_t nw, doubl
 		*val_ns = (double)union_select(ws, nw, n - 1);
 		return 0;
 	}
-	*val_ns =
-	    numpy_lerp(union_select(ws, nw, lo), g == 0.0 ? 0 : union_select(ws, nw, lo + 1), g);
+	a = union_select(ws, nw, lo);
+	*val_ns = numpy_lerp(a, g == 0.0 ? a : union_next(ws, nw, lo, a), g);
 	return 0;
 }
