@@ -220,6 +220,15 @@ int cfg_workload_pid(const struct cfg_workload *w, pid_t *pid);
  */
 int cfg_check_live(const struct cfg *c, const char *log_override, char *err, size_t err_len);
 
+/*
+ * The decision log the daemon will append to (log_override, else c->log; 0
+ * when neither names one): absent, or a regular file of ours (not a
+ * symlink), in a directory only root may write. Start-up (through
+ * cfg_check_live()) and every SIGHUP reopen run this one check. 0, or
+ * -EINVAL with err holding "file:line: what is wrong".
+ */
+int cfg_check_log(const struct cfg *c, const char *log_override, char *err, size_t err_len);
+
 /* Is a directory safe to create root's files in: owned by root (or us), and
  * not writable by a group other than root's or by others? 0 or -EPERM with
  * why filled. */

@@ -545,14 +545,17 @@ int cfg_check_live(const struct cfg *c, const char *log_override, char *err, siz
 						 (int)pids[j]);
 		}
 	}
-	if (log_override) {
-		e = check_output(NULL, 0, "log", log_override, err, len);
-		if (e)
-			return e;
-	} else if (c->log[0]) {
-		e = check_output(c, c->line_of[CFG_LOG], "log", c->log, err, len);
-		if (e)
-			return e;
-	}
+	e = cfg_check_log(c, log_override, err, len);
+	if (e)
+		return e;
 	return check_state_dir(c, err, len);
+}
+
+int cfg_check_log(const struct cfg *c, const char *log_override, char *err, size_t len)
+{
+	if (log_override)
+		return check_output(NULL, 0, "log", log_override, err, len);
+	if (c->log[0])
+		return check_output(c, c->line_of[CFG_LOG], "log", c->log, err, len);
+	return 0;
 }

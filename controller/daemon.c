@@ -158,9 +158,10 @@ static void reload(struct daemon *d)
 {
 	static struct cfg next;
 	struct cfg *cfg = d->cfg;
+	char msg[512], old_log[sizeof(cfg->log)];
 	const char *path;
-	char msg[512];
 
+	memcpy(old_log, cfg->log, sizeof(old_log));
 	if (reload_check(d->a->cfg_path, cfg, &next, msg, sizeof(msg)) ||
 	    reload_apply(cfg, &next, &d->loop, msg, sizeof(msg))) {
 		fprintf(stderr, "parties: reload failed, keeping the running configuration: %s\n",
@@ -169,14 +170,20 @@ static void reload(struct daemon *d)
 		fprintf(stderr, "parties: reloaded %s: %s\n", d->a->cfg_path,
 			msg[0] ? msg : "nothing changed");
 	}
-	/* The same rules as at start-up: a dry run writes only --log, and the
-	 * file is opened as log_open() opens it (no symlink, 0640, regular). */
+	/* The same rules as at start-up: a dry run writes only --log, the file
+	 * passes start-up's check (cfg_check_log(): ours, in a directory only
+	 * root may write) and is opened as log_open() opens it (no symlink,
+	 * 0640, regular). */
 	path = log_cli(d) ? log_cli(d) : (cfg->log[0] && !d->a->dry_run ? cfg->log : NULL);
 	if (path) {
-		FILE *f = log_open(path, msg, sizeof(msg));
+		FILE *f = NULL;
 
+		if (!cfg_check_log(cfg, log_cli(d), msg, sizeof(msg)))
+			f = log_open(path, msg, sizeof(msg));
 		if (!f) {
-			fprintf(stderr, "parties: %s; still writing the old one\n", msg);
+			fprintf(stderr, "parties: reload: %s; still writing the old log\n", msg);
+			/* the configuration names the file really written */
+			memcpy(cfg->log, old_log, sizeof(cfg->log));
 			return;
 		}
 		if (d->log)
