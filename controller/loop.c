@@ -32,12 +32,14 @@ uint64_t loop_now_ms(void)
 
 bool loop_pid_alive(void *ctx, int wl, pid_t pid)
 {
+	const struct loop *l = ctx;
 	int st;
 
 	/* our own child (a launched command): reap it */
 	if (waitpid(pid, &st, WNOHANG) == pid)
 		return false;
-	return procfs_alive(pid, 0);
+	/* the pid may have gone to an unrelated process since: its start time tells */
+	return procfs_alive(pid, l && wl >= 0 && wl < l->nwl ? l->wl[wl].start : 0);
 }
 
 static void sat(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -571,13 +573,14 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 	l->mctx = a->mctx;
 	l->log = LOOP_ARGS_GET(a, log, NULL);
 	l->alive = alive ? alive : loop_pid_alive;
-	l->alive_ctx = LOOP_ARGS_GET(a, alive_ctx, NULL);
+	l->alive_ctx = alive ? LOOP_ARGS_GET(a, alive_ctx, NULL) : l;
 	l->nwl = c->nwl;
 	for (int i = 0; i < l->nwl; i++) {
 		struct loop_wl *w = &l->wl[i];
 
 		snprintf(w->name, sizeof(w->name), "%s", c->wl[i].name);
 		w->pid = a->pid[i];
+		w->start = w->pid > 0 ? procfs_starttime(w->pid) : 0;
 		/* pid 0: not started (a dry run), never observed; unless the caller
 		 * says what is alive (the simulator's workloads have no pid). */
 		w->alive = a->pid[i] > 0 || (alive && alive(l->alive_ctx, i, a->pid[i]));

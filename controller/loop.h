@@ -52,6 +52,9 @@ struct loop_mach_ops {
 struct loop_wl {
 	char name[CFG_NAME_LEN];
 	pid_t pid;
+	/* pid's start time when the loop took it (procfs_starttime()): a later
+	 * process given the same pid is not this workload; 0 unknown */
+	unsigned long long start;
 	bool alive;
 	bool added;	 /* the machine manages it */
 	struct src *src; /* drives the policy */
@@ -72,8 +75,8 @@ struct loop_wl {
 	double cpu_used;
 };
 
-/* Tells whether a workload's process still exists; the default reaps our
- * own children and checks /proc. */
+/* Tells whether a workload's process still exists; the default
+ * (loop_pid_alive) reaps our own children and checks /proc. */
 typedef bool (*loop_alive_fn)(void *ctx, int wl, pid_t pid);
 
 /* sz = sizeof(struct loop_args) (read as libbpf reads its options); cfg ..
@@ -141,6 +144,9 @@ int loop_alive_count(const struct loop *l);
 /* Remove every workload from the machine, close sources, free the policy. */
 void loop_fini(struct loop *l);
 
+/* The default liveness check. ctx: the struct loop (loop_init() passes it
+ * when the caller gives no alive function), whose wl[wl].start the process
+ * must still have; NULL compares no start time. */
 bool loop_pid_alive(void *ctx, int wl, pid_t pid);
 uint64_t loop_now_ms(void);
 
