@@ -825,7 +825,10 @@ int loop_validate(const struct loop *l, const struct pol_decision *dec, char *wh
 }
 
 /* One value per workload (not a partition). A pooled resource decreases
- * first, so its pool is never over-committed. */
+ * first, so its pool is never over-committed; an increase goes through only
+ * if what is in force after the decreases leaves room for it, so one paid
+ * for by a decrease that failed (a workload's cgroup removed from under us)
+ * is not applied, and w->alloc never sums above the pool. */
 static void apply_values(struct loop *l, enum pol_res r, const struct pol_decision *dec,
 			 struct pol_outcome *out, bool *changed)
 {
@@ -838,6 +841,16 @@ static void apply_values(struct loop *l, enum pol_res r, const struct pol_decisi
 			if (l->res[r].pooled && (pass == 0) != (want < cur))
 				continue;
 			*changed = true;
+			if (l->res[r].pooled && want > cur &&
+			    total_used(l, r) + (want - cur) > l->res[r].total) {
+				if (out->applied)
+					sat(out->why, sizeof(out->why),
+					    "%s of %s: not raised, the decrease it needed did "
+					    "not happen",
+					    pol_res_str(r), l->wl[i].name);
+				out->applied = false;
+				continue;
+			}
 			if (loop_res[r].set(l, i, want)) {
 				if (out->applied)
 					sat(out->why, sizeof(out->why), "%s of %s: %s",

@@ -27,7 +27,8 @@ struct fake_mach {
 	struct act_cpumask cpus[CFG_MAX_WL];
 	long quota[CFG_MAX_WL];
 	int assigns, quota_sets;
-	int fail_assign; /* next assign fails with this */
+	int fail_assign;   /* next assign fails with this */
+	int fail_quota_wl; /* wl + 1 whose quota writes all fail (its cgroup is gone); 0 none */
 };
 
 static int fm_caps(void *p, struct loop_caps *c)
@@ -73,6 +74,8 @@ static int fm_quota(void *p, int wl, long q)
 {
 	struct fake_mach *m = p;
 
+	if (m->fail_quota_wl == wl + 1)
+		return -ENOENT;
 	m->quota_sets++;
 	m->quota[wl] = q;
 	return 0;
@@ -390,6 +393,57 @@ static void test_write_failure_reported(void **state)
 	fx_free(f);
 }
 
+/*
+ * A pooled decrease that fails does not let the increase it paid for
+ * through: the pool stays within its total, in the bookkeeping and on the
+ * machine, and later decisions are not refused for an over-committed pool.
+ */
+static void test_failed_decrease_blocks_paired_increase(void **state)
+{
+	char err[256];
+	int ret;
+	long sum;
+	struct fx *f = fx_new("[resources]\ncpus = 0-3\nquota = true\nquota_total = 2\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\ncores = 1\nquota = 1.5\n"
+			      "[workload b]\npid = @PID@\ntarget_ms = 1\ncores = 1\nquota = 0.5\n",
+			      &scripted, true, &ret, err, sizeof(err));
+
+	assert_int_equal(ret, 0);
+	assert_int_equal(f->m.quota[0], 1500);
+	assert_int_equal(f->m.quota[1], 500);
+	/* a's cgroup was removed from under us: a -0.5, b +0.5 */
+	f->m.fail_quota_wl = 1;
+	script.set = true;
+	script.alloc[0][POL_RES_CORES] = script.alloc[1][POL_RES_CORES] = 1;
+	script.alloc[0][POL_RES_QUOTA] = 1000;
+	script.alloc[1][POL_RES_QUOTA] = 1000;
+	loop_step(&f->l, 1000);
+	assert_false(script.out.applied);
+	assert_int_equal(f->l.stats.failed, 1);
+	assert_non_null(strstr(script.out.why, "quota of a"));
+	/* b's increase depended on a's decrease: not applied */
+	assert_int_equal(f->m.quota[1], 500);
+	assert_int_equal(f->l.wl[1].alloc[POL_RES_QUOTA], 500);
+	assert_int_equal(f->l.wl[0].alloc[POL_RES_QUOTA], 1500);
+	sum = f->l.wl[0].alloc[POL_RES_QUOTA] + f->l.wl[1].alloc[POL_RES_QUOTA];
+	assert_true(sum <= 2000);
+	/* the next interval: the pool is not over-committed, holding is not refused */
+	script.set = false;
+	loop_step(&f->l, 2000);
+	assert_true(script.seen.res[POL_RES_QUOTA].free >= 0);
+	assert_int_equal(f->l.stats.rejected, 0);
+	/* an increase the real headroom allows still goes through */
+	f->m.fail_quota_wl = 0;
+	script.set = true;
+	script.alloc[0][POL_RES_QUOTA] = 1000;
+	script.alloc[1][POL_RES_QUOTA] = 1000;
+	loop_step(&f->l, 3000);
+	assert_true(script.out.applied);
+	assert_int_equal(f->m.quota[0], 1000);
+	assert_int_equal(f->m.quota[1], 1000);
+	fx_free(f);
+}
+
 static void test_workload_exit(void **state)
 {
 	char err[256];
@@ -523,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_apply_and_reflect),
 		cmocka_unit_test(test_refuses_bad_decisions),
 		cmocka_unit_test(test_write_failure_reported),
+		cmocka_unit_test(test_failed_decrease_blocks_paired_increase),
 		cmocka_unit_test(test_workload_exit),
 		cmocka_unit_test(test_stale_source),
 		cmocka_unit_test(test_long_slack_average),
