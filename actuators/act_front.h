@@ -12,6 +12,7 @@
  *
  *   lifecycle.c         act_open/act_close/act_cleanup/act_restore, the state file
  *   leftovers.c         what an earlier instance left: its records, cgroups, process groups
+ *   commands.c          a cgroup of its own per launched command (cmd_cgroup.c below it)
  *   workload.c          act_workload_add/remove/attach, look-ups, act_get
  *   workload_inplace.c  act_workload_add_inplace and putting its cgroup back
  *   assign.c            core assignments: the proposal checked, then applied
@@ -56,8 +57,11 @@ struct act {
 	char state_path[ACT_PATH_MAX];
 	int lock_fd; /* flock: one daemon per parent; -1 when not held */
 	bool adopt_pgrps;
+	enum act_cmd_cgroup cmd_cgroup;
 	struct act_rec_pgrp *leftover; /* live groups of an earlier instance, to adopt */
 	size_t nleftover;
+	struct act_rec_cmd *leftover_cmds; /* their command cgroups */
+	size_t nleftover_cmds;
 	bool dry_run;
 	bool real_cgroup; /* the real cgroup backend: threads' affinity is ours to restore */
 	bool parent_created;
@@ -120,6 +124,19 @@ int act__ensure_parent(struct act *act);
 
 /* Put back what an earlier instance with this parent left; *found if anything. */
 int act__cleanup_leftovers(struct act *act, bool *found);
+
+/* ---- commands.c */
+
+/* Which hierarchy commands' cgroups go in here (act_cmdcg.h), *mnt its mount. */
+enum act_cmd_kind act__cmd_kind(struct act *act, char *mnt, size_t len);
+/* act_cmd_stop() every recorded command; the first error. */
+int act__cmd_stop_all(struct act *act, int grace_ms);
+/* The command cgroups in act->rec left by an earlier instance: those of
+ * process groups kept for adoption are kept too, the rest stopped. */
+int act__cmd_leftovers(struct act *act);
+/* wl's process group was adopted: its command cgroup is ours again. */
+int act__cmd_adopt(struct act *act, const char *wl);
+void act__cmd_stop_unadopted(struct act *act);
 
 /* ---- workload.c */
 

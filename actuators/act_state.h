@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "act_backend.h"
+#include "act_cmdcg.h"
 
 struct act_rec_task {
 	pid_t tid;
@@ -48,6 +49,17 @@ struct act_rec_pgrp {
 	char wl[ACT_NAME_MAX];
 };
 
+/*
+ * A launched command's own cgroup, MNT/<parent>.cmd/WL (commands.c): what a
+ * cleanup kills after SIGKILL, whatever the command did (setsid, ignoring
+ * SIGTERM). Recorded before the command is started.
+ */
+struct act_rec_cmd {
+	char wl[ACT_NAME_MAX];
+	enum act_cmd_kind kind;
+	char mnt[ACT_PATH_MAX]; /* the hierarchy's mount point */
+};
+
 struct act_records {
 	/* the parent cgroup was created by this daemon (or an earlier instance):
 	 * the only proof that lets a cleanup remove it */
@@ -60,6 +72,8 @@ struct act_records {
 	size_t nwls;
 	struct act_rec_freq *freqs;
 	size_t nfreqs;
+	struct act_rec_cmd *cmds;
+	size_t ncmds;
 };
 
 int act__rec_add_task(struct act_records *r, const struct act_rec_task *t);
@@ -73,6 +87,10 @@ void act__rec_drop_wl(struct act_records *r, const char *wl);
 void act__rec_drop_freq(struct act_records *r, int cpu);
 void act__rec_free(struct act_records *r);
 int act__rec_add_pgrp(struct act_records *r, const struct act_rec_pgrp *g);
+/* Add (or replace, same wl) a command cgroup record; drop it again. */
+int act__rec_add_cmd(struct act_records *r, const struct act_rec_cmd *c);
+struct act_rec_cmd *act__rec_find_cmd(struct act_records *r, const char *wl);
+void act__rec_drop_cmd(struct act_records *r, const char *wl);
 /*
  * One daemon per parent: an exclusive flock on "<state file>.lock" (created
  * 0600, never through a symlink), holding our pid for the message of the

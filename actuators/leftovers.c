@@ -3,9 +3,9 @@
  * What an earlier instance with the same parent left behind after SIGKILL:
  * its state file (threads it moved, frequencies it changed, in-place cgroups
  * it wrote), its parent cgroup with the workload groups below it, and the
- * process groups it launched. act_open() and act_cleanup() put all of it
- * back before anything else; a restarted daemon may instead adopt the
- * process groups (act_adopt_pgrp()) rather than start second copies.
+ * process groups and command cgroups (commands.c) it launched. act_open() and act_cleanup() put all
+ * of it back before anything else; a restarted daemon may instead adopt the process groups
+ * (act_adopt_pgrp()) rather than start second copies.
  *
  * Only what the state file proves is ours is touched: a parent cgroup without
  * an owner record (someone else's, e.g. cgroup_parent = docker) is refused,
@@ -119,7 +119,7 @@ pid_t act_adopt_pgrp(struct act *act, const char *wl)
 		if (strcmp(g.wl, wl) || procfs_starttime(g.pgid) != g.start)
 			continue;
 		act->leftover[i] = act->leftover[--act->nleftover];
-		if (act_record_pgrp(act, wl, g.pgid))
+		if (act_record_pgrp(act, wl, g.pgid) || act__cmd_adopt(act, wl))
 			return 0;
 		return g.pgid;
 	}
@@ -130,7 +130,10 @@ void act_stop_unadopted(struct act *act)
 {
 	struct act_records saved;
 
-	if (!act || !act->nleftover)
+	if (!act)
+		return;
+	act__cmd_stop_unadopted(act);
+	if (!act->nleftover)
 		return;
 	/* stop_pgrps() works on the records: lend it the leftovers */
 	saved = act->rec;
@@ -238,8 +241,13 @@ int act__cleanup_leftovers(struct act *act, bool *found)
 	*found = false;
 	load_leftover_state(act, found);
 	stop_pgrps(act);
-	if (managed_cgroup(act))
-		first = restore_inplace_leftovers(act, found);
+	/* what the commands started, wherever placed: before their groups are emptied */
+	first = act__cmd_leftovers(act);
+	if (managed_cgroup(act)) {
+		err = restore_inplace_leftovers(act, found);
+		if (err && !first)
+			first = err;
+	}
 	if (managed_cgroup(act) && act->cg->exists(act->cgbe, act->parent)) {
 		if (!act->rec.owns_parent) {
 			act__rec_free(&act->rec);

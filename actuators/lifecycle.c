@@ -48,6 +48,7 @@ static void act_free(struct act *act)
 		act->cg->close(act->cgbe);
 	act__state_unlock(act->state_path, act->lock_fd);
 	free(act->leftover);
+	free(act->leftover_cmds);
 	if (act->fq && act->fqbe)
 		act->fq->close(act->fqbe);
 	act__rec_free(&act->rec);
@@ -67,6 +68,10 @@ static struct act *act_alloc(const struct act_opts *opts, const char *parent)
 	act->lock_fd = -1;
 	act->adopt_pgrps =
 	    opts->sz >= offsetof(struct act_opts, adopt_pgrps) + sizeof(bool) && opts->adopt_pgrps;
+	act->cmd_cgroup =
+	    opts->sz >= offsetof(struct act_opts, cmd_cgroup) + sizeof(opts->cmd_cgroup)
+		? opts->cmd_cgroup
+		: ACT_CMD_CGROUP_AUTO;
 	snprintf(act->parent, sizeof(act->parent), "%s", parent);
 	act->dry_run = opts->dry_run;
 	act->log = opts->log;
@@ -316,6 +321,8 @@ int act_restore(struct act *act)
 
 	if (!act)
 		return 0;
+	/* launched commands first: nothing they started is left running */
+	first = act__cmd_stop_all(act, ACT_PGRP_GRACE_MS);
 	while (act->wls) {
 		struct act_workload *wl = act->wls;
 

@@ -14,6 +14,7 @@
  *   inplace NAME GRP CPUS|- QUOTA-US|- PERIOD-US   (an in-place workload's values as found)
  *   task  TID STARTTIME WL AFFINITY|- CPUSET-PATH CPU-PATH
  *   freq  CPU MIN-KHZ MAX-KHZ
+ *   cmd   WL KIND MOUNT          (a launched command's cgroup, MOUNT/<parent>.cmd/WL)
  * Records are written before the change they allow to undo.
  */
 #include <errno.h>
@@ -148,8 +149,41 @@ int act__rec_add_pgrp(struct act_records *r, const struct act_rec_pgrp *g)
 	return 0;
 }
 
+struct act_rec_cmd *act__rec_find_cmd(struct act_records *r, const char *wl)
+{
+	for (size_t i = 0; i < r->ncmds; i++)
+		if (!strcmp(r->cmds[i].wl, wl))
+			return &r->cmds[i];
+	return NULL;
+}
+
+int act__rec_add_cmd(struct act_records *r, const struct act_rec_cmd *c)
+{
+	struct act_rec_cmd *old = act__rec_find_cmd(r, c->wl);
+
+	if (old) {
+		*old = *c;
+		return 0;
+	}
+	if (!GROW(r->cmds, r->ncmds))
+		return -ENOMEM;
+	r->cmds[r->ncmds++] = *c;
+	return 0;
+}
+
+void act__rec_drop_cmd(struct act_records *r, const char *wl)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < r->ncmds; i++)
+		if (strcmp(r->cmds[i].wl, wl))
+			r->cmds[j++] = r->cmds[i];
+	r->ncmds = j;
+}
+
 void act__rec_free(struct act_records *r)
 {
+	free(r->cmds);
 	free(r->pgrps);
 	free(r->tasks);
 	free(r->wls);
@@ -263,6 +297,9 @@ static void write_records(FILE *f, const struct act_records *r)
 	fprintf(f, "act-state 1\n");
 	if (r->owns_parent)
 		fprintf(f, "owner\t-\n");
+	for (size_t i = 0; i < r->ncmds; i++)
+		fprintf(f, "cmd\t%s\t%d\t%s\n", r->cmds[i].wl, (int)r->cmds[i].kind,
+			r->cmds[i].mnt);
 	for (size_t i = 0; i < r->npgrps; i++)
 		fprintf(f, "pgrp\t%d\t%llu\t%s\n", r->pgrps[i].pgid, r->pgrps[i].start,
 			r->pgrps[i].wl);
@@ -411,6 +448,18 @@ static int parse_freq(struct act_records *r, char **f)
 	return act__rec_add_freq(r, &q);
 }
 
+static int parse_cmd(struct act_records *r, char **f)
+{
+	struct act_rec_cmd c = { 0 };
+
+	snprintf(c.wl, sizeof(c.wl), "%.63s", f[1]);
+	c.kind = (enum act_cmd_kind)strtol(f[2], NULL, 10);
+	snprintf(c.mnt, sizeof(c.mnt), "%.511s", f[3]);
+	if (c.kind <= ACT_CMD_NONE || c.kind > ACT_CMD_FREEZER || c.mnt[0] != '/')
+		return 0;
+	return act__rec_add_cmd(r, &c);
+}
+
 /* The record kinds: name, number of fields (0 = any), parser. */
 static const struct {
 	const char *kind;
@@ -419,6 +468,7 @@ static const struct {
 } kinds[] = {
 	{ "owner", 0, parse_owner },	 { "pgrp", 4, parse_pgrp }, { "wl", 4, parse_wl },
 	{ "inplace", 6, parse_inplace }, { "task", 7, parse_task }, { "freq", 4, parse_freq },
+	{ "cmd", 4, parse_cmd },
 };
 
 /* One line into r; lines of unknown kinds (a newer writer) are skipped. */

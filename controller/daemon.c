@@ -55,7 +55,7 @@ struct daemon {
 	struct loop loop;
 	bool loop_ok; /* loop_init() succeeded: the loop owns the sources */
 	struct pmetrics *pm;
-	pid_t launched[CFG_MAX_WL];
+	struct launched launched[CFG_MAX_WL];
 	char procs[CFG_MAX_WL][INPLACE_PATH_MAX]; /* in-place workloads: their cgroup.procs */
 	double loop_cpu;			  /* ms of CPU spent in loop_step() */
 	double wall0_ms, proc_cpu0;		  /* when the first interval began */
@@ -211,27 +211,20 @@ static int start_workload(struct daemon *d, int i)
 			"it is not observed\n",
 			w->name, w->command, w->user[0] ? w->user : "root");
 		*pid = 0;
-	} else if (w->find == CFG_FIND_COMMAND &&
-		   (d->launched[i] = mach_adopt_pgrp(d->m, w->name)) > 0) {
+	} else if (w->find == CFG_FIND_COMMAND && (*pid = mach_adopt_pgrp(d->m, w->name)) > 0) {
 		fprintf(stderr,
 			"parties: workload %s: adopting pid %d, started by an earlier "
 			"instance (not starting a second copy)\n",
-			w->name, (int)d->launched[i]);
-		*pid = d->launched[i];
+			w->name, (int)*pid);
+		launch_adopted(&d->launched[i], *pid);
 	} else if (w->find == CFG_FIND_COMMAND) {
-		char msg[CFG_CMD_LEN + 128];
+		char msg[CFG_CMD_LEN + 640];
 
-		d->launched[i] = launch_command(w, msg, sizeof(msg));
-		if (d->launched[i] < 0) {
+		if (launch_command(w, d->m, &d->launched[i], msg, sizeof(msg))) {
 			fprintf(stderr, "parties: workload %s: %s\n", w->name, msg);
 			return -1;
 		}
-		*pid = d->launched[i];
-		if (mach_record_pgrp(d->m, w->name, d->launched[i]))
-			fprintf(stderr,
-				"parties: workload %s: cannot record process group %d in "
-				"the state file\n",
-				w->name, (int)d->launched[i]);
+		*pid = d->launched[i].pid;
 	} else if (w->find == CFG_FIND_CGROUP || w->find == CFG_FIND_UNIT) {
 		/* managed in place: its first process stands for it (liveness,
 		 * ebee); the actuators write its own cgroup */
@@ -440,15 +433,16 @@ static void stop(struct daemon *d)
 			src_close(d->la.aux[i]);
 		}
 	}
+	/* the commands (and everything they started) before the machine is put
+	 * back, while their cgroups are still known */
+	for (int i = 0; i < d->cfg->nwl; i++)
+		launch_stop(d->m, d->cfg->wl[i].name, &d->launched[i]);
+	launch_stop_descendants();
 	if (d->m && mach_restore(d->m))
 		fprintf(stderr, "parties: restoring the machine was incomplete (see above); "
 				"run parties --cleanup -c FILE\n");
 	mach_close(d->m);
 	src_ebee_lib_close(d->eb);
-	for (int i = 0; i < d->cfg->nwl; i++)
-		if (d->launched[i] > 0)
-			launch_stop(d->launched[i]);
-	launch_stop_descendants();
 	if (d->log)
 		fclose(d->log);
 }
@@ -459,6 +453,8 @@ int daemon_run(const struct args *a, struct cfg *cfg, const struct pol_ops *pol)
 	int ret;
 
 	memset(&d, 0, sizeof(d));
+	for (int i = 0; i < CFG_MAX_WL; i++)
+		d.launched[i].pidfd = -1;
 	d.a = a;
 	d.cfg = cfg;
 	d.la = (struct loop_args){ .sz = sizeof(d.la), .pol = pol };

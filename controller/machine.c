@@ -112,6 +112,27 @@ void mach_stop_unadopted(struct mach *m)
 		act_stop_unadopted(m->act);
 }
 
+int mach_cmd_prepare(struct mach *m, const char *wl, char *err, size_t len)
+{
+	int fd;
+
+	if (!m)
+		return -EOPNOTSUPP;
+	fd = act_cmd_prepare(m->act, wl);
+	if (fd < 0)
+		snprintf(err, len, "%s", act_last_error(m->act));
+	return fd;
+}
+
+int mach_cmd_stop(struct mach *m, const char *wl, int grace_ms, char *err, size_t len)
+{
+	int e = m ? act_cmd_stop(m->act, wl, grace_ms) : 0;
+
+	if (e)
+		snprintf(err, len, "%s", act_last_error(m->act));
+	return e;
+}
+
 int mach_restore(struct mach *m)
 {
 	int err;

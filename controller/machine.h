@@ -31,5 +31,12 @@ int mach_record_pgrp(struct mach *m, const char *wl, pid_t pgid);
 pid_t mach_adopt_pgrp(struct mach *m, const char *wl);
 /* Stop what a killed instance launched and nobody adopted. */
 void mach_stop_unadopted(struct mach *m);
+/* A cgroup of its own for wl's command (act_cmd_prepare()): an fd on its
+ * cgroup.procs for the child to join before exec, or a negative errno with
+ * the reason in err (-EOPNOTSUPP: no hierarchy for it here). */
+int mach_cmd_prepare(struct mach *m, const char *wl, char *err, size_t len);
+/* Stop everything in wl's command cgroup (act_cmd_stop()): SIGTERM, grace_ms,
+ * killed until empty. 0, or a negative errno with the reason in err. */
+int mach_cmd_stop(struct mach *m, const char *wl, int grace_ms, char *err, size_t len);
 
 #endif /* PARTIES_MACHINE_H */

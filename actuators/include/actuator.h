@@ -80,6 +80,13 @@ enum act_cgroup_mode {
 	ACT_CGROUP_V2,
 };
 
+/* Where launched commands' own cgroups go (act_cmd_prepare()). */
+enum act_cmd_cgroup {
+	ACT_CMD_CGROUP_AUTO = 0, /* cgroup v2 if mounted, else the v1 freezer */
+	ACT_CMD_CGROUP_V2,	 /* cgroup v2 only */
+	ACT_CMD_CGROUP_FREEZER,	 /* the v1 freezer only */
+};
+
 enum act_log_level { ACT_LOG_WARN, ACT_LOG_INFO, ACT_LOG_DEBUG };
 /* msg is one line without trailing newline, prefixed "act: ". */
 typedef void (*act_log_fn)(enum act_log_level level, const char *msg, void *ctx);
@@ -124,6 +131,8 @@ struct act_opts {
 	 * (act_adopt_pgrp()) instead of stopping them; act_stop_unadopted()
 	 * stops the rest. act_cleanup() always stops them. */
 	bool adopt_pgrps;
+	/* Which hierarchy act_cmd_prepare() uses (tests pin one). */
+	enum act_cmd_cgroup cmd_cgroup;
 };
 
 /* What this machine lets the actuators control, filled by act_open(). */
@@ -215,8 +224,32 @@ int act_record_pgrp(struct act *act, const char *wl, pid_t pgid);
  * takes it over rather than starting a second copy of the command.
  */
 pid_t act_adopt_pgrp(struct act *act, const char *wl);
-/* Stop (SIGTERM, ACT_PGRP_GRACE_MS, SIGKILL) the leftover groups not adopted. */
+/* Stop (SIGTERM, ACT_PGRP_GRACE_MS, SIGKILL) the leftover groups not adopted,
+ * and everything in their commands' cgroups. */
 void act_stop_unadopted(struct act *act);
+
+/*
+ * A cgroup of its own for the command the caller is about to launch for
+ * workload wl, so that nothing it starts outlives the daemon, whatever it
+ * does (setsid, double fork, ignoring SIGTERM, thousands of processes):
+ * cgroup v2 (emptied by cgroup.kill; beside a v1 placement on a hybrid
+ * machine), else the v1 freezer (frozen, every task killed, thawed, until
+ * empty). Recorded in the state file before it is made, so act_cleanup()
+ * after SIGKILL of the daemon empties it. Returns an fd open for writing on
+ * its cgroup.procs (O_CLOEXEC): the child writes its own pid there before
+ * exec, then everything it forks is inside. Negative errno: -EOPNOTSUPP
+ * when no such hierarchy is mounted (or a dry run), with act_last_error().
+ */
+int act_cmd_prepare(struct act *act, const char *wl);
+/*
+ * Stop everything in wl's command cgroup (and, on a v2-only machine, in its
+ * workload group, where placed tasks are): SIGTERM, up to grace_ms for it
+ * to empty, then killed until empty (bounded); the cgroup removed and its
+ * record dropped. 0 (also when wl has none), or -EBUSY when processes are
+ * still there at the deadline (the record is kept for act_cleanup()).
+ * act_restore() does this for every command still recorded.
+ */
+int act_cmd_stop(struct act *act, const char *wl, int grace_ms);
 
 /* The capability report (owned by act, valid until act_close()). */
 const struct act_caps *act_caps(const struct act *act);

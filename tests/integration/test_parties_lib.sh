@@ -30,7 +30,9 @@ pt_require()
 
 pt_cgroups_left()
 {
-	ls -d /sys/fs/cgroup/*/"$PT_PARENT" /sys/fs/cgroup/"$PT_PARENT" 2>/dev/null
+	# the parent, and the launched commands' own cgroups (<parent>.cmd)
+	ls -d /sys/fs/cgroup/*/"$PT_PARENT" /sys/fs/cgroup/"$PT_PARENT" \
+		/sys/fs/cgroup/*/"$PT_PARENT".cmd /sys/fs/cgroup/"$PT_PARENT".cmd 2>/dev/null
 }
 
 pt_cleanup()
@@ -54,7 +56,8 @@ pt_cleanup()
 		build/parties -c "$PT_TMP/parties.ini" --cleanup >/dev/null 2>&1
 	fi
 	# last resort: empty cgroups that are ours by name
-	for p in /sys/fs/cgroup/*/"$PT_PARENT"/* /sys/fs/cgroup/*/"$PT_PARENT"; do
+	for p in /sys/fs/cgroup/*/"$PT_PARENT"/* /sys/fs/cgroup/*/"$PT_PARENT" \
+		/sys/fs/cgroup/*/"$PT_PARENT".cmd/* /sys/fs/cgroup/*/"$PT_PARENT".cmd; do
 		[ -d "$p" ] && rmdir "$p" 2>/dev/null
 	done
 	[ -n "${PT_KEEP:-}" ] && cp -r "$PT_TMP" /tmp/pt-keep; rm -rf "$PT_TMP"

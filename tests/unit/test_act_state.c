@@ -167,6 +167,39 @@ static void test_refusals(void **state)
 }
 
 /* One holder at a time; the second learns the first's pid. */
+static void test_cmd_records(void **state)
+{
+	struct act_records r = { 0 }, back = { 0 };
+	struct act_rec_cmd a = { .wl = "web", .kind = ACT_CMD_V2 };
+	struct act_rec_cmd b = { .wl = "db", .kind = ACT_CMD_FREEZER };
+
+	snprintf(a.mnt, sizeof(a.mnt), "/sys/fs/cgroup/unified");
+	snprintf(b.mnt, sizeof(b.mnt), "/sys/fs/cgroup/freezer");
+	assert_int_equal(act__rec_add_cmd(&r, &a), 0);
+	assert_int_equal(act__rec_add_cmd(&r, &b), 0);
+	b.kind = ACT_CMD_V2_SHARED; /* same workload: replaced */
+	assert_int_equal(act__rec_add_cmd(&r, &b), 0);
+	assert_int_equal(r.ncmds, 2);
+	assert_int_equal(act__state_save(path, &r), 0);
+	assert_int_equal(act__state_load(path, &back), 0);
+	assert_int_equal(back.ncmds, 2);
+	assert_string_equal(back.cmds[0].wl, "web");
+	assert_int_equal(back.cmds[0].kind, ACT_CMD_V2);
+	assert_string_equal(back.cmds[0].mnt, "/sys/fs/cgroup/unified");
+	assert_string_equal(act__rec_find_cmd(&back, "db")->mnt, "/sys/fs/cgroup/freezer");
+	assert_int_equal(act__rec_find_cmd(&back, "db")->kind, ACT_CMD_V2_SHARED);
+	act__rec_drop_cmd(&back, "web");
+	assert_int_equal(back.ncmds, 1);
+	assert_null(act__rec_find_cmd(&back, "web"));
+	act__rec_free(&back);
+	/* an unknown kind or a relative mount is not ours to kill in */
+	put("act-state 1\ncmd\tw\t9\t/x\ncmd\tw\t1\tx\ncmd\tw\t0\t/x\n", 0600);
+	assert_int_equal(act__state_load(path, &back), 0);
+	assert_int_equal(back.ncmds, 0);
+	act__rec_free(&back);
+	act__rec_free(&r);
+}
+
 static void test_lock(void **state)
 {
 	pid_t holder = 0;
@@ -186,6 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cmd_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 	};
 

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A launched command's own cgroup on the real kernel (root), in each
+ * hierarchy this machine has (cgroup v2 with cgroup.kill, the v1 freezer):
+ * a command that leaves 300 setsid processes ignoring SIGTERM is stopped
+ * with all of them by act_cmd_stop(), and, when the daemon holding it is
+ * SIGKILLed, by act_cleanup() from its state file. Processes are counted by
+ * a token only this run puts in their command line.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "actuator.h"
+
+#define NPROCS 300
+
+static char parent[64], state_dir[128], token[32];
+
+/* Live (not zombie) processes whose command line holds the token. */
+static int count_token(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], buf[256], st[512];
+		ssize_t r;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r <= 0)
+			continue; /* zombie or kernel thread */
+		buf[r] = '\0';
+		for (ssize_t i = 0; i < r; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		if (!strstr(buf, token))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		r = read(fd, st, sizeof(st) - 1);
+		close(fd);
+		st[r > 0 ? r : 0] = '\0';
+		if (strrchr(st, ')') && strrchr(st, ')')[2] != 'Z')
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void kill_token(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "pkill -KILL -f '%s' 2>/dev/null", token);
+	if (system(cmd) < 0)
+		return;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Until at least n processes carry the token (20 s). */
+static bool wait_count(int n)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (count_token() >= n)
+			return true;
+		sleep_ms(10);
+	}
+	return false;
+}
+
+static struct act_opts opts_for(enum act_cmd_cgroup kind)
+{
+	return (struct act_opts){ .sz = sizeof(struct act_opts),
+				  .parent = parent,
+				  .state_dir = state_dir,
+				  .resources = ACT_RES_CPUSET,
+				  .log_level = ACT_LOG_WARN,
+				  .cmd_cgroup = kind };
+}
+
+/* The command: joins the cgroup (fd) itself, then NPROCS setsid sleeps that ignore SIGTERM. */
+static pid_t launch(int fd)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char buf[512];
+		int n = snprintf(buf, sizeof(buf), "%d", (int)getpid());
+
+		if (write(fd, buf, (size_t)n) != n)
+			_exit(126);
+		snprintf(buf, sizeof(buf),
+			 "trap '' TERM; i=0; while [ $i -lt %d ]; do setsid sleep %s.1 & "
+			 "i=$((i + 1)); done; exec sleep %s.2",
+			 NPROCS, token, token);
+		execl("/bin/sh", "sh", "-c", buf, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static bool cmd_dir_exists(void)
+{
+	char path[256];
+	struct stat st;
+	const char *mnts[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup/freezer",
+			       "/sys/fs/cgroup" };
+
+	for (size_t i = 0; i < sizeof(mnts) / sizeof(mnts[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s.cmd", mnts[i], parent);
+		if (!stat(path, &st))
+			return true;
+	}
+	return false;
+}
+
+/* Is <mnt>/<parent>.cmd/web a directory (mnt NULL: the cgroup2 mount, from /proc/mounts)? */
+static bool in_hierarchy(const char *mnt)
+{
+	char path[512], m[256] = "", line[512];
+	struct stat st;
+	FILE *f;
+
+	if (!mnt) {
+		f = fopen("/proc/self/mounts", "r");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%*s %255s cgroup2", m) == 1 && strstr(line, " cgroup2 "))
+				break;
+			else
+				m[0] = '\0';
+		fclose(f);
+		mnt = m;
+	}
+	snprintf(path, sizeof(path), "%s/%s.cmd/web", mnt, parent);
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* An act for kind, or SKIP when not root or when this machine lacks the hierarchy. */
+static struct act *open_kind(enum act_cmd_cgroup kind, int *fd)
+{
+	struct act_opts o = opts_for(kind);
+	struct act *act;
+
+	if (geteuid() != 0) {
+		print_message("SKIP: needs root (cgroup writes)\n");
+		skip();
+	}
+	act = act_open(&o);
+	assert_non_null(act);
+	*fd = act_cmd_prepare(act, "web");
+	if (*fd == -EOPNOTSUPP) {
+		print_message("SKIP: %s\n", act_last_error(act));
+		act_close(act);
+		skip();
+	}
+	assert_true(*fd >= 0);
+	/* in the hierarchy asked for */
+	assert_true(in_hierarchy(kind == ACT_CMD_CGROUP_FREEZER ? "/sys/fs/cgroup/freezer" : NULL));
+	return act;
+}
+
+static void stop_case(enum act_cmd_cgroup kind)
+{
+	int fd, st;
+	struct act *act = open_kind(kind, &fd);
+	pid_t pid = launch(fd);
+
+	close(fd);
+	assert_true(wait_count(NPROCS + 1));
+	assert_int_equal(act_cmd_stop(act, "web", 200), 0);
+	assert_int_equal(count_token(), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	act_close(act);
+	assert_false(cmd_dir_exists());
+}
+
+static void cleanup_case(enum act_cmd_cgroup kind)
+{
+	struct act_opts o = opts_for(kind);
+	int ready[2], st;
+	char c;
+	pid_t daemon;
+
+	if (geteuid() != 0) {
+		print_message("SKIP: needs root (cgroup writes)\n");
+		skip();
+	}
+	assert_int_equal(pipe(ready), 0);
+	daemon = fork();
+	assert_true(daemon >= 0);
+	if (daemon == 0) {
+		/* the daemon: the cgroup, the command, then it waits to be killed */
+		int fd;
+		struct act *act = act_open(&o);
+
+		if (!act)
+			_exit(1);
+		fd = act_cmd_prepare(act, "web");
+		c = fd == -EOPNOTSUPP ? 's' : fd < 0 ? 'e' : 'r';
+		if (fd >= 0) {
+			launch(fd);
+			close(fd);
+		}
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	if (c == 's') {
+		kill(daemon, SIGKILL);
+		waitpid(daemon, NULL, 0);
+		assert_int_equal(act_cleanup(&o), 1);
+		print_message("SKIP: no such hierarchy here\n");
+		skip();
+	}
+	assert_int_equal(c, 'r');
+	assert_true(wait_count(NPROCS + 1));
+	kill(daemon, SIGKILL);
+	assert_int_equal(waitpid(daemon, &st, 0), daemon);
+	assert_true(count_token() >= NPROCS + 1); /* they outlive the daemon */
+	assert_int_equal(act_cleanup(&o), 1);
+	assert_int_equal(count_token(), 0);
+	assert_false(cmd_dir_exists());
+}
+
+static void test_v2_stop(void **state)
+{
+	stop_case(ACT_CMD_CGROUP_V2);
+}
+
+static void test_freezer_stop(void **state)
+{
+	stop_case(ACT_CMD_CGROUP_FREEZER);
+}
+
+static void test_v2_cleanup_after_sigkill(void **state)
+{
+	cleanup_case(ACT_CMD_CGROUP_V2);
+}
+
+static void test_freezer_cleanup_after_sigkill(void **state)
+{
+	cleanup_case(ACT_CMD_CGROUP_FREEZER);
+}
+
+static int setup(void **state)
+{
+	snprintf(parent, sizeof(parent), "parties-test-%d", getpid());
+	snprintf(state_dir, sizeof(state_dir), "/tmp/act-test-%d", getpid());
+	snprintf(token, sizeof(token), "%d", 500000 + getpid());
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct act_opts o = opts_for(ACT_CMD_CGROUP_AUTO);
+	char cmd[256];
+
+	kill_token();
+	act_cleanup(&o);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", state_dir);
+	if (system(cmd) < 0)
+		return -1;
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_v2_stop, teardown),
+		cmocka_unit_test_teardown(test_freezer_stop, teardown),
+		cmocka_unit_test_teardown(test_v2_cleanup_after_sigkill, teardown),
+		cmocka_unit_test_teardown(test_freezer_cleanup_after_sigkill, teardown),
+	};
+
+	setup(NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
