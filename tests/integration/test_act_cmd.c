@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "../../actuators/act_cmdcg.h"
 #include "actuator.h"
 
 #define NPROCS 300
@@ -260,6 +261,83 @@ static void cleanup_case(enum act_cmd_cgroup kind)
 	assert_false(cmd_dir_exists());
 }
 
+/* The cgroup2 mount point into m ("" when there is none). */
+static void v2_mount(char *m, size_t len)
+{
+	char line[512], dir[256];
+	FILE *f = fopen("/proc/self/mounts", "r");
+
+	m[0] = '\0';
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %255s", dir) == 1 && strstr(line, " cgroup2 ")) {
+			snprintf(m, len, "%s", dir);
+			break;
+		}
+	fclose(f);
+}
+
+/*
+ * On a v2-only machine placed tasks live in the workload's group
+ * <parent>/<wl>, not in the command's cgroup: the shared kind's kill covers
+ * both. Shown on this machine's v2 hierarchy with both groups made by hand.
+ */
+static void test_v2_shared_kill_covers_workload_group(void **state)
+{
+	char mnt[256], top[400], wlg[512], procs[600];
+	struct act_cmdcg c = { ACT_CMD_V2_SHARED, mnt, parent, "web" };
+	size_t left = 99;
+	pid_t a, b;
+	int fd, st;
+
+	if (geteuid() != 0) {
+		print_message("SKIP: needs root (cgroup writes)\n");
+		skip();
+	}
+	v2_mount(mnt, sizeof(mnt));
+	if (!mnt[0]) {
+		print_message("SKIP: no cgroup v2 hierarchy mounted\n");
+		skip();
+	}
+	snprintf(top, sizeof(top), "%s/%s", mnt, parent);
+	snprintf(wlg, sizeof(wlg), "%s/web", top);
+	assert_int_equal(mkdir(top, 0755), 0);
+	assert_int_equal(mkdir(wlg, 0755), 0);
+	fd = act__cmd_create(&c);
+	assert_true(fd >= 0);
+	a = launch(fd); /* in the command's cgroup, NPROCS + 1 processes */
+	close(fd);
+	assert_true(wait_count(NPROCS + 1));
+	/* one more, placed: in the workload's group */
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", wlg);
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	b = fork();
+	assert_true(b >= 0);
+	if (b == 0) {
+		char buf[64];
+		int n = snprintf(buf, sizeof(buf), "%d", (int)getpid());
+
+		if (write(fd, buf, (size_t)n) != n)
+			_exit(126);
+		snprintf(buf, sizeof(buf), "%s.3", token);
+		execlp("sleep", "sleep", buf, (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	assert_true(wait_count(NPROCS + 2));
+	assert_int_equal(act__cmd_count(&c), NPROCS + 2);
+	assert_int_equal(act__cmd_kill(&c, 5000, &left), 0);
+	assert_int_equal(left, 0);
+	assert_int_equal(count_token(), 0);
+	assert_int_equal(waitpid(a, &st, 0), a);
+	assert_int_equal(waitpid(b, &st, 0), b);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_int_equal(act__cmd_remove(&c), 0);
+	assert_int_equal(rmdir(wlg), 0);
+	assert_int_equal(rmdir(top), 0);
+}
+
 static void test_v2_stop(void **state)
 {
 	stop_case(ACT_CMD_CGROUP_V2);
@@ -293,8 +371,23 @@ static int teardown(void **state)
 	struct act_opts o = opts_for(ACT_CMD_CGROUP_AUTO);
 	char cmd[256];
 
+	char mnt[256], dir[600];
+
 	kill_token();
 	act_cleanup(&o);
+	/* what test_v2_shared_kill_covers_workload_group made by hand */
+	v2_mount(mnt, sizeof(mnt));
+	if (mnt[0]) {
+		sleep_ms(100); /* the killed leave the cgroups */
+		snprintf(dir, sizeof(dir), "%s/%s.cmd/web", mnt, parent);
+		rmdir(dir);
+		snprintf(dir, sizeof(dir), "%s/%s.cmd", mnt, parent);
+		rmdir(dir);
+		snprintf(dir, sizeof(dir), "%s/%s/web", mnt, parent);
+		rmdir(dir);
+		snprintf(dir, sizeof(dir), "%s/%s", mnt, parent);
+		rmdir(dir);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", state_dir);
 	if (system(cmd) < 0)
 		return -1;
@@ -308,6 +401,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_freezer_stop, teardown),
 		cmocka_unit_test_teardown(test_v2_cleanup_after_sigkill, teardown),
 		cmocka_unit_test_teardown(test_freezer_cleanup_after_sigkill, teardown),
+		cmocka_unit_test_teardown(test_v2_shared_kill_covers_workload_group, teardown),
 	};
 
 	setup(NULL);
