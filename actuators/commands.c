@@ -38,6 +38,7 @@ enum act_cmd_kind act__cmd_kind(struct act *act, char *mnt, size_t len)
 int act_cmd_prepare(struct act *act, const char *wl)
 {
 	struct act_rec_cmd r = { 0 };
+	char dir[ACT_PATH_MAX];
 	struct act_cmdcg c;
 	int fd, err;
 
@@ -60,17 +61,17 @@ int act_cmd_prepare(struct act *act, const char *wl)
 		return err;
 	c = cmdcg_of(act, &r);
 	fd = act__cmd_create(&c);
+	act__cmd_dir(&c, false, dir, sizeof(dir));
 	if (fd < 0) {
-		char dir[ACT_PATH_MAX];
-
-		act__cmd_dir(&c, false, dir, sizeof(dir));
+		if (fd != -EBUSY)
+			act__cmd_remove(&c); /* what was made of it */
 		act__rec_drop_cmd(&act->rec, wl);
 		act__save_state(act);
 		return ERR(act, fd, "workload %s: cannot make cgroup %s for its command: %s", wl,
 			   dir, fd == -EBUSY ? "it holds processes already" : strerror(-fd));
 	}
-	act_be_log(act, ACT_LOG_DEBUG, "workload %s: its command runs in a cgroup of its own (%s)",
-		   wl, act__cmd_kind_str(r.kind));
+	act_be_log(act, ACT_LOG_INFO, "workload %s: its command runs in cgroup %s (%s)", wl, dir,
+		   act__cmd_kind_str(r.kind));
 	return fd;
 }
 

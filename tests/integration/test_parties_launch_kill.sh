@@ -48,7 +48,7 @@ cleanup_check()
 
 # --- 1. SIGKILL between the fork and what the daemon records after it. That window is
 # too short to hit from here: strace holds the daemon's first system call after the fork
-# (setpgid of the child, 3 s) so that SIGKILL lands in it (strace follows the daemon only:
+# (setpgid of the child, 10 s) so that SIGKILL lands in it (strace follows the daemon only:
 # the child runs on as it would).
 cat >"$PT_TMP/fork.sh" <<SH
 sleep $TOKEN.1 &
@@ -56,12 +56,12 @@ sleep $TOKEN.2 &
 exec sleep $TOKEN.3
 SH
 ini "$PT_TMP/fork.sh"
-strace -o /dev/null -e trace=setpgid -e inject=setpgid:delay_enter=3000000 \
+strace -o /dev/null -e trace=setpgid -e inject=setpgid:delay_enter=10000000 \
 	build/parties -c "$PT_TMP/parties.ini" --duration 30 2>"$PT_TMP/parties.err" &
 S=$!
 P=
 c=
-for _ in $(seq 500); do
+for _ in $(seq 3000); do
 	[ -n "$P" ] || P=$(pgrep -P "$S" -f "parties.ini --duration")
 	[ -n "$P" ] && read -r c 2>/dev/null <"/proc/$P/task/$P/children"
 	[ -n "$c" ] && break
