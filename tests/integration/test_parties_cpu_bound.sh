@@ -1,7 +1,8 @@
 #!/bin/bash
 # parties closes the loop on a CPU-bound server: 1 ms of CPU per request, 8 threads,
-# p99 target 10 ms, on 1 of 2 managed CPUs. At 800 requests/s one CPU is not enough
-# (ebee's p99 goes past the target); PARTIES gives it the free CPU, and with two the
+# p99 target 10 ms, on 1 of 2 managed CPUs. At 1200 requests/s (1.2 CPUs of work) one CPU
+# is overloaded (ebee's p99 goes past the target and keeps growing); PARTIES gives it the
+# free CPU, and with two (or the 1.5 left by a neighbour spinning on one) the
 # p99 falls to at most half what the same run measured on one CPU under the same load,
 # while the load goes on: the core did the work, not the passing of time. When the load
 # falls to 50 requests/s the CPU is given back. The comparison is with this run's own
@@ -38,7 +39,7 @@ pt_wait_started
 >/dev/null pt_wait_port "$port" || die "cpr_server does not accept on $port"
 pt_log_wait 'w["web"]["cores"] == 1' 30 >/dev/null || die "web did not start on one core"
 
-build/loadgen --port "$port" --schedule 0:800,20:800,20.5:50,40:50 --summary >"$PT_TMP/loadgen.out" 2>&1 &
+build/loadgen --port "$port" --schedule 0:1200,20:1200,20.5:50,40:50 --summary >"$PT_TMP/loadgen.out" 2>&1 &
 PT_PIDS+=($!)
 # The record of an action carries the observation that caused it and the allocation
 # after it.
@@ -59,10 +60,31 @@ for line in open(sys.argv[1]):
 print(worst)
 PY
 )
-echo "t=$t_up s: one CPU at 800 req/s put p99 past 10 ms (worst $p_one us); PARTIES gave web the second CPU"
+echo "t=$t_up s: one CPU at 1200 req/s put p99 past 10 ms (worst $p_one us); PARTIES gave web the second CPU"
 awk -v p="$p_one" 'BEGIN { exit !(p > 10000) }' || die "no one-CPU p99 above the target in the log (got $p_one)"
-t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']['rps'] > 600 and w['web']['p99_ebee_us'] <= $p_one / 2" 20) ||
-	{ tail -8 "$PT_TMP/log.jsonl"; die "two CPUs under the same load did not halve the one-CPU p99 of $p_one us"; }
+if ! t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']['rps'] > 900 and w['web']['p99_ebee_us'] <= $p_one / 2" 20); then
+	tail -8 "$PT_TMP/log.jsonl"
+	# Whether the machine let the server run at all: with its two CPUs it should use more
+	# CPU time than one CPU could give it (1.2 CPUs of work are offered). If it got less
+	# than 0.6 of a CPU, neighbours took the machine (a missing second CPU would still
+	# leave it the ~1.0 of the first): this run cannot show what the second CPU does.
+	got=$(python3 - "$PT_TMP/log.jsonl" "$t_up" <<'PY'
+import json, sys
+best = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get('summary') or r['t'] <= float(sys.argv[2]):
+        continue
+    w = {x['name']: x for x in r['wl']}['web']
+    if w.get('cores') == 2 and w.get('cpu_used') is not None:
+        best = max(best, w['cpu_used'])
+print(best)
+PY
+)
+	awk -v g="$got" 'BEGIN { exit !(g < 0.6) }' &&
+		skip "the machine gave the server at most $got CPUs on its two (1.2 offered): too busy to show what the second CPU does"
+	die "two CPUs under the same load did not halve the one-CPU p99 of $p_one us (the server used up to $got CPUs)"
+fi
 echo "t=$t_met s: two CPUs under the same load, p99 at most half the one-CPU $p_one us"
 # The load falls at about t=22 s (daemon time). PARTIES may already have tried a
 # downsize while loaded (and reverted it): what matters is that, at low load, web is
