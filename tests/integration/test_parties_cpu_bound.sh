@@ -8,7 +8,10 @@
 # falls to 50 requests/s the CPU is given back. The comparison is with this run's own
 # one-CPU p99, not with the target: on a machine other programs keep busy, two shared
 # CPUs need not bring a CPU-bound server under an absolute 10 ms, but they still do
-# halve what one gave. Waits poll the log with generous bounds. Bounded: about 45 s.
+# halve what one gave. Waits poll the log with generous bounds. If the p99 is not halved
+# although web's cpuset has both CPUs, and the server got less than 0.9 of a CPU of the 1.2
+# offered, neighbours took the machine: SKIP, with the figures (a missing second CPU is a
+# FAIL: the cpuset is read from the cgroup). Bounded: about 45 s.
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties build/fixtures/cpr_server build/loadgen
 
@@ -62,12 +65,15 @@ PY
 )
 echo "t=$t_up s: one CPU at 1200 req/s put p99 past 10 ms (worst $p_one us); PARTIES gave web the second CPU"
 awk -v p="$p_one" 'BEGIN { exit !(p > 10000) }' || die "no one-CPU p99 above the target in the log (got $p_one)"
+# the second CPU is really there, not only in the log
+cg=/sys/fs/cgroup/cpuset/$PT_PARENT/web
+[ -d "$cg" ] || cg=/sys/fs/cgroup/$PT_PARENT/web
+[ "$(cat "$cg/cpuset.cpus")" = 0-1 ] || die "log says 2 cores, web's cpuset says $(cat "$cg/cpuset.cpus")"
 if ! t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']['rps'] > 900 and w['web']['p99_ebee_us'] <= $p_one / 2" 20); then
 	tail -8 "$PT_TMP/log.jsonl"
-	# Whether the machine let the server run at all: with its two CPUs it should use more
-	# CPU time than one CPU could give it (1.2 CPUs of work are offered). If it got less
-	# than 0.6 of a CPU, neighbours took the machine (a missing second CPU would still
-	# leave it the ~1.0 of the first): this run cannot show what the second CPU does.
+	# Whether the machine let the server run: its cpuset had both CPUs (checked above) and
+	# 1.2 CPUs of work were offered, so unless neighbours took the machine it used more
+	# than 0.9 of a CPU. If it did not, this run cannot show what the second CPU does.
 	got=$(python3 - "$PT_TMP/log.jsonl" "$t_up" <<'PY'
 import json, sys
 best = 0
@@ -81,7 +87,7 @@ for line in open(sys.argv[1]):
 print(best)
 PY
 )
-	awk -v g="$got" 'BEGIN { exit !(g < 0.6) }' &&
+	awk -v g="$got" 'BEGIN { exit !(g < 0.9) }' &&
 		skip "the machine gave the server at most $got CPUs on its two (1.2 offered): too busy to show what the second CPU does"
 	die "two CPUs under the same load did not halve the one-CPU p99 of $p_one us (the server used up to $got CPUs)"
 fi
