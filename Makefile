@@ -324,7 +324,7 @@ uninstall:
 
 # ---------------------------------------------------------------- targets
 .DEFAULT_GOAL := all
-.PHONY: all test unit integration bench demo run deps clean help format figure11-sim
+.PHONY: all test test-busy unit integration bench demo run deps clean help format figure11-sim
 
 all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 
@@ -336,6 +336,12 @@ tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 test: tests-build
 	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)tests/run.sh all
+
+# The suite on a busy machine: every unit and integration test while one process spins on
+# a CPU at normal priority and another writes to disk continuously (tests/busy.sh says
+# exactly what load; it dies with the run on every exit path).
+test-busy: tests-build
+	$(Q)tests/busy.sh tests/run.sh all
 
 unit: tests-build
 	$(Q)tests/run.sh unit
@@ -396,6 +402,7 @@ help:
 	@echo 'make [V=1] TARGET'
 	@echo '  all          build BPF objects, libebee.a, libact.a, libparties.a, ebee, parties, fixtures'
 	@echo '  test         build and run every unit and integration test (root for integration)'
+	@echo '  test-busy    every unit and integration test under load (tests/busy.sh: one CPU spinning, one disk writer)'
 	@echo '  unit         unit tests only (no root)'
 	@echo '  integration  integration tests only (root, real BPF, servers, cgroups)'
 	@echo '  bench        benchmarks: print figures as ratios measured side by side'

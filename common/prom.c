@@ -99,10 +99,62 @@ static void putf(struct prom_buf *b, const char *fmt, ...)
 	put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-/* Label values escape \ " and newline; help text escapes \ and newline. */
+/*
+ * The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 if s does not start
+ * one. s is NUL-terminated, so a truncated sequence stops at the NUL.
+ */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0; /* a continuation byte, C0/C1 (overlong) or F5..FF */
+	/* the second byte's range is what excludes overlongs, surrogates and
+	 * code points above U+10FFFF */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * Label values escape \ " and newline; help text escapes \ and newline.
+ * Both must be UTF-8 (a scraper rejects the whole page otherwise), and what
+ * we print is not always ours: a process name set with prctl(PR_SET_NAME)
+ * is any bytes. Each byte that does not start a well-formed sequence is
+ * written as U+FFFD, the replacement character, as Go's
+ * strings.ToValidUTF8 and most decoders do, so the rest stays readable.
+ */
 static void put_escaped(struct prom_buf *b, const char *s, int quotes)
 {
-	for (; *s; s++) {
+	while (*s) {
+		int n = utf8_len((const unsigned char *)s);
+
+		if (!n) {
+			puts_(b, "\xef\xbf\xbd");
+			s++;
+			continue;
+		}
 		if (*s == '\\')
 			puts_(b, "\\\\");
 		else if (*s == '\n')
@@ -110,7 +162,8 @@ static void put_escaped(struct prom_buf *b, const char *s, int quotes)
 		else if (*s == '"' && quotes)
 			puts_(b, "\\\"");
 		else
-			put(b, s, 1);
+			put(b, s, n);
+		s += n;
 	}
 }
 

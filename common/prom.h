@@ -6,7 +6,9 @@
  * The writer enforces what the format requires and what scrapers reject
  * silently otherwise: one # HELP and # TYPE per family before its samples,
  * every sample of a family contiguous, a family never repeated, valid metric
- * and label names, escaped label values and help text, and histogram buckets
+ * and label names, escaped label values and help text (valid UTF-8: each
+ * byte that does not start a well-formed sequence is written as U+FFFD),
+ * and histogram buckets
  * written cumulatively with a final le="+Inf" equal to _count. A call that
  * breaks a rule writes nothing and sets the buffer's error (sticky, first one
  * wins), so a program bug shows as a 500 rather than a half-valid page.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A /metrics endpoint on libmicrohttpd: one internal thread, GET only. The
+ * A /metrics endpoint on libmicrohttpd: one internal epoll thread, GET only,
+ * a 5 s deadline per request however active the client (slowloris). The
  * page is rendered on each scrape by a callback, so it is never staler than
  * the data behind it.
  */

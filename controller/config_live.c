@@ -192,11 +192,17 @@ static int check_feed(const struct cfg *c, const struct cfg_workload *w, char *e
 {
 	struct stat st;
 
-	if (stat(w->feed, &st))
+	if (lstat(w->feed, &st))
 		return live_fail(c, w->feed_line, err, len,
 				 "workload %s: feed file %s does not exist (start the load "
 				 "generator with --feed %s first)",
 				 w->name, w->feed, w->feed);
+	/* each read opens it with O_NOFOLLOW (source_client.c): say so now */
+	if (S_ISLNK(st.st_mode))
+		return live_fail(c, w->feed_line, err, len,
+				 "workload %s: feed %s is a symbolic link: a feed is never "
+				 "followed through one (give the file itself)",
+				 w->name, w->feed);
 	if (!S_ISREG(st.st_mode))
 		return live_fail(c, w->feed_line, err, len,
 				 "workload %s: feed %s is not a regular file", w->name, w->feed);

@@ -225,11 +225,88 @@ static double now_s(clockid_t clk)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The peak offered rate over every workload's schedule, requests/s. */
+static double peak_rps(const struct cfg *c)
+{
+	double peak = 0;
+
+	for (int i = 0; i < c->nwl; i++) {
+		struct sim_wl_model m;
+
+		sim_cfg_model(&c->sim, i, &m);
+		for (int k = 0; k < m.npoints; k++)
+			if (m.rps[k] > peak)
+				peak = m.rps[k];
+	}
+	return peak;
+}
+
+/* Room for every request of the window at the peak offered rate, with
+ * margin for a backlog draining faster than it arrived (a full window
+ * evicts by count, and its p99 would then cover less than the window). In
+ * double: the bound below is checked before anything is allocated. */
+static double window_cap(const struct cfg *c)
+{
+	return peak_rps(c) * c->ebee_window_ms / 1000.0 * 3 + 4096;
+}
+
+/* The requests workload i's schedule offers over [0, dur]: the integral of
+ * its piecewise-linear rate (held before the first point and after the
+ * last), exact by trapezoids between the breakpoints. */
+static double offered_requests(const struct cfg *c, int i, double dur)
+{
+	struct sim_wl_model m;
+	double t = 0, n = 0;
+
+	sim_cfg_model(&c->sim, i, &m);
+	for (int k = 0; k <= m.npoints; k++) {
+		double next = k < m.npoints && m.t_s[k] < dur ? m.t_s[k] : dur;
+
+		if (next <= t)
+			continue;
+		n += (sim_model_rate(&m, t) + sim_model_rate(&m, next)) / 2 * (next - t);
+		t = next;
+	}
+	return n;
+}
+
+int sim_run_check_bounds(const struct cfg *c, double dur, char *err, size_t len)
+{
+	double intervals = dur * 1000.0 / c->interval_ms, requests = 0, records;
+
+	if (intervals > SIM_MAX_INTERVALS) {
+		snprintf(err, len,
+			 "%s: %g virtual s at interval_ms %u is %.3g intervals (and log lines): "
+			 "more than the %d a simulation may run; shorten the schedule or "
+			 "--duration",
+			 c->file, dur, c->interval_ms, intervals, SIM_MAX_INTERVALS);
+		return -EINVAL;
+	}
+	records = window_cap(c) * 3 * c->nwl;
+	if (!(records <= SIM_MAX_WINDOW_RECORDS)) {
+		snprintf(err, len,
+			 "%s: a peak offered rate of %.3g requests/s needs %.3g requests in the "
+			 "ebee windows (3 per workload, each peak x ebee_window_ms x 3): more "
+			 "than the %.0f a simulation may hold",
+			 c->file, peak_rps(c), records, SIM_MAX_WINDOW_RECORDS);
+		return -EINVAL;
+	}
+	for (int i = 0; i < c->nwl; i++)
+		requests += offered_requests(c, i, dur);
+	if (!(requests <= SIM_MAX_REQUESTS)) {
+		snprintf(err, len,
+			 "%s: the schedules offer %.3g requests over %g virtual s: more than the "
+			 "%.0f a simulation may run",
+			 c->file, requests, dur, SIM_MAX_REQUESTS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The model of the config's [simulation] and workloads. NULL with errno. */
 static struct sim *model_new(const struct cfg *c)
 {
 	struct sim_opts so = { .sz = sizeof(so) };
-	double peak = 0;
 
 	so.seed = c->seed;
 	so.cores = c->sim.cores;
@@ -238,16 +315,9 @@ static struct sim *model_new(const struct cfg *c)
 	so.prop_ns = c->sim.prop_ns;
 	so.window_ns = (uint64_t)c->ebee_window_ms * 1000000ull;
 	so.nwl = c->nwl;
-	for (int i = 0; i < c->nwl; i++) {
+	for (int i = 0; i < c->nwl; i++)
 		sim_cfg_model(&c->sim, i, &so.wl[i]);
-		for (int k = 0; k < so.wl[i].npoints; k++)
-			if (so.wl[i].rps[k] > peak)
-				peak = so.wl[i].rps[k];
-	}
-	/* room for every request of the window at the peak offered rate, with
-	 * margin for a backlog draining faster than it arrived (a full window
-	 * evicts by count, and its p99 would then cover less than the window) */
-	so.window_cap = (size_t)(peak * c->ebee_window_ms / 1000.0 * 3) + 4096;
+	so.window_cap = (size_t)window_cap(c);
 	return sim_new(&so);
 }
 
@@ -311,6 +381,9 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 			 c->file);
 		return -EINVAL;
 	}
+	ret = sim_run_check_bounds(c, dur, err, len);
+	if (ret)
+		return ret;
 	m.sim = model_new(c);
 	if (!m.sim) {
 		ret = -errno;

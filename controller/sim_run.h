@@ -37,6 +37,23 @@ struct sim_run_result {
 	uint64_t intervals, actions, refused;
 };
 
+/*
+ * The work a simulation may do, refused before it starts (-EINVAL, which the
+ * CLI answers with exit 2): at most SIM_MAX_INTERVALS control intervals
+ * (the log has one line per interval: ~400 bytes per workload each), at
+ * most SIM_MAX_REQUESTS requests offered by the schedules over the run (the
+ * model runs about 3 million a second on one core here), and ebee windows
+ * holding at most SIM_MAX_WINDOW_RECORDS requests in all (3 per workload,
+ * each sized peak rate x ebee_window_ms x 3 + 4096, ~32 bytes a request).
+ */
+#define SIM_MAX_INTERVALS      100000
+#define SIM_MAX_REQUESTS       1e9
+#define SIM_MAX_WINDOW_RECORDS 12e6
+
+/* 0 if a run of dur virtual seconds stays within those bounds, else
+ * -EINVAL with err set. sim_run checks it first. */
+int sim_run_check_bounds(const struct cfg *c, double dur, char *err, size_t len);
+
 /* 0, or a negative errno with err set. */
 int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err, size_t len);
 

@@ -23,21 +23,104 @@ struct client {
 	unsigned int stale_ms;
 };
 
+/*
+ * The documented bounds of a feed line (configs/example.ini): t_ms, p99_us
+ * and rps are plain decimals (digits, optionally '.' and more digits: no
+ * sign, exponent, hex, inf or nan), separated by one space, nothing else on
+ * the line. p99_us and rps at most 1e9 (1000 s; a billion requests per
+ * second): anything above is a broken writer, not a latency to act on.
+ */
+#define FEED_T_MAX	1e15
+#define FEED_P99_US_MAX 1e9
+#define FEED_RPS_MAX	1e9
+
+/* One field at *p, up to the next space or the end; *p moves past it. NULL,
+ * or why the field is refused. */
+static const char *parse_field(const char **p, const char *end, double max, double *out)
+{
+	const char *s = *p, *q = s;
+	char tmp[32];
+	size_t n;
+
+	while (q < end && *q >= '0' && *q <= '9')
+		q++;
+	if (q == s)
+		return "not a decimal";
+	if (q < end && *q == '.') {
+		const char *f = ++q;
+
+		while (q < end && *q >= '0' && *q <= '9')
+			q++;
+		if (q == f)
+			return "not a decimal";
+	}
+	if (q < end && *q != ' ')
+		return "trailing characters";
+	n = q - s;
+	if (n >= sizeof(tmp))
+		return "too many digits";
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	*out = strtod(tmp, NULL); /* only digits and one '.': finite */
+	if (!(*out <= max))
+		return "above the bound";
+	*p = q;
+	return NULL;
+}
+
+/* "t_ms p99_us [rps]" in line[0..len): the number of fields (2 or 3, v[2] NAN
+ * if absent), or -1 with *why set. */
+static int parse_line(const char *line, size_t len, double v[3], const char **why)
+{
+	static const double max[3] = { FEED_T_MAX, FEED_P99_US_MAX, FEED_RPS_MAX };
+	const char *p = line, *end = line + len;
+	int k = 0;
+
+	v[2] = NAN;
+	if (memchr(line, '\0', len)) {
+		*why = "NUL byte";
+		return -1;
+	}
+	for (;;) {
+		*why = parse_field(&p, end, max[k], &v[k]);
+		if (*why)
+			return -1;
+		k++;
+		if (p == end)
+			break;
+		if (k == 3) {
+			*why = "more than 3 fields";
+			return -1;
+		}
+		p++; /* the one space */
+	}
+	if (k < 2) {
+		*why = "fewer than 2 fields";
+		return -1;
+	}
+	return k;
+}
+
 static int client_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 {
 	struct client *c = s->priv;
 	char buf[4096], *end, *line;
+	const char *reason;
 	struct timespec now;
 	struct stat st;
-	double t, p99, rps = NAN, age_ms;
+	double v[3], p99, rps, age_ms;
+	size_t len;
 	ssize_t n;
 	off_t off;
 	int fd, k;
 
-	/* non-blocking: a FIFO put in place of the feed must not stall the loop */
-	fd = open(c->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	/* non-blocking: a FIFO put in place of the feed must not stall the loop;
+	 * no symlink: one put in place of the feed must not make us read (and
+	 * log) whatever it points to */
+	fd = open(c->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0) {
-		snprintf(out->why, sizeof(out->why), "feed %.40s: %s", c->path, strerror(errno));
+		snprintf(out->why, sizeof(out->why), "feed %.40s: %s", c->path,
+			 errno == ELOOP ? "a symlink, refused" : strerror(errno));
 		return -errno;
 	}
 	if (fstat(fd, &st)) {
@@ -60,32 +143,36 @@ static int client_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
-	/* the last complete line: the writer may be mid-line */
-	end = strrchr(buf, '\n');
+	/* the last complete line: the writer may be mid-line. memrchr, not
+	 * strrchr: a NUL byte must not hide the lines after it */
+	end = memrchr(buf, '\n', n);
 	if (!end) {
 		snprintf(out->why, sizeof(out->why), "feed %.40s: no complete line yet", c->path);
 		return 0;
 	}
 	*end = '\0';
-	line = strrchr(buf, '\n');
+	line = memrchr(buf, '\n', end - buf);
 	line = line ? line + 1 : (off ? NULL : buf);
 	if (!line) {
 		snprintf(out->why, sizeof(out->why), "feed %.40s: last line too long", c->path);
 		return 0;
 	}
+	len = end - line;
 	if (age_ms > c->stale_ms) {
 		snprintf(out->why, sizeof(out->why), "feed %.40s not written for %.0f ms", c->path,
 			 age_ms);
 		return 0;
 	}
-	k = sscanf(line, "%lf %lf %lf", &t, &p99, &rps);
-	if (k < 2 || !isfinite(p99) || p99 < 0) {
-		snprintf(out->why, sizeof(out->why), "feed %.40s: cannot parse '%.32s'", c->path,
-			 line);
+	k = parse_line(line, len, v, &reason);
+	if (k < 0) {
+		snprintf(out->why, sizeof(out->why), "feed %.24s: line refused (%s): '%.24s'",
+			 c->path, reason, line);
 		return 0;
 	}
-	out->rps = k == 3 ? rps : NAN;
-	if (p99 == 0 || (k == 3 && rps == 0)) {
+	p99 = v[1];
+	rps = v[2];
+	out->rps = rps;
+	if (p99 == 0 || rps == 0) {
 		out->state = POL_LAT_IDLE;
 		snprintf(out->why, sizeof(out->why), "feed %.40s: no requests", c->path);
 		return 0;
@@ -112,8 +199,12 @@ struct src *src_client_open(const char *path, unsigned int stale_ms)
 	struct client *c;
 	struct stat st;
 
-	if (stat(path, &st))
+	if (lstat(path, &st))
 		return NULL;
+	if (S_ISLNK(st.st_mode)) {
+		errno = ELOOP; /* as the O_NOFOLLOW open of each read would say */
+		return NULL;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;

@@ -850,6 +850,7 @@ int main(int argc, char **argv)
 			path_in_use = g.path;
 	}
 	to.mode = c.mode;
+	to.allow_init = c.all; /* --all: pid 1 asked for */
 	for (int i = 0; i < c.npids; i++) {
 		err = ebee_start_tracing(eb, c.pids[i], &to);
 		if (err) {

@@ -116,6 +116,9 @@ struct ebee_trace_opts {
 	size_t sz;	     /* sizeof(struct ebee_trace_opts) */
 	enum ebee_mode mode; /* EBEE_MODE_AUTO by default */
 	bool no_children;    /* trace this tgid only, not its descendants */
+	/* pid 1 is init: tracing it traces every process on the host, so it is
+	 * refused (-EPERM) unless this is set (the CLI's --all). */
+	bool allow_init;
 };
 
 struct ebee;
@@ -127,7 +130,9 @@ struct ebee;
  * BPF programs and start the consumer and housekeeping threads; the path in
  * use is in ebee_global_stats.path and logged at INFO. On failure returns NULL
  * with errno set; if msg is non-NULL it receives a one-line reason with the
- * fix (at most msg_len bytes).
+ * fix (at most msg_len bytes). Every options struct here is read as libbpf
+ * reads its own: a larger sz (a newer ebee.h) is fine while the bytes this
+ * library does not know are zero; a non-zero one is E2BIG.
  */
 struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len);
 /* Stop every workload, detach everything, free. NULL is fine. */
@@ -138,7 +143,11 @@ void ebee_close(struct ebee *eb);
  * has forked or forks later. Their requests are reported under pid.
  * -ESRCH: no such process; -EEXIST: already traced; -ENOSPC: too many;
  * -EOPNOTSUPP: mode grpc on a process (and descendants) that maps no usable
- * libgrpc (the reason goes to the log callback at EBEE_LOG_WARN).
+ * libgrpc (the reason goes to the log callback at EBEE_LOG_WARN); -EPERM:
+ * pid 1 without opts->allow_init; -EINVAL: a kernel thread (kthreadd
+ * included), or a thread id; -E2BIG: opts sets fields unknown to this
+ * library. Refusals are logged at EBEE_LOG_WARN. Every query below returns
+ * -EINVAL for a NULL result pointer.
  */
 int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts);
 /* Stop tracing pid; its requests are no longer counted. Its window is freed. */

@@ -38,6 +38,7 @@
 #include "grpc.h"
 #include "kern.h"
 #include "mode.h"
+#include "opts.h"
 #include "proc.h"
 #include "procfs.h"
 #include "window.h"
@@ -146,7 +147,7 @@ const char *ebee_path_str(enum ebee_path path)
 
 int ebee_path_parse(const char *s, enum ebee_path *path)
 {
-	int i = name_index(path_names, EBEE_PATH_SYSCALL + 1, s);
+	int i = path ? name_index(path_names, EBEE_PATH_SYSCALL + 1, s) : -EINVAL;
 
 	if (i >= 0)
 		*path = i;
@@ -160,7 +161,7 @@ const char *ebee_latency_str(enum ebee_latency lat)
 
 int ebee_latency_parse(const char *s, enum ebee_latency *lat)
 {
-	int i = name_index(lat_names, NLAT, s);
+	int i = lat ? name_index(lat_names, NLAT, s) : -EINVAL;
 
 	if (i >= 0)
 		*lat = i;
@@ -174,7 +175,7 @@ const char *ebee_mode_str(enum ebee_mode mode)
 
 int ebee_mode_parse(const char *s, enum ebee_mode *mode)
 {
-	for (int i = 0; i < EBEE_MODE_COUNT; i++) {
+	for (int i = 0; mode && i < EBEE_MODE_COUNT; i++) {
 		if (s && !strcmp(s, mode_names[i])) {
 			*mode = i;
 			return 0;
@@ -656,9 +657,14 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		msg_len = sizeof(dummy);
 	}
 	msg[0] = 0;
-	if (opts && opts->sz < sizeof(size_t)) {
-		snprintf(msg, msg_len, "ebee: options struct has a bad size");
-		errno = EINVAL;
+	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_opts, on_request_ctx));
+	if (err) {
+		snprintf(msg, msg_len,
+			 err == -E2BIG ? "ebee: struct ebee_opts of %zu bytes sets fields unknown "
+					 "to this libebee (built against a newer ebee.h?)"
+				       : "ebee: struct ebee_opts has a bad size (%zu)",
+			 opts->sz);
+		errno = -err;
 		return NULL;
 	}
 	eb = calloc(1, sizeof(*eb));
@@ -834,10 +840,35 @@ static void unlink_wl(struct ebee *eb, struct wl *w)
 	}
 }
 
+/*
+ * The pids the CLI refuses, refused here too so every caller gets the same
+ * answer: pid 1 (with its descendants, every process on the host) unless
+ * asked for explicitly, and kernel threads, which make no system calls to
+ * trace (kthreadd is pid 2 even where /proc does not show it).
+ */
+static int check_target(struct ebee *eb, pid_t pid, bool allow_init)
+{
+	struct procfs_stat st;
+
+	if (pid == 1 && !allow_init) {
+		logf_(eb, EBEE_LOG_WARN,
+		      "ebee: pid 1 is init: tracing it traces every process on the host; "
+		      "refused unless ebee_trace_opts.allow_init is set");
+		return -EPERM;
+	}
+	if (procfs_stat(pid, &st) ? pid == 2 : procfs_kthread(&st)) {
+		logf_(eb, EBEE_LOG_WARN,
+		      "ebee: pid %d is a kernel thread: it makes no system calls to trace", pid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts)
 {
 	enum ebee_mode mode = OPT(opts, mode, EBEE_MODE_AUTO);
 	bool no_children = OPT(opts, no_children, false);
+	bool allow_init = OPT(opts, allow_init, false);
 	size_t nkids = 0, nadopted;
 	struct wl *w, *old = NULL;
 	pid_t *kids = NULL;
@@ -848,6 +879,12 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 
 	if (!eb || pid <= 0 || mode < 0 || mode >= EBEE_MODE_COUNT)
 		return -EINVAL;
+	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_trace_opts, allow_init));
+	if (err)
+		return err;
+	err = check_target(eb, pid, allow_init);
+	if (err)
+		return err;
 	tgid = procfs_tgid(pid);
 	if (tgid < 0 || !procfs_alive(pid, 0))
 		return -ESRCH;
@@ -1003,10 +1040,12 @@ static int query_window(struct ebee *eb, pid_t pid, enum ebee_latency lat, struc
 	return 0;
 }
 
-/* Look up pid and its window under the lock, which stays held on success. */
-static int query_begin(struct ebee *eb, pid_t pid, enum ebee_latency lat, struct ebee_window **win)
+/* Look up pid and its window under the lock, which stays held on success.
+ * out is the caller's result pointer: NULL is -EINVAL before anything else. */
+static int query_begin(struct ebee *eb, pid_t pid, enum ebee_latency lat, const void *out,
+		       struct ebee_window **win)
 {
-	int err = query_check(eb, lat);
+	int err = out ? query_check(eb, lat) : -EINVAL;
 
 	if (err)
 		return err;
@@ -1020,7 +1059,7 @@ static int query_begin(struct ebee *eb, pid_t pid, enum ebee_latency lat, struct
 int ebee_get_rps(struct ebee *eb, pid_t pid, double *rps)
 {
 	struct ebee_window *win;
-	int err = query_begin(eb, pid, EBEE_LAT_SERVICE, &win);
+	int err = query_begin(eb, pid, EBEE_LAT_SERVICE, rps, &win);
 
 	if (err)
 		return err;
@@ -1032,7 +1071,7 @@ int ebee_get_rps(struct ebee *eb, pid_t pid, double *rps)
 int ebee_get_latest_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, uint64_t *lat_ns)
 {
 	struct ebee_window *win;
-	int err = query_begin(eb, pid, lat, &win);
+	int err = query_begin(eb, pid, lat, lat_ns, &win);
 
 	if (err)
 		return err;
@@ -1044,7 +1083,7 @@ int ebee_get_latest_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat
 int ebee_get_average_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double *avg_ns)
 {
 	struct ebee_window *win;
-	int err = query_begin(eb, pid, lat, &win);
+	int err = query_begin(eb, pid, lat, avg_ns, &win);
 
 	if (err)
 		return err;
@@ -1061,7 +1100,7 @@ int ebee_get_latency_percentile_of(struct ebee *eb, pid_t pid, enum ebee_latency
 
 	if (!(p >= 0 && p <= 100))
 		return -EINVAL;
-	err = query_begin(eb, pid, lat, &win);
+	err = query_begin(eb, pid, lat, val_ns, &win);
 	if (err)
 		return err;
 	err = ebee_window_percentile(win, p, val_ns);
@@ -1074,11 +1113,11 @@ int ebee_get_latency_percentile_joint(struct ebee *eb, const pid_t *pids, size_t
 {
 	struct ebee_window **wins;
 	size_t n = 0;
-	int err = query_check(eb, lat);
+	int err = val_ns ? query_check(eb, lat) : -EINVAL;
 
 	if (err)
 		return err;
-	if (!pids || !npids || !(p >= 0 && p <= 100))
+	if (!pids || !npids || !val_ns || !(p >= 0 && p <= 100))
 		return -EINVAL;
 	wins = malloc(npids * sizeof(*wins));
 	if (!wins)

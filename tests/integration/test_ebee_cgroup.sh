@@ -25,7 +25,7 @@ start_cpr a
 echo "$a_pid" >"$cg/cgroup.procs" || fail "cannot move pid $a_pid into $cg"
 start_cpr out
 
-build/ebee trace --cgroup "/$name" --duration 4 --json >"$tmp/out.json" 2>"$tmp/err" &
+build/ebee trace --cgroup "/$name" --duration 4 --json -v >"$tmp/out.json" 2>"$tmp/err" &
 eb=$!
 pids+=($eb)
 for _ in $(seq 100); do grep -qs "probes live" "$tmp/err" && break; sleep 0.05; done
@@ -33,7 +33,9 @@ grep -q "of cgroup $cg" "$tmp/err" || fail "no start line naming the cgroup: $(c
 
 start_cpr b
 echo "$b_pid" >"$cg/cgroup.procs" || fail "cannot move pid $b_pid into $cg"
-sleep 0.6 # the watcher checks every 200 ms
+# the watcher checks every 200 ms and says when it starts tracing a pid that joined
+for _ in $(seq 300); do grep -qs "tracing pid $b_pid\b" "$tmp/err" && break; sleep 0.1; done
+grep -q "tracing pid $b_pid\b" "$tmp/err" || fail "ebee did not pick up pid $b_pid in 30 s: $(cat "$tmp/err")"
 build/fixtures/http_client --port "$a_port" --requests 31 >/dev/null || fail "client a"
 build/fixtures/http_client --port "$b_port" --requests 47 >/dev/null || fail "client b"
 build/fixtures/http_client --port "$out_port" --requests 13 >/dev/null || fail "client out"

@@ -71,9 +71,13 @@ PY
 $EBEE trace --pid $srv --interval 300 --json --mode conn >"$tmp/series" 2>"$tmp/err2" &
 eb=$!
 pids+=($eb)
-sleep 0.5
+for _ in $(seq 300); do grep -qs "probes live" "$tmp/err2" && break; sleep 0.1; done
 build/fixtures/http_client --port "$port" --requests 40 >/dev/null || bad "client failed"
-sleep 1.2
+# until an interval line has counted the 40 and a few lines were written (30 s at most)
+for _ in $(seq 300); do
+	[ "$(wc -l <"$tmp/series")" -ge 4 ] && tail -1 "$tmp/series" | grep -q '"requests":40,' && break
+	sleep 0.1
+done
 kill -INT $eb
 wait $eb; rc=$?
 n=$(wc -l <"$tmp/series")

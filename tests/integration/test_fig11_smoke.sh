@@ -132,8 +132,8 @@ RUN=
 grep -q "run.sh: interrupted" "$OUT/int.out" || die "run.sh did not see the SIGTERM"
 ip netns list | grep -qw ebee-fig11 && die "namespace left after SIGTERM"
 ip link show f11srv >/dev/null 2>&1 && die "veth left after SIGTERM"
-sleep 1
-ls -d /sys/fs/cgroup/*/parties-fig11* >/dev/null 2>&1 && die "cgroups left after SIGTERM"
+for _ in $(seq 100); do ls -d /sys/fs/cgroup/*/parties-fig11* >/dev/null 2>&1 || break; sleep 0.1; done
+ls -d /sys/fs/cgroup/*/parties-fig11* >/dev/null 2>&1 && die "cgroups left 10 s after SIGTERM"
 pgrep -f "build/loadgen --host 10.211.0.1" >/dev/null && die "load generators left after SIGTERM"
 echo "interrupted run: namespace, link, cgroups and load generators gone"
 echo "PASS"

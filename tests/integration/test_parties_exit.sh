@@ -32,8 +32,7 @@ pt_wait_port "$port" || die "cpr_server does not accept on $port"
 build/loadgen --port "$port" --rate 150 --duration 6 >"$PT_TMP/lg.out" 2>&1 &
 PT_PIDS+=($!)
 # web violates, but the pool is empty and batch has no fresh latency: nothing moves
-sleep 1.5
-pt_log_wait 'w["web"]["cores"] == 1 and w["batch"]["cores"] == 1 and w["web"]["slack"] is not None and w["web"]["slack"] < 0' 2 >/dev/null ||
+pt_log_wait 'w["web"]["cores"] == 1 and w["batch"]["cores"] == 1 and w["web"]["slack"] is not None and w["web"]["slack"] < 0' 15 >/dev/null ||
 	die "web should violate on one core while batch holds the other"
 kill -KILL "$other"
 t=$(pt_log_wait 'r["event"] is not None and "batch" in r["event"] and "exited" in r["event"]' 3) ||

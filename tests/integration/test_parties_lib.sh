@@ -66,9 +66,13 @@ trap pt_cleanup EXIT
 trap 'exit 1' INT TERM
 
 # pt_parties ARGS...: start the daemon in the background (stderr to $PT_TMP/parties.err).
+# The file is emptied here, before the background job starts: the job's own redirection
+# happens whenever it gets scheduled, and until then a wait for a line of the new daemon
+# would find it in the previous daemon's output.
 pt_parties()
 {
-	build/parties "$@" 2>"$PT_TMP/parties.err" &
+	: >"$PT_TMP/parties.err"
+	build/parties "$@" 2>>"$PT_TMP/parties.err" &
 	PT_PARTIES=$!
 }
 
@@ -165,6 +169,19 @@ pt_stop_restored()
 pt_log_summary()
 {
 	tail -1 "$PT_TMP/log.jsonl" | grep -q '"summary":true' || die "no summary line in the log"
+}
+
+# pt_until TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds (0) or TIMEOUT_S
+# passes (1). For waiting on a condition instead of a fixed sleep: give a generous bound,
+# it costs nothing when the condition comes quickly and absorbs a busy machine.
+pt_until()
+{
+	local end=$((SECONDS + $1))
+	shift
+	while ! "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
 }
 
 # pt_wait_port PORT: until something accepts on it (5 s).

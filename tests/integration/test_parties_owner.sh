@@ -66,9 +66,10 @@ ini "pid = ${PT_PIDS[-1]}"
 mkdir -p -m 0700 "$PT_TMP/state" # (phase 1 made it already: the lock lives there)
 echo precious >"$PT_TMP/victim"
 ln -s "$PT_TMP/victim" "$PT_TMP/state/$PT_PARENT.state.tmp"
+: >"$PT_TMP/parties.err" # now, not when the job below gets scheduled
 (umask 000 && exec build/parties -c "$PT_TMP/parties.ini" --duration 30 2>"$PT_TMP/parties.err") &
 PT_PARTIES=$!
-for _ in $(seq 50); do grep -q managing "$PT_TMP/parties.err" && break; sleep 0.1; done
+pt_until 30 grep -q managing "$PT_TMP/parties.err"
 grep -q managing "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "first daemon did not start"; }
 [ "$(cat "$PT_TMP/victim")" = precious ] || die "the state file was written through a planted symlink"
 [ "$(stat -c %a "$PT_TMP/state/$PT_PARENT.state")" = 600 ] || die "state file mode $(stat -c %a "$PT_TMP/state/$PT_PARENT.state"), want 600"
@@ -86,19 +87,20 @@ echo "ok: a second daemon and --cleanup are refused while one runs"
 # 3. user =, and a command that leaves its process group is still stopped on exit
 ini "command = sh -c 'id -u >$PT_TMP/w/uid; setsid sleep $mark & exec sleep $mark'" "user = nobody"
 pt_parties -c "$PT_TMP/parties.ini" --duration 30
-for _ in $(seq 50); do [ -s "$PT_TMP/w/uid" ] && break; sleep 0.1; done
+pt_until 30 test -s "$PT_TMP/w/uid"
 [ "$(cat "$PT_TMP/w/uid" 2>/dev/null)" = "$(id -u nobody)" ] || { cat "$PT_TMP/parties.err"; die "the command did not run as nobody"; }
-for _ in $(seq 50); do [ "$(marked | wc -w)" = 2 ] && break; sleep 0.1; done
+nmarked() { [ "$(marked | wc -w)" = "$1" ]; }
+pt_until 30 nmarked 2
 [ "$(marked | wc -w)" = 2 ] || die "want 2 marked sleeps, have: $(marked)"
 pt_stop_restored TERM
-sleep 0.2
-[ -z "$(marked)" ] || die "left running after exit: $(marked)"
+pt_until 10 nmarked 0 || die "left running after exit: $(marked)"
 echo "ok: user = drops root; descendants that left the group are stopped"
 
 # 4. after SIGKILL, --cleanup stops the launched process group and says it repaired
 ini "command = sleep $mark"
 pt_parties -c "$PT_TMP/parties.ini" --duration 30
-for _ in $(seq 50); do grep -q managing "$PT_TMP/parties.err" && break; sleep 0.1; done
+pt_until 30 grep -q managing "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "the daemon did not start"; }
+pt_until 30 nmarked 1 || die "want the one launched sleep, have: $(marked)"
 pt_stop_parties KILL
 [ -n "$(marked)" ] || die "the command should outlive a SIGKILLed daemon"
 timeout 20 build/parties -c "$PT_TMP/parties.ini" --cleanup 2>"$PT_TMP/err" || { cat "$PT_TMP/err"; die "--cleanup failed"; }
@@ -110,17 +112,20 @@ echo "ok: --cleanup after SIGKILL stops the launched command"
 
 # 5. after SIGKILL, a restart adopts the running command instead of starting a second one
 pt_parties -c "$PT_TMP/parties.ini" --duration 30
-for _ in $(seq 50); do grep -q managing "$PT_TMP/parties.err" && break; sleep 0.1; done
+pt_until 30 grep -q managing "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "the daemon did not start"; }
+# launched (forked) before "managing"; seen by pgrep once it has exec'd
+pt_until 30 nmarked 1 || die "want the one launched sleep, have: $(marked)"
 first=$(marked)
 pt_stop_parties KILL
 [ "$(marked)" = "$first" ] || die "the command did not outlive the SIGKILLed daemon"
 pt_parties -c "$PT_TMP/parties.ini" --duration 30
-for _ in $(seq 50); do grep -q managing "$PT_TMP/parties.err" && break; sleep 0.1; done
-grep -q managing "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "the restart did not start"; }
-sleep 0.3
-[ "$(marked)" = "$first" ] || die "restart: want only the adopted $first running, have: $(marked)"
+pt_until 30 grep -q managing "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "the restart did not start"; }
+# "managing" comes after every workload was adopted or started: had a second copy been
+# started, it would be forked by now and in the workload's cgroup, exec'd or not
 grep -q "adopting pid ${first% }" "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "the restart does not say it adopted"; }
-grep -qx "${first% }" /sys/fs/cgroup/cpuset/"$PT_PARENT"/a/tasks || die "the adopted command is not managed"
+tasks=$(find "$cs/$PT_PARENT/a" -name tasks -exec cat {} + | tr '\n' ' ')
+[ "$tasks" = "$first" ] || die "restart: want only the adopted $first in the workload's cgroup, have: $tasks"
+[ "$(marked)" = "$first" ] || die "restart: want only the adopted $first running, have: $(marked)"
 pt_stop_restored TERM
 [ -z "$(marked)" ] || die "the adopted command outlived the daemon: $(marked)"
 echo PASS

@@ -23,7 +23,7 @@ JOURNAL_STREAM=$dev_ino build/parties -c "$PT_TMP/p.ini" --dry-run --log "$PT_TM
 PT_PARTIES=$!
 for _ in $(seq 50); do grep -q "managing 1 workload" "$PT_TMP/err" && break; sleep 0.1; done
 grep -q "managing 1 workload" "$PT_TMP/err" || { cat "$PT_TMP/err"; die "parties did not start"; }
-sleep 0.5
+for _ in $(seq 100); do [ -s "$PT_TMP/log.jsonl" ] && break; sleep 0.1; done
 last_target() { tail -1 "$1" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["wl"][0]["target_us"]))'; }
 [ "$(last_target "$PT_TMP/log.jsonl")" = 1000 ] || die "initial target"
 
@@ -62,8 +62,8 @@ echo "ok: restart-only change refused"
 # --- logrotate: rename, SIGHUP, the daemon writes the new file
 mv "$PT_TMP/log.jsonl" "$PT_TMP/log.jsonl.1"
 kill -HUP $PT_PARTIES
-sleep 1
-[ -s "$PT_TMP/log.jsonl" ] || die "no new log after rename + SIGHUP"
+for _ in $(seq 100); do [ -s "$PT_TMP/log.jsonl" ] && break; sleep 0.1; done
+[ -s "$PT_TMP/log.jsonl" ] || die "no new log 10 s after rename + SIGHUP"
 n0=$(grep -c '' "$PT_TMP/log.jsonl.1"); sleep 0.6; n1=$(grep -c '' "$PT_TMP/log.jsonl.1")
 [ "$n0" = "$n1" ] || die "still writing the rotated file"
 echo "ok: rename + SIGHUP: logging to the new file"

@@ -32,8 +32,7 @@ in_ours() { grep -q "$PT_PARENT" /proc/"$srv"/cgroup; }
 # --- SIGTERM mid-run
 pt_parties -c "$PT_TMP/parties.ini" --duration 30
 pt_wait_started
-sleep 1
-in_ours || die "the workload was not moved into $PT_PARENT"
+pt_until 10 in_ours || die "the workload was not moved into $PT_PARENT"
 pt_stop_restored TERM
 kill -0 "$srv" || die "the workload (pid given in the config) was killed"
 in_ours && die "the workload is still in $PT_PARENT after SIGTERM"

@@ -148,6 +148,21 @@ static void test_named(void **state)
 			 -EINVAL);
 	assert_string_equal(err, "t.ini:4: workload a: feed file /nonexistent/f does not exist "
 				 "(start the load generator with --feed /nonexistent/f first)");
+	/* a feed that is a symlink (here to a regular file) is refused, not followed */
+	{
+		char link[64];
+
+		snprintf(link, sizeof(link), "/tmp/test_config_live_feed.%d", (int)getpid());
+		unlink(link);
+		assert_int_equal(symlink("/etc/hostname", link), 0);
+		assert_int_equal(live("[workload a]\npid = %d\ntarget_ms = 1\nsource = "
+				      "client:%s\n",
+				      (int)child, link),
+				 -EINVAL);
+		unlink(link);
+		expect("t.ini:4: workload a: feed ");
+		expect("is a symbolic link");
+	}
 }
 
 static void test_machine(void **state)

@@ -3,6 +3,7 @@
  * Automatic pattern selection on synthetic event sequences (no root): the
  * records a workload's traffic would produce, fed one by one.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,6 +136,12 @@ static void test_mode_names(void **state)
 	assert_int_equal(m, EBEE_MODE_CONN);
 	assert_int_equal(ebee_mode_parse("IO", &m), -22);
 	assert_int_equal(ebee_mode_parse(NULL, &m), -22);
+	/* a NULL result pointer is refused, not written through */
+	assert_int_equal(ebee_mode_parse("io", NULL), -EINVAL);
+	assert_int_equal(ebee_path_parse("socket", NULL), -EINVAL);
+	assert_int_equal(ebee_latency_parse("service", NULL), -EINVAL);
+	assert_int_equal(ebee_path_parse(NULL, &(enum ebee_path){ 0 }), -EINVAL);
+	assert_int_equal(ebee_latency_parse(NULL, &(enum ebee_latency){ 0 }), -EINVAL);
 	assert_string_equal(ebee_mode_str(EBEE_MODE_AUTO), "auto");
 	assert_null(ebee_mode_str(EBEE_MODE_COUNT));
 	assert_string_equal(ebee_probes_str(EBEE_PROBE_ACCEPT | EBEE_PROBE_READ, buf, sizeof(buf)),

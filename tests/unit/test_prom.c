@@ -36,6 +36,48 @@ static void test_escaping(void **state)
 	prom_free(&b);
 }
 
+/* Every label value and help text written is valid UTF-8: each byte that is
+ * not part of a well-formed sequence becomes U+FFFD; valid text is kept. */
+static void test_utf8(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "\xff\xfe"
+		  "A",
+		  "\xef\xbf\xbd\xef\xbf\xbd"
+		  "A" },						    /* the prctl name */
+		{ "caf\xc3\xa9", "caf\xc3\xa9" },			    /* valid 2 bytes */
+		{ "\xe6\x97\xa5", "\xe6\x97\xa5" },			    /* valid 3 bytes */
+		{ "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80" },		    /* valid 4 bytes */
+		{ "a\xc3", "a\xef\xbf\xbd" },				    /* truncated */
+		{ "\xc3(", "\xef\xbf\xbd(" },				    /* bad continuation */
+		{ "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd" },		    /* overlong '/' */
+		{ "\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* overlong */
+		{ "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* surrogate */
+		{ "\xf4\x90\x80\x80",
+		  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* above U+10FFFF */
+		{ "\x80x", "\xef\xbf\xbdx" },				/* lone continuation */
+		{ "\xef\xbf\xbd", "\xef\xbf\xbd" },			/* U+FFFD itself */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct prom_label l[] = { { "workload", cases[i].in } };
+		char want[256];
+		struct prom_buf b;
+
+		prom_init(&b);
+		assert_int_equal(prom_family(&b, "x_total", PROM_COUNTER, cases[i].in), 0);
+		assert_int_equal(prom_sample(&b, l, 1, 1), 0);
+		snprintf(want, sizeof(want),
+			 "# HELP x_total %s\n# TYPE x_total counter\nx_total{workload=\"%s\"} 1\n",
+			 cases[i].out, cases[i].out);
+		if (strcmp(b.p, want))
+			fail_msg("case %zu: got '%s', want '%s'", i, b.p, want);
+		prom_free(&b);
+	}
+}
+
 static void test_values(void **state)
 {
 	struct prom_buf b;
@@ -207,6 +249,8 @@ static void test_promtool(void **state)
 	uint64_t counts[LATB_COUNT + 1] = { 0 };
 	double q[] = { 0.5, 0.9, 0.99 }, v[] = { 0.001, 0.002, 0.003 };
 	struct prom_label two[] = { { "workload", "web" }, { "kind", "up cores" } };
+	struct prom_label raw[] = { { "workload", "\xff\xfe"
+						  "A" } }; /* a prctl name */
 	FILE *f;
 	int fd, rc;
 
@@ -225,6 +269,7 @@ static void test_promtool(void **state)
 	prom_sample(&b, two, 2, 4);
 	prom_family(&b, "demo_slack_ratio", PROM_GAUGE, "Slack.");
 	prom_sample(&b, wl_web, 1, -0.25);
+	prom_sample(&b, raw, 1, 0.5);
 	assert_int_equal(b.err, 0);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
@@ -241,10 +286,11 @@ static void test_promtool(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escaping),  cmocka_unit_test(test_values),
-		cmocka_unit_test(test_ordering),  cmocka_unit_test(test_names),
-		cmocka_unit_test(test_histogram), cmocka_unit_test(test_summary),
-		cmocka_unit_test(test_buckets),	  cmocka_unit_test(test_promtool),
+		cmocka_unit_test(test_escaping), cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_values),	 cmocka_unit_test(test_ordering),
+		cmocka_unit_test(test_names),	 cmocka_unit_test(test_histogram),
+		cmocka_unit_test(test_summary),	 cmocka_unit_test(test_buckets),
+		cmocka_unit_test(test_promtool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -290,6 +291,70 @@ static void test_config_defaults(void **state)
 	}
 }
 
+/* A run above the bounds on the work (sim_run.h) is refused before it starts:
+ * -EINVAL, the reason, no virtual time, no event, no log line. alarm(): a
+ * run that is not refused would go on for hours (SIGALRM fails the test). */
+static void expect_too_big(const char *load, double duration_s, const char *want)
+{
+	static struct cfg c;
+	char ini[512], err[512] = "", *buf = NULL;
+	struct sim_run_opts o = { .sz = sizeof(o), .cfg = &c, .duration_s = duration_s };
+	struct sim_run_result r;
+	size_t len = 0;
+	int ret;
+
+	snprintf(ini, sizeof(ini),
+		 "[controller]\ninterval_ms = 500\n[simulation]\ncores = 4\n"
+		 "[workload a]\ntarget_ms = 1\nsource = client\nsim_load = %s\n"
+		 "sim_service_us = 50\n",
+		 load);
+	if (cfg_load_string(&c, "b.ini", ini, err, sizeof(err)))
+		fail_msg("config: %s", err);
+	o.pol = pol_find(c.policy);
+	o.log = open_memstream(&buf, &len);
+	assert_non_null(o.log);
+	alarm(20);
+	ret = sim_run(&o, &r, err, sizeof(err));
+	alarm(0);
+	fclose(o.log);
+	printf("  %s for %g s: %d %s\n", load, duration_s, ret, err);
+	assert_int_equal(ret, -EINVAL);
+	if (!strstr(err, want))
+		fail_msg("'%s' does not say '%s'", err, want);
+	assert_true(r.virtual_s == 0 && r.events == 0);
+	assert_int_equal(len, 0);
+	free(buf);
+}
+
+static void test_work_bounded(void **state)
+{
+	/* a year given through the schedule; --duration 1e9 */
+	expect_too_big("0:10, 31536000:10", 0, "intervals");
+	expect_too_big("0:10", 1e9, "intervals");
+	/* rates that end in ENOMEM: their windows alone would not fit */
+	expect_too_big("0:1e10, 1:1e10", 0, "window");
+	expect_too_big("0:1e12", 1, "window");
+	/* 1e6 rps for 2000 s: 2e9 requests */
+	expect_too_big("0:1000000, 2000:1000000", 0, "requests");
+	/* just within: 1000 s at 10 rps runs */
+	{
+		static struct cfg c;
+		char err[512] = "";
+		struct sim_run_opts o = { .sz = sizeof(o), .cfg = &c };
+		struct sim_run_result r;
+
+		assert_int_equal(cfg_load_string(&c, "ok.ini",
+						 "[controller]\ninterval_ms = 500\n[simulation]\n"
+						 "cores = 4\n[workload a]\ntarget_ms = 1\n"
+						 "source = client\nsim_load = 0:10, 1000:10\n",
+						 err, sizeof(err)),
+				 0);
+		o.pol = pol_find(c.policy);
+		assert_int_equal(sim_run(&o, &r, err, sizeof(err)), 0);
+		assert_true(r.virtual_s == 1000);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_quota_in_simulation),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_defaults),
+		cmocka_unit_test(test_work_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,7 +77,7 @@ static void test_empty_and_garbage(void **state)
 	write_feed("hello world\n");
 	src_read(s, 0, &o);
 	assert_int_equal(o.state, POL_LAT_STALE);
-	assert_non_null(strstr(o.why, "cannot parse"));
+	assert_non_null(strstr(o.why, "refused (not a decimal)"));
 	assert_true(isnan(o.p99_ns));
 	src_close(s);
 }
@@ -160,6 +160,114 @@ static void test_long_feed(void **state)
 	src_close(s);
 }
 
+static void write_bytes(const char *b, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+/* Each line is refused: the sample is STALE (never FRESH on the last good
+ * line before it) with the reason in why. */
+static void assert_refused(struct src *s, const char *b, size_t n)
+{
+	struct src_sample o;
+
+	write_bytes(b, n);
+	src_read(s, 0, &o);
+	if (o.state != POL_LAT_STALE)
+		fail_msg("accepted %zu bytes '%.*s' as state %d p99_ns %g", n, (int)n, b, o.state,
+			 o.p99_ns);
+	assert_true(isnan(o.p99_ns));
+	assert_non_null(strstr(o.why, "refused"));
+}
+
+/* Decimal only, the whole field, finite, within the documented bounds. */
+static void test_strict_values(void **state)
+{
+	static const char *const bad[] = {
+		"100 0x1p40 50\n",   /* hex float */
+		"100 90000abc 50\n", /* trailing garbage */
+		"100 1e20 50\n",     /* exponent, and above the bound */
+		"100 1e306 50\n",    /* inf after the us -> ns conversion */
+		"100 9000 -5\n",     /* negative rate */
+		"100 -9000 5\n",     /* negative p99 */
+		"100 nan 50\n",		 "100 inf 50\n",   "100 9000 inf\n", "100 9000 nan\n",
+		"100 +9000 50\n",	 /* signs are not decimal digits */
+		"100 2000000000 50\n",	 /* p99 above 1e9 us */
+		"100 9000 2000000000\n", /* rps above 1e9 */
+		"100 9000 50 7\n",	 /* a fourth field */
+		"100 9000 50x\n",	 "100 .5 50\n",	   "100 5. 50\n",    "100 9000\t\n",
+		"abc 9000 50\n",	 "100 9000 50 \n", " 100 9000 50\n", "100  9000 50\n",
+	};
+	struct src *s = src_client_open(path, 300);
+	struct src_sample o;
+
+	assert_non_null(s);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char b[128];
+		int n = snprintf(b, sizeof(b), "100 1000 10\n%s", bad[i]);
+
+		assert_refused(s, b, n);
+	}
+	/* the bounds themselves and plain decimals are accepted */
+	write_feed("100 1000 10\n12345.5 1000000000 1000000000\n");
+	src_read(s, 0, &o);
+	assert_int_equal(o.state, POL_LAT_FRESH);
+	assert_true(o.p99_ns == 1e12);
+	assert_true(o.rps == 1e9);
+	write_feed("7 0.5\n");
+	src_read(s, 0, &o);
+	assert_int_equal(o.state, POL_LAT_FRESH);
+	assert_true(o.p99_ns == 500);
+	assert_true(isnan(o.rps));
+	src_close(s);
+}
+
+/* A NUL byte in the last line: refused, not the line before it taken as fresh. */
+static void test_nul_byte(void **state)
+{
+	static const char b1[] = "100 1000 10\n200 2000\0 10\n";
+	static const char b2[] = "100 1000 10\n200 2000 10\0\n";
+	static const char b3[] = "100 1000 10\n\0\n";
+	struct src *s = src_client_open(path, 300);
+
+	assert_non_null(s);
+	assert_refused(s, b1, sizeof(b1) - 1);
+	assert_refused(s, b2, sizeof(b2) - 1);
+	assert_refused(s, b3, sizeof(b3) - 1);
+	src_close(s);
+}
+
+/* The feed replaced by a symlink during the run is not followed, and a
+ * symlink given at start is refused. */
+static void test_symlink_not_followed(void **state)
+{
+	char secret[64];
+	struct src *s = src_client_open(path, 300);
+	struct src_sample o;
+	int fd;
+
+	assert_non_null(s);
+	snprintf(secret, sizeof(secret), "/tmp/test_source_secretXXXXXX");
+	fd = mkstemp(secret);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "1 4242 1\n", 9), 9);
+	close(fd);
+	unlink(path);
+	assert_int_equal(symlink(secret, path), 0);
+	assert_int_equal(src_read(s, 0, &o), -ELOOP);
+	assert_int_equal(o.state, POL_LAT_STALE);
+	assert_null(strstr(o.why, "4242"));
+	src_close(s);
+	errno = 0;
+	assert_null(src_client_open(path, 300));
+	assert_int_equal(errno, ELOOP);
+	unlink(secret);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +278,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_feed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo_does_not_block, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strict_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nul_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_not_followed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
