@@ -26,14 +26,17 @@
  * [controller] interval_ms), judge over 1 sample, use the latest slack only,
  * revert a downsize on the downsized workload's own slack, cool down 30 s.
  * `flavour = code` switches to the authors' released controller: 5-sample
- * majority votes (run it with interval_ms = 100), both the latest and the
- * averaged ("long", 1 s) slack must agree, a downsize is reverted when any
- * workload falls below 0.05, and the cool-down is 10 s; the interval becomes
- * 100 ms (config.c, unless interval_ms is set), a direction change re-picks
- * the resource at random (repick), anti-ping-pong compares the donor's whole
- * state, direction and resource (pingpong), a tied vote fails (tie), and
- * after a revert nothing is decided for 5-10 samples (revert_wait). Each of
- * these is also a key of its own.
+ * majority votes, both the latest and the averaged ("long", 1 s) slack must
+ * agree, a downsize is reverted when any workload falls below 0.05, and the
+ * cool-down is 10 s; the interval is 100 ms (config.c forces it over
+ * [controller] interval_ms; interval_ms in [policy parties] gives another), a
+ * direction change re-picks the resource at random (repick), anti-ping-pong
+ * compares the donor's whole state, direction and resource (pingpong), a
+ * tied vote fails (tie), after a revert it waits 5 samples and 5 more if most
+ * of them still had a workload below 0.05 (revert_wait = vote), while it
+ * holds it takes two samples per decision (hold_samples), and an upsize of
+ * frequency to its top counts as failed (freq_top). Each of these is also a
+ * key of its own.
  *
  * Two settings belong to neither: downsize_fallback = on lets a downsize fall
  * to the next-most-slack workload when the one with the most slack is at its
