@@ -48,6 +48,8 @@ static void usage(FILE *f)
 		"                       time (no root, nothing on the machine changes); --log\n"
 		"                       is then truncated, --duration is virtual seconds\n"
 		"      --seed N         override [controller] seed (policy and model)\n"
+		"      --list-policies  print every policy and published variant, one a line\n"
+		"                       (NAME, or NAME KEY=VALUE), and exit\n"
 		"  -V, --version        print the version and exit\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -60,6 +62,20 @@ static void usage(FILE *f)
 	for (int i = 0; pol_registry[i]; i++)
 		fprintf(f, "  %-10s %s\n", pol_registry[i]->name,
 			pol_registry[i]->desc ? pol_registry[i]->desc : "");
+}
+
+/* --list-policies: a line per policy, or per variant of one (NAME KEY=VALUE),
+ * for scripts such as the policy bench (experiments/policy-bench). */
+static void list_policies(FILE *f)
+{
+	for (int i = 0; pol_registry[i]; i++) {
+		const struct pol_ops *p = pol_registry[i];
+
+		if (!p->variants || !p->variants[0])
+			fprintf(f, "%s\n", p->name);
+		for (int k = 0; p->variants && p->variants[k]; k++)
+			fprintf(f, "%s %s\n", p->name, p->variants[k]);
+	}
 }
 
 /* --duration S: 0, or -EINVAL said on stderr. */
@@ -93,6 +109,7 @@ int args_parse(int argc, char **argv, struct args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "list-policies", no_argument, NULL, 'L' },
 		{ 0 },
 	};
 	int opt;
@@ -137,6 +154,9 @@ int args_parse(int argc, char **argv, struct args *a)
 			break;
 		case 'h':
 			usage(stdout);
+			return ARGS_DONE;
+		case 'L':
+			list_policies(stdout);
 			return ARGS_DONE;
 		default:
 			usage(stderr);

@@ -175,6 +175,11 @@ struct pol_ops {
 			const struct pol_decision *dec, const struct pol_outcome *out);
 	/* Optional: free state. */
 	void (*exit)(void *state);
+	/* Optional: the policy's published variants, NULL-terminated, each one
+	 * "key=value" setting of [policy NAME] (parties: its two flavours).
+	 * `parties --list-policies` lists one line per variant, so a benchmark
+	 * finds every policy and variant in this table alone. */
+	const char *const *variants;
 };
 
 /* The table in policies/registry.c, NULL-terminated. */

@@ -1002,4 +1002,5 @@ const struct pol_ops pol_parties_ops = {
 	.decide = pt_decide,
 	.reflect = pt_reflect,
 	.exit = pt_exit,
+	.variants = (const char *const[]){ "flavour=paper", "flavour=code", NULL },
 };
