@@ -190,5 +190,10 @@ const struct pol_ops *pol_find(const char *name);
 /* Helpers for policies. */
 /* Fill dec with obs's current allocation, action "hold", empty reason. */
 void pol_decision_init(struct pol_decision *dec, const struct pol_observation *obs);
+/* Set dec's pooled resource r from what each workload wants: shrinks first,
+ * then grows by least slack (unknown last) while the pool of obs->res[r].total
+ * lasts. */
+void pol_grant(const struct pol_observation *obs, int r, const long *want,
+	       struct pol_decision *dec);
 
 #endif /* PARTIES_POLICY_H */
