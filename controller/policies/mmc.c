@@ -28,8 +28,11 @@
  *
  * Latency is the guard as well as the target: a workload over its target
  * gets at least one more core and the maximum frequency whatever the model
- * says; one below guard_slack is never shrunk, and shrinking waits for
- * down_intervals consecutive intervals that agree. Cores in short supply go
+ * says; one below guard_slack is shrunk only as far as the model predicts no
+ * worse p99 than now, and shrinking waits for down_intervals consecutive
+ * intervals that agree. A target the model cannot reach at any count (the
+ * service time's own tail is above it) gets the fewest cores within 2% of the
+ * best p99, not every core: more would be hoarded from the others. Cores in short supply go
  * to the workloads with the least slack first (pol_grant).
  *
  * Assumptions. Poisson arrivals, one queue per workload in front of c
@@ -238,14 +241,41 @@ static long want_cores(struct mmc_state *st, const struct pol_observation *obs, 
 	for (want = w->min[POL_RES_CORES]; want < w->max[POL_RES_CORES]; want++)
 		if (*k * mmc_p99_s((int)want, *lam, st->s_full[i]) <= *bound)
 			break;
+	if (*k * mmc_p99_s((int)want, *lam, st->s_full[i]) > *bound) {
+		/* Out of reach (the service time's own tail is above the bound):
+		 * more cores than where queueing has vanished would be hoarded,
+		 * so take the fewest that are within 2% of the best. */
+		double best = mmc_p99_s((int)w->max[POL_RES_CORES], *lam, st->s_full[i]);
+
+		for (want = w->min[POL_RES_CORES]; want < w->max[POL_RES_CORES]; want++)
+			if (mmc_p99_s((int)want, *lam, st->s_full[i]) <= 1.02 * best)
+				break;
+	}
 	if (over && want <= cur)
 		want = cur + 1;
 	want = clampl(want, w->min[POL_RES_CORES], w->max[POL_RES_CORES]);
-	if (want < cur && (guard || ++st->down[i] < st->c.down_intervals)) {
+	if (want < cur && guard) {
+		/* Near the target: shrink only as far as the model predicts no
+		 * worse p99 than now (within 2%; k cancels out). */
+		double now = mmc_p99_s((int)cur, *lam, s);
+		long safe = want;
+
+		while (safe < cur && !(mmc_p99_s((int)safe, *lam, s) <= 1.02 * now))
+			safe++;
+		if (safe == cur) {
+			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
+				 "M/M/c: %.0f rps x %.0f us, k %.2f: %ld cores meet %.1f ms; %s",
+				 *lam, st->s_full[i] * 1e6, *k, want, *bound * 1e3,
+				 "slack below guard");
+			st->down[i] = 0;
+			return cur;
+		}
+		want = safe;
+	}
+	if (want < cur && ++st->down[i] < st->c.down_intervals) {
 		snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
 			 "M/M/c: %.0f rps x %.0f us, k %.2f: %ld cores meet %.1f ms; %s", *lam,
-			 st->s_full[i] * 1e6, *k, want, *bound * 1e3,
-			 guard ? "slack below guard" : "waiting to shrink");
+			 st->s_full[i] * 1e6, *k, want, *bound * 1e3, "waiting to shrink");
 		return cur;
 	}
 	if (want >= cur)

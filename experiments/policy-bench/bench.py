@@ -7,7 +7,9 @@ latency feed (client, ebee sojourn, ebee service), for each seed, in `parties
 
   bench.py [--out DIR] [--seeds 1,2,3] [--scenario-dir D] [--scenarios a,b] [--policies P,P V]
            [--feeds client,sojourn,service] [--scale F] [--jobs N]
-  bench.py summary DIR      (re-print the leaderboard of a finished bench)
+  bench.py summary DIR [DIR2 ...]   (re-print the leaderboard of a finished bench; a
+                                    later DIR's policies replace the earlier's runs of
+                                    them: rerun one policy with --policies and merge)
 
 Nothing on the machine is touched (no root). New policies need no change here: the
 bench runs whatever --list-policies prints.
@@ -217,9 +219,25 @@ def agg_runs(rs):
             "changes": statistics.mean(r["changes"] for r in rs), "n": len(rs)}
 
 
+def load_meta(dirs):
+    """runs.json of dirs[0], with each later dir's runs replacing those of its policies."""
+    meta = json.load(open(os.path.join(dirs[0], "runs.json")))
+    meta["merged"] = []
+    for d in dirs[1:]:
+        m = json.load(open(os.path.join(d, "runs.json")))
+        if m["scenarios"] != meta["scenarios"] or m["feeds"] != meta["feeds"] or \
+                m["seeds"] != meta["seeds"] or m["scale"] != meta["scale"]:
+            raise SystemExit("%s: not the same scenarios, feeds, seeds and scale as %s" % (d, dirs[0]))
+        meta["runs"] = [j for j in meta["runs"] if j["policy"] not in m["policies"]] + m["runs"]
+        meta["policies"] += [p for p in m["policies"] if p not in meta["policies"]]
+        meta["wall_s"] += m["wall_s"]
+        meta["merged"].append("%s (%s)" % (d, ", ".join(m["policies"])))
+    return meta
+
+
 def summary(argv):
     out = argv[0]
-    meta = json.load(open(os.path.join(out, "runs.json")))
+    meta = load_meta(argv)
     sdir = meta["scenario_dir"]
     scheds, fmax = {}, {}
     for sc in meta["scenarios"]:
@@ -277,6 +295,8 @@ def summary(argv):
     for n in notes:
         L.append("note: " + n[len("parties: "):])
     L.append("static: one run per scenario and seed, counted for every feed (it reads no latency)")
+    for m in meta["merged"]:
+        L.append("merged: the runs of %s" % m)
     L.append("timing: %d runs in %.1f s wall, %.1f s CPU in parties (%.1f M requests per run on average)"
              % (len(runs), meta["wall_s"], sum(j["cpu_s"] for j in runs),
                 sum(j["requests"] for j in runs) / len(runs) / 1e6))
