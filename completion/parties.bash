@@ -15,6 +15,6 @@ _parties()
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "--config --dry-run --duration --log --cleanup --metrics
-		--verbose --version --help" -- "$cur"))
+		--verbose --version --list-policies --help" -- "$cur"))
 }
 complete -F _parties parties

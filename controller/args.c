@@ -50,6 +50,8 @@ static void usage(FILE *f)
 		"                       refused (exit 2) above 100000 intervals, 1e9 offered\n"
 		"                       requests, or 12e6 requests in the ebee windows\n"
 		"      --seed N         override [controller] seed (policy and model)\n"
+		"      --list-policies  print every policy and published variant, one a line\n"
+		"                       (NAME, or NAME KEY=VALUE), and exit\n"
 		"  -V, --version        print the version and exit\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -62,6 +64,20 @@ static void usage(FILE *f)
 	for (int i = 0; pol_registry[i]; i++)
 		fprintf(f, "  %-10s %s\n", pol_registry[i]->name,
 			pol_registry[i]->desc ? pol_registry[i]->desc : "");
+}
+
+/* --list-policies: a line per policy, or per variant of one (NAME KEY=VALUE),
+ * for scripts such as the policy bench (experiments/policy-bench). */
+static void list_policies(FILE *f)
+{
+	for (int i = 0; pol_registry[i]; i++) {
+		const struct pol_ops *p = pol_registry[i];
+
+		if (!p->variants || !p->variants[0])
+			fprintf(f, "%s\n", p->name);
+		for (int k = 0; p->variants && p->variants[k]; k++)
+			fprintf(f, "%s %s\n", p->name, p->variants[k]);
+	}
 }
 
 /* --duration S: 0, or -EINVAL said on stderr. */
@@ -95,6 +111,7 @@ int args_parse(int argc, char **argv, struct args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "list-policies", no_argument, NULL, 'L' },
 		{ 0 },
 	};
 	int opt;
@@ -139,6 +156,9 @@ int args_parse(int argc, char **argv, struct args *a)
 			break;
 		case 'h':
 			usage(stdout);
+			return ARGS_DONE;
+		case 'L':
+			list_policies(stdout);
 			return ARGS_DONE;
 		default:
 			usage(stderr);

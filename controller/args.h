@@ -22,7 +22,8 @@ struct args {
 	bool verbose;		  /* --verbose */
 };
 
-/* args_parse()'s answer when it printed --help or --version: exit 0. */
+/* args_parse()'s answer when it printed --help, --version or --list-policies:
+ * exit 0. */
 #define ARGS_DONE 1
 
 /*

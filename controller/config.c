@@ -642,6 +642,46 @@ static int handler(void *user, const char *section, const char *key, const char 
 /* ------------------------------------------------------------ resolve */
 
 /*
+ * PARTIES' released controller samples every 100 ms, and its 5-sample votes
+ * and 10 s cool-down (100 samples) are counted in those samples: `flavour =
+ * code` forces 100 ms over [controller] interval_ms, which a config shared
+ * with the paper's flavour sets for 500 ms. Another interval for this policy
+ * is `interval_ms` in [policy parties]. Either way round, what was not taken
+ * from the file as written goes to c->note, said at start.
+ */
+static void resolve_parties_interval(struct cfg *c)
+{
+	const char *flavour = "paper", *own = NULL;
+	unsigned int ctl = c->interval_ms;
+	bool ctl_set = c->line_of[CFG_INTERVAL_MS] > 0, code;
+
+	for (int i = 0; i < c->nparams; i++) {
+		if (!strcmp(c->params[i].key, "flavour"))
+			flavour = c->params[i].val;
+		else if (!strcmp(c->params[i].key, "interval_ms"))
+			own = c->params[i].val;
+	}
+	code = !strcmp(flavour, "code");
+	if (own) {
+		c->interval_ms = (unsigned int)strtod(own, NULL); /* checked by the policy */
+		snprintf(c->note, sizeof(c->note),
+			 "policy parties: interval %u ms from [policy parties] interval_ms%s%s",
+			 c->interval_ms,
+			 code ? " (flavour = code; the released code samples every 100 ms)" : "",
+			 ctl_set && ctl != c->interval_ms ? ", not [controller] interval_ms" : "");
+	} else if (code) {
+		c->interval_ms = 100;
+		if (ctl_set && ctl != 100)
+			snprintf(
+			    c->note, sizeof(c->note),
+			    "policy parties: flavour = code samples every 100 ms, as the released "
+			    "code; [controller] interval_ms = %u is not used (set interval_ms in "
+			    "[policy parties] to run it at another interval)",
+			    ctl);
+	}
+}
+
+/*
  * Every default that depends on other keys, resolved once: what the rest of
  * the daemon reads is the value in force. (Defaults that depend on the
  * machine's hardware, such as the frequency range, are the loop's, against
@@ -656,13 +696,8 @@ static int resolve(struct cfg_ctx *x)
 	for (int i = 0; i < x->nall; i++)
 		if (!strcmp(x->all[i].policy, c->policy))
 			c->params[c->nparams++] = x->all[i].p;
-	/* PARTIES' released controller samples every 100 ms: `flavour = code`
-	 * brings that interval along unless interval_ms is set explicitly. */
-	if (!strcmp(c->policy, "parties") && !c->line_of[CFG_INTERVAL_MS]) {
-		for (int i = 0; i < c->nparams; i++)
-			if (!strcmp(c->params[i].key, "flavour"))
-				c->interval_ms = strcmp(c->params[i].val, "code") ? 500 : 100;
-	}
+	if (!strcmp(c->policy, "parties"))
+		resolve_parties_interval(c);
 	if (!c->ebee_window_ms)
 		c->ebee_window_ms = 2 * c->interval_ms;
 	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */

@@ -172,6 +172,8 @@ struct cfg {
 	/* [policy NAME] for the chosen policy */
 	int nparams;
 	struct cfg_param params[CFG_MAX_PARAMS];
+	/* what resolving the file decided that its keys do not say (said at start) */
+	char note[256];
 
 	int nwl;
 	struct cfg_workload wl[CFG_MAX_WL];

@@ -29,6 +29,8 @@ static int load_config(const struct args *a, struct cfg *cfg, const struct pol_o
 		fprintf(stderr, "parties: %s\n", err);
 		return -EINVAL;
 	}
+	if (cfg->note[0])
+		fprintf(stderr, "parties: %s\n", cfg->note);
 	if (a->seed_arg) {
 		char *e;
 

@@ -175,6 +175,11 @@ struct pol_ops {
 			const struct pol_decision *dec, const struct pol_outcome *out);
 	/* Optional: free state. */
 	void (*exit)(void *state);
+	/* Optional: the policy's published variants, NULL-terminated, each one
+	 * "key=value" setting of [policy NAME] (parties: its two flavours).
+	 * `parties --list-policies` lists one line per variant, so a benchmark
+	 * finds every policy and variant in this table alone. */
+	const char *const *variants;
 };
 
 /* The table in policies/registry.c, NULL-terminated. */
@@ -185,5 +190,10 @@ const struct pol_ops *pol_find(const char *name);
 /* Helpers for policies. */
 /* Fill dec with obs's current allocation, action "hold", empty reason. */
 void pol_decision_init(struct pol_decision *dec, const struct pol_observation *obs);
+/* Set dec's pooled resource r from what each workload wants: shrinks first,
+ * then grows by least slack (unknown last) while the pool of obs->res[r].total
+ * lasts. */
+void pol_grant(const struct pol_observation *obs, int r, const long *want,
+	       struct pol_decision *dec);
 
 #endif /* PARTIES_POLICY_H */

@@ -26,14 +26,17 @@
  * [controller] interval_ms), judge over 1 sample, use the latest slack only,
  * revert a downsize on the downsized workload's own slack, cool down 30 s.
  * `flavour = code` switches to the authors' released controller: 5-sample
- * majority votes (run it with interval_ms = 100), both the latest and the
- * averaged ("long", 1 s) slack must agree, a downsize is reverted when any
- * workload falls below 0.05, and the cool-down is 10 s; the interval becomes
- * 100 ms (config.c, unless interval_ms is set), a direction change re-picks
- * the resource at random (repick), anti-ping-pong compares the donor's whole
- * state, direction and resource (pingpong), a tied vote fails (tie), and
- * after a revert nothing is decided for 5-10 samples (revert_wait). Each of
- * these is also a key of its own.
+ * majority votes, both the latest and the averaged ("long", 1 s) slack must
+ * agree, a downsize is reverted when any workload falls below 0.05, and the
+ * cool-down is 10 s; the interval is 100 ms (config.c forces it over
+ * [controller] interval_ms; interval_ms in [policy parties] gives another), a
+ * direction change re-picks the resource at random (repick), anti-ping-pong
+ * compares the donor's whole state, direction and resource (pingpong), a
+ * tied vote fails (tie), after a revert it waits 5 samples and 5 more if most
+ * of them still had a workload below 0.05 (revert_wait = vote), while it
+ * holds it takes two samples per decision (hold_samples), and an upsize of
+ * frequency to its top counts as failed (freq_top). Each of these is also a
+ * key of its own.
  *
  * Two settings belong to neither: downsize_fallback = on lets a downsize fall
  * to the next-most-slack workload when the one with the most slack is at its
@@ -93,6 +96,10 @@ struct pt_params {
 	enum pt_pingpong pingpong;	 /* when a donor's wheel is advanced */
 	bool tie_fails;			 /* a tied vote judges the action failed */
 	unsigned int wait_min, wait_max; /* samples to wait after a revert */
+	bool wait_vote;			 /* the code's: judge_samples, again if still low */
+	unsigned int hold_samples;	 /* samples per decision while holding: 1, code 2 */
+	bool freq_top_fails;		 /* an upsize to the top frequency failed (code) */
+	unsigned int interval_ms;	 /* read by config.c (interval for this policy) */
 	bool down_fallback;		 /* most slack at its limits: try the next one */
 	unsigned int settle_ms;		 /* judge an action only this long after it */
 	int nwheel;
@@ -126,13 +133,16 @@ struct pt_state {
 	struct pt_pending pend;
 	unsigned int wait_left; /* decisions still skipped after a revert */
 	int wait_wl;		/* the reverted workload */
+	/* revert_wait = vote: which round of judge_samples, and its vote so far */
+	unsigned int wait_round, wait_samples, wait_bad;
+	unsigned int hold_left; /* samples still to take before deciding (holding) */
 	uint64_t hold_until_ms; /* no decision before this (settling after a revert) */
 	uint64_t rng;
 	bool met_init;
 	uint64_t last_all_met_ms;
 	uint64_t last_alarm_ms;
 	int note_wl; /* a judgement on this workload to carry into its reason */
-	char note[80];
+	char note[128];
 };
 
 static int pt_param(struct pt_params *p, const char *key, const char *val, char *err, size_t len);
@@ -143,7 +153,7 @@ static int pt_param(struct pt_params *p, const char *key, const char *val, char 
  */
 static const struct {
 	const char *name;
-	const char *set[8][2];
+	const char *set[12][2];
 } pt_flavours[] = {
 	{ "paper",
 	  { { "judge_samples", "1" },
@@ -153,7 +163,9 @@ static const struct {
 	    { "repick", "next" },
 	    { "pingpong", "resource" },
 	    { "tie", "pass" },
-	    { "revert_wait", "0" } } },
+	    { "revert_wait", "0" },
+	    { "hold_samples", "1" },
+	    { "freq_top", "judge" } } },
 	{ "code",
 	  { { "judge_samples", "5" },
 	    { "slack", "both" },
@@ -162,7 +174,9 @@ static const struct {
 	    { "repick", "random" },
 	    { "pingpong", "state" },
 	    { "tie", "fail" },
-	    { "revert_wait", "5-10" } } },
+	    { "revert_wait", "vote" },
+	    { "hold_samples", "2" },
+	    { "freq_top", "fail" } } },
 };
 
 static int pt_flavour(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
@@ -171,7 +185,7 @@ static int pt_flavour(const struct cfg_key *k, void *base, const char *val, void
 	for (size_t f = 0; f < sizeof(pt_flavours) / sizeof(pt_flavours[0]); f++) {
 		if (strcmp(val, pt_flavours[f].name))
 			continue;
-		for (int i = 0; i < 8 && pt_flavours[f].set[i][0]; i++)
+		for (int i = 0; i < 12 && pt_flavours[f].set[i][0]; i++)
 			if (pt_param(base, pt_flavours[f].set[i][0], pt_flavours[f].set[i][1], err,
 				     len))
 				return -EINVAL;
@@ -181,7 +195,11 @@ static int pt_flavour(const struct cfg_key *k, void *base, const char *val, void
 	return -EINVAL;
 }
 
-/* revert_wait: samples, "N" or "MIN-MAX" (drawn at random per revert) */
+/*
+ * revert_wait: samples, "N" or "MIN-MAX" (drawn at random per revert), or
+ * "vote", the released code's: judge_samples samples, then as many again if
+ * most of them still had a workload below slack_up (PARTIES.py makeDecision).
+ */
 static int pt_revert_wait(const struct cfg_key *k, void *base, const char *val, void *ctx,
 			  char *err, size_t len)
 {
@@ -191,6 +209,11 @@ static int pt_revert_wait(const struct cfg_key *k, void *base, const char *val, 
 	char *end = NULL;
 	bool ok = isdigit((unsigned char)*q);
 
+	if (!strcmp(val, "vote")) {
+		p->wait_vote = true;
+		p->wait_min = p->wait_max = 0;
+		return 0;
+	}
 	if (ok) {
 		lo = hi = strtoul(q, &end, 10);
 		if (*end == '-') {
@@ -201,10 +224,13 @@ static int pt_revert_wait(const struct cfg_key *k, void *base, const char *val, 
 		}
 	}
 	if (!ok || *end || lo > hi || hi > 1000) {
-		snprintf(err, len,
-			 "revert_wait must be N or MIN-MAX samples within 0..1000, not '%s'", val);
+		snprintf(
+		    err, len,
+		    "revert_wait must be N or MIN-MAX samples within 0..1000, or vote, not '%s'",
+		    val);
 		return -EINVAL;
 	}
+	p->wait_vote = false;
 	p->wait_min = lo;
 	p->wait_max = hi;
 	return 0;
@@ -288,6 +314,15 @@ static const struct cfg_key pt_keys[] = {
 	TWO("pingpong", pingpong, "resource", "state"),
 	TWO("tie", tie_fails, "pass", "fail"),
 	{ "revert_wait", CFG_KEY_CUSTOM, .parse = pt_revert_wait },
+	{ "hold_samples", CFG_KEY_REAL, P(hold_samples),
+	  .rule = { { 1, 100, CFG_KEY_INTEGRAL, "%s must be a whole number in 1..100, not %s" } },
+	  .def = 1 },
+	TWO("freq_top", freq_top_fails, "judge", "fail"),
+	/* the decision interval for this policy, over [controller] interval_ms
+	 * (config.c reads it; flavour = code otherwise forces 100 ms) */
+	{ "interval_ms", CFG_KEY_REAL, P(interval_ms),
+	  .rule = { { 10, 60000, CFG_KEY_INTEGRAL,
+		      "%s must be a whole number in 10..60000, not %s" } } },
 	TWO("downsize_fallback", down_fallback, "off", "on"),
 	{ "settle_ms", CFG_KEY_REAL, P(settle_ms),
 	  .rule = { { 0, 600000, CFG_KEY_INTEGRAL,
@@ -568,12 +603,45 @@ static int act(struct pt_state *st, const struct pol_observation *obs, struct po
 	return 0;
 }
 
+/* One sample of "did the downsize of workload wl hurt": below slack_up is
+ * the workload itself (revert_check = self) or any workload (any). false if
+ * the sample tells nothing (no fresh latency to judge by). */
+static bool down_sample(const struct pt_state *st, const struct pol_observation *obs, int wl,
+			bool *bad)
+{
+	double s, a;
+	bool any = false;
+
+	*bad = false;
+	if (st->p.revert_check == PT_REVERT_SELF) {
+		if (!eligible(st, obs, wl, &s, &a))
+			return false;
+		*bad = s < st->p.slack_up;
+		return true;
+	}
+	for (int j = 0; j < obs->nwl; j++) {
+		if (!eligible(st, obs, j, &s, &a))
+			continue;
+		any = true;
+		if (s < st->p.slack_up)
+			*bad = true;
+	}
+	return any;
+}
+
+/* Did a vote of `bad` out of `n` samples fail? A tie passes in the paper's
+ * reading and fails in the released code (tie). */
+static bool vote_failed(const struct pt_state *st, unsigned int bad, unsigned int n)
+{
+	return n && (st->p.tie_fails ? 2 * bad >= n : 2 * bad > n);
+}
+
 /* Count one sample for the pending action. true when it has enough. */
 static bool judge_sample(struct pt_state *st, const struct pol_observation *obs)
 {
 	struct pt_pending *pd = &st->pend;
 	const struct pol_wl_obs *w = &obs->wl[pd->wl];
-	double s, a;
+	bool bad;
 
 	/* Samples whose window is still mostly from before the action say
 	 * little about it: they are neither counted nor a reason to give up. */
@@ -586,26 +654,9 @@ static bool judge_sample(struct pt_state *st, const struct pol_observation *obs)
 			if (!(w->p99_ns < pd->pre_p99_ns))
 				pd->bad++;
 		}
-	} else if (st->p.revert_check == PT_REVERT_SELF) {
-		if (eligible(st, obs, pd->wl, &s, &a)) {
-			pd->samples++;
-			if (s < st->p.slack_up)
-				pd->bad++;
-		}
-	} else {
-		bool any = false, low = false;
-
-		for (int j = 0; j < obs->nwl; j++) {
-			if (!eligible(st, obs, j, &s, &a))
-				continue;
-			any = true;
-			if (s < st->p.slack_up)
-				low = true;
-		}
-		if (any) {
-			pd->samples++;
-			pd->bad += low;
-		}
+	} else if (down_sample(st, obs, pd->wl, &bad)) {
+		pd->samples++;
+		pd->bad += bad;
 	}
 	return pd->samples >= st->p.judge_samples;
 }
@@ -617,7 +668,7 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 	struct pt_pending *pd = &st->pend;
 	int i = pd->wl;
 	const char *rn = pol_res_str(pd->res);
-	bool failed;
+	bool failed, top = false;
 
 	*watching = false;
 	if (!pd->active)
@@ -639,18 +690,30 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 		pd->active = false;
 		return false;
 	}
-	/* a tie (possible with an even count of samples) passes in the paper's
-	 * reading and fails in the released code */
-	failed = st->p.tie_fails ? 2 * pd->bad >= pd->samples : 2 * pd->bad > pd->samples;
+	failed = vote_failed(st, pd->bad, pd->samples);
 	pd->active = false;
 	if (pd->dir == PT_UP) {
-		if (failed) {
+		/* The code also fails an upsize of frequency that left it at its
+		 * top, whatever the vote (`cnt <= 0 or (State[helpID] == 2 and
+		 * FREQ[helpID] == 2300)`, after the same samples), so the wheel
+		 * moves on at this judgement (freq_top = fail). */
+		top = st->p.freq_top_fails && pd->res == POL_RES_FREQ &&
+		      obs->wl[i].alloc[POL_RES_FREQ] + obs->res[POL_RES_FREQ].step >
+			  obs->wl[i].max[POL_RES_FREQ];
+		if (failed || top) {
 			/* Not undone: downsizing reclaims over-allocation later. */
 			st->wl[i].res = wheel_next(st, obs, pd->res);
-			snprintf(st->note, sizeof(st->note),
-				 "up %s did not lower p99 (%.0f -> %.0f us), next: %s", rn,
-				 pd->pre_p99_ns / 1e3, obs->wl[i].p99_ns / 1e3,
-				 pol_res_str(st->wl[i].res));
+			if (top)
+				snprintf(st->note, sizeof(st->note),
+					 "up freq reached the top frequency (%ld MHz): counted as "
+					 "failed, next: %s",
+					 obs->wl[i].alloc[POL_RES_FREQ] / 1000,
+					 pol_res_str(st->wl[i].res));
+			else
+				snprintf(st->note, sizeof(st->note),
+					 "up %s did not lower p99 (%.0f -> %.0f us), next: %s", rn,
+					 pd->pre_p99_ns / 1e3, obs->wl[i].p99_ns / 1e3,
+					 pol_res_str(st->wl[i].res));
 			st->note_wl = i;
 			set_reason(dec, i, NULL, "%s", st->note);
 		}
@@ -659,15 +722,20 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 	if (!failed)
 		return false;
 	/* A harmful downsize: undo at once, advance, cool down. The code then
-	 * waits a further 5-10 samples before deciding anything (revert_wait),
-	 * and with settle_ms no decision is taken on a window still mostly
-	 * from before the revert. */
+	 * waits before deciding anything (revert_wait = vote: 5 samples, 5 more
+	 * if most of them still had a workload below 0.05), and with settle_ms
+	 * no decision is taken on a window still mostly from before the revert. */
 	st->wl[i].res = wheel_next(st, obs, pd->res);
 	st->wl[i].cool_until_ms = obs->now_ms + (uint64_t)(st->p.cooldown_s * 1000.0);
-	st->wait_left = st->p.wait_min +
-			(st->p.wait_max > st->p.wait_min
-			     ? (unsigned int)(pt_rand(st) % (st->p.wait_max - st->p.wait_min + 1))
-			     : 0);
+	st->wait_round = 1;
+	st->wait_samples = st->wait_bad = 0;
+	st->wait_left =
+	    st->p.wait_vote
+		? st->p.judge_samples
+		: st->p.wait_min +
+		      (st->p.wait_max > st->p.wait_min
+			   ? (unsigned int)(pt_rand(st) % (st->p.wait_max - st->p.wait_min + 1))
+			   : 0);
 	st->hold_until_ms = obs->now_ms + st->p.settle_ms;
 	st->wait_wl = i;
 	if (obs->res[pd->res].pooled && obs->res[pd->res].free < obs->res[pd->res].step) {
@@ -741,20 +809,60 @@ static void say_state(const struct pt_state *st, const struct pol_observation *o
 	}
 }
 
-/* After a revert: the samples still to skip, or the window still settling.
- * true while waiting (this decision is used up). */
+/*
+ * After a revert: the samples still to skip, or the window still settling.
+ * true while waiting (this decision is used up). With revert_wait = vote this
+ * sample counts towards the round's vote, and the last sample of a round
+ * that passed (or of the second round) is decided on, as the code decides
+ * on the sample of its last wait().
+ */
 static bool wait_after_revert(struct pt_state *st, const struct pol_observation *obs,
 			      struct pol_decision *dec)
 {
 	int w = st->wait_wl;
+	bool bad;
 
 	if (!st->wait_left && obs->now_ms >= st->hold_until_ms)
 		return false;
-	if (st->wait_left)
+	if (st->wait_left && st->p.wait_vote) {
+		if (down_sample(st, obs, w, &bad)) {
+			st->wait_samples++;
+			st->wait_bad += bad;
+		}
+		if (!--st->wait_left && st->wait_round == 1 &&
+		    vote_failed(st, st->wait_bad, st->wait_samples)) {
+			st->wait_round = 2;
+			st->wait_left = st->p.judge_samples;
+		}
+		if (!st->wait_left && obs->now_ms >= st->hold_until_ms)
+			return false;
+	} else if (st->wait_left) {
 		st->wait_left--;
+	}
 	if (w >= 0 && w < obs->nwl && obs->wl[w].alive)
-		set_reason(dec, w, "wait", "after a revert: %u more samples%s", st->wait_left,
+		set_reason(dec, w, "wait", "after a revert: %u more samples%s%s", st->wait_left,
+			   st->wait_round == 2 && st->p.wait_vote ? " (still below slack_up)" : "",
 			   obs->now_ms < st->hold_until_ms ? ", settling" : "");
+	return true;
+}
+
+/* Holding takes hold_samples samples per decision (the code: 2, the trailing
+ * wait() of its hold branch and the leading one of the next decision). true
+ * while still sampling (this decision is used up). */
+static bool hold_sampling(struct pt_state *st, const struct pol_observation *obs,
+			  struct pol_decision *dec)
+{
+	if (!st->hold_left)
+		return false;
+	st->hold_left--;
+	for (int i = 0; i < obs->nwl; i++) {
+		size_t n = strlen(dec->wl[i].reason);
+
+		if (obs->wl[i].alive)
+			snprintf(dec->wl[i].reason + n, sizeof(dec->wl[i].reason) - n,
+				 "; holding: %u more sample(s) before deciding (hold_samples = %u)",
+				 st->hold_left, st->p.hold_samples);
+	}
 	return true;
 }
 
@@ -854,7 +962,7 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 	st->note_wl = -1;
 	if (judge(st, obs, dec, &watching) || watching)
 		return 0;
-	if (wait_after_revert(st, obs, dec))
+	if (wait_after_revert(st, obs, dec) || hold_sampling(st, obs, dec))
 		return 0;
 	pick(st, obs, &S, &sS, &L, &sL);
 	if (S >= 0 && sS < st->p.slack_up) {
@@ -867,7 +975,11 @@ static int pt_decide(void *state, const struct pol_observation *obs, struct pol_
 		snprintf(why, sizeof(why), "highest slack %.3f > %.2f", sL, st->p.slack_down);
 		if (act(st, obs, dec, L, PT_DOWN, why) && st->p.down_fallback)
 			downsize_fallback(st, obs, dec, L, sL);
+		return 0;
 	}
+	/* nothing to do: a hold (an action that found every resource at its
+	 * limit is not one; the code decides again on the next sample then) */
+	st->hold_left = st->p.hold_samples - 1;
 	return 0;
 }
 
@@ -890,4 +1002,5 @@ const struct pol_ops pol_parties_ops = {
 	.decide = pt_decide,
 	.reflect = pt_reflect,
 	.exit = pt_exit,
+	.variants = (const char *const[]){ "flavour=paper", "flavour=code", NULL },
 };

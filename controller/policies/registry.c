@@ -4,6 +4,7 @@
  * one line here.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,12 +13,10 @@
 extern const struct pol_ops pol_parties_ops;
 extern const struct pol_ops pol_static_ops;
 extern const struct pol_ops pol_util_ops;
+extern const struct pol_ops pol_mmc_ops;
 
 const struct pol_ops *const pol_registry[] = {
-	&pol_parties_ops,
-	&pol_static_ops,
-	&pol_util_ops,
-	NULL,
+	&pol_parties_ops, &pol_static_ops, &pol_util_ops, &pol_mmc_ops, NULL,
 };
 
 const struct pol_ops *pol_find(const char *name)
@@ -26,6 +25,46 @@ const struct pol_ops *pol_find(const char *name)
 		if (!strcmp(pol_registry[i]->name, name))
 			return pol_registry[i];
 	return NULL;
+}
+
+/* Shrinks first, then grants by least slack while the pool lasts. */
+void pol_grant(const struct pol_observation *obs, int r, const long *want, struct pol_decision *dec)
+{
+	int order[POL_MAX_WORKLOADS], n = 0;
+	long pool = obs->res[r].total;
+
+	for (int i = 0; i < obs->nwl; i++) {
+		if (!obs->wl[i].alive)
+			continue;
+		dec->wl[i].alloc[r] = want[i] < obs->wl[i].alloc[r] ? want[i] : obs->wl[i].alloc[r];
+		pool -= dec->wl[i].alloc[r];
+		if (want[i] > obs->wl[i].alloc[r])
+			order[n++] = i;
+	}
+	for (int a = 1; a < n; a++) /* insertion sort by slack, unknown last */
+		for (int b = a; b > 0; b--) {
+			double sa = obs->wl[order[b]].state == POL_LAT_FRESH
+					? obs->wl[order[b]].slack
+					: INFINITY;
+			double sb = obs->wl[order[b - 1]].state == POL_LAT_FRESH
+					? obs->wl[order[b - 1]].slack
+					: INFINITY;
+			int t;
+
+			if (sa >= sb)
+				break;
+			t = order[b];
+			order[b] = order[b - 1];
+			order[b - 1] = t;
+		}
+	for (int k = 0; k < n; k++) {
+		int i = order[k];
+		long g = want[i] - dec->wl[i].alloc[r];
+
+		g = g < pool ? g : pool;
+		dec->wl[i].alloc[r] += g;
+		pool -= g;
+	}
 }
 
 static const char *const res_names[POL_RES_COUNT] = {

@@ -182,47 +182,6 @@ static long want_of(struct util_state *s, const struct pol_observation *obs, int
 	return want;
 }
 
-/* Shrinks first, then grants by least slack while the pool lasts. */
-static void grant(const struct pol_observation *obs, int r, const long *want,
-		  struct pol_decision *dec)
-{
-	int order[POL_MAX_WORKLOADS], n = 0;
-	long pool = obs->res[r].total;
-
-	for (int i = 0; i < obs->nwl; i++) {
-		if (!obs->wl[i].alive)
-			continue;
-		dec->wl[i].alloc[r] = want[i] < obs->wl[i].alloc[r] ? want[i] : obs->wl[i].alloc[r];
-		pool -= dec->wl[i].alloc[r];
-		if (want[i] > obs->wl[i].alloc[r])
-			order[n++] = i;
-	}
-	for (int a = 1; a < n; a++) /* insertion sort by slack, unknown last */
-		for (int b = a; b > 0; b--) {
-			double sa = obs->wl[order[b]].state == POL_LAT_FRESH
-					? obs->wl[order[b]].slack
-					: INFINITY;
-			double sb = obs->wl[order[b - 1]].state == POL_LAT_FRESH
-					? obs->wl[order[b - 1]].slack
-					: INFINITY;
-			int t;
-
-			if (sa >= sb)
-				break;
-			t = order[b];
-			order[b] = order[b - 1];
-			order[b - 1] = t;
-		}
-	for (int k = 0; k < n; k++) {
-		int i = order[k];
-		long g = want[i] - dec->wl[i].alloc[r];
-
-		g = g < pool ? g : pool;
-		dec->wl[i].alloc[r] += g;
-		pool -= g;
-	}
-}
-
 /* Frequency of workload i: the lowest that keeps utilisation <= freq_util. */
 static long freq_of(const struct util_state *s, const struct pol_observation *obs, int r, int i,
 		    const struct pol_decision *dec, double demand)
@@ -262,7 +221,7 @@ static int util_decide(void *state, const struct pol_observation *obs, struct po
 		return 0;
 	for (int i = 0; i < obs->nwl; i++)
 		want[i] = want_of(s, obs, r, i, dec, &demand[i]);
-	grant(obs, r, want, dec);
+	pol_grant(obs, r, want, dec);
 	for (int i = 0; i < obs->nwl; i++) {
 		const struct pol_wl_obs *w = &obs->wl[i];
 		long f = w->alloc[POL_RES_FREQ];

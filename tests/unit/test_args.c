@@ -67,6 +67,7 @@ static void test_done(void **state)
 			 ARGS_DONE); /* in order, as getopt sees them */
 	assert_int_equal(PARSE(&a, "--nosuch", "-V"), -EINVAL);
 	assert_int_equal(PARSE(&a, "-h"), ARGS_DONE);
+	assert_int_equal(PARSE(&a, "--list-policies"), ARGS_DONE); /* no -c needed */
 }
 
 int main(void)

@@ -133,10 +133,33 @@ static void test_code_flavour_interval(void **state)
 			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
 			 0);
 	assert_int_equal(cfg.interval_ms, 100);
-	assert_int_equal(load("[controller]\ninterval_ms = 250\n[policy parties]\nflavour = code\n"
+	assert_string_equal(cfg.note, "");
+	/* [controller] interval_ms does not hold against flavour = code, and it says so */
+	assert_int_equal(load("[controller]\ninterval_ms = 500\n[policy parties]\nflavour = code\n"
 			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
 			 0);
+	assert_int_equal(cfg.interval_ms, 100);
+	assert_non_null(strstr(cfg.note, "100 ms"));
+	assert_non_null(strstr(cfg.note, "[controller] interval_ms = 500"));
+	/* interval_ms in [policy parties] does, and is said at start */
+	assert_int_equal(load("[controller]\ninterval_ms = 500\n[policy parties]\nflavour = code\n"
+			      "interval_ms = 250\n[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
 	assert_int_equal(cfg.interval_ms, 250);
+	assert_non_null(strstr(cfg.note, "250 ms"));
+	assert_non_null(strstr(cfg.note, "[policy parties]"));
+	/* [controller] interval_ms = 100 with flavour = code: nothing to say */
+	assert_int_equal(load("[controller]\ninterval_ms = 100\n[policy parties]\nflavour = code\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+	assert_int_equal(cfg.interval_ms, 100);
+	assert_string_equal(cfg.note, "");
+	/* another policy's interval_ms is not this one's */
+	assert_int_equal(load("[controller]\ninterval_ms = 300\npolicy = util\n"
+			      "[policy parties]\nflavour = code\ninterval_ms = 250\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+	assert_int_equal(cfg.interval_ms, 300);
 	assert_int_equal(load("[policy parties]\nflavour = paper\n"
 			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
 			 0);

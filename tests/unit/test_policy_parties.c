@@ -345,13 +345,17 @@ static void test_code_flavour_cooldown_and_vote(void **state)
 	}
 	assert_string_equal(f.dec.wl[1].action, "revert");
 	assert_int_equal(f.obs.wl[1].alloc[C], 2);
-	/* 10 s cool-down in the code (after its 5-10 sample wait) */
+	/* 10 s cool-down in the code (after its 5-sample wait); holding meanwhile, it
+	 * decides on every second sample, so the downsize comes on the first or second
+	 * sample after the cool-down */
 	set_slack(&f, 0, 0.10);
 	for (uint64_t t = 1600; t < 1500 + 10000; t += 100) {
 		step(&f, t);
 		assert_int_equal(f.obs.wl[1].alloc[C], 2);
 	}
 	step(&f, 1500 + 10000);
+	if (!strcmp(f.dec.wl[1].action, "hold"))
+		step(&f, 1500 + 10100);
 	assert_string_equal(f.dec.wl[1].action, "down cores");
 	fx_teardown(&f);
 }
@@ -661,11 +665,13 @@ static void test_code_random_repick_on_direction_change(void **state)
 	assert_true(quota > 0);
 }
 
-/* After a revert the code waits a further 5-10 samples before deciding again; the paper
- * decides at the next interval. */
-static void test_code_waits_after_revert(void **state)
+/* revert_wait = MIN-MAX (neither flavour's): after a revert, MIN to MAX decisions are
+ * skipped, drawn at random per revert; the paper decides at the next interval. */
+static void test_revert_wait_range(void **state)
 {
-	static const struct pol_param p[] = { { "flavour", "code" }, { "first", "cores" } };
+	static const struct pol_param p[] = { { "flavour", "code" },
+					      { "first", "cores" },
+					      { "revert_wait", "5-10" } };
 	int min_wait = 1000, max_wait = -1;
 
 	for (uint64_t seed = 1; seed <= 16; seed++) {
@@ -674,7 +680,7 @@ static void test_code_waits_after_revert(void **state)
 		int waits = 0;
 
 		fx_seed = seed;
-		fx_setup(&f, 2, 6, false, 0, p, 2);
+		fx_setup(&f, 2, 6, false, 0, p, 3);
 		fx_seed = 42;
 		ALLOCS(&f, C, 2, 2);
 		SLACKS(&f, 0.10, 0.50);
@@ -719,6 +725,161 @@ static void test_paper_no_wait_after_revert(void **state)
 	step(&f, 2000);
 	assert_string_equal(f.dec.wl[0].action, "up cores");
 	fx_teardown(&f);
+}
+
+/* --- flavour = code to the letter (manager/PARTIES.py makeDecision, docs/parties.md 3) --- */
+
+/* Three workloads at 100 ms: w1 is downsized, w0 falls below 0.05 in every judging sample,
+ * so the downsize is reverted; then `after[k]` is w0's slack in the k-th sample after the
+ * revert while w2 has 0.30 (a downsize candidate). Returns how many decisions were spent
+ * waiting before the next action, which is w2's downsize. */
+static int waits_after_revert(uint64_t seed, const double *after, int nafter)
+{
+	static const struct pol_param p[] = { { "flavour", "code" }, { "first", "cores" } };
+	struct fx f;
+	uint64_t t;
+	int waits = 0;
+
+	fx_seed = seed;
+	fx_setup(&f, 3, 9, false, 0, p, 2);
+	fx_seed = 42;
+	ALLOCS(&f, C, 3, 3, 3);
+	SLACKS(&f, 0.10, 0.50, 0.10);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[1].action, "down cores");
+	SLACKS(&f, 0.01, 0.50, 0.10);
+	t = steps(&f, 1100, 5);
+	assert_string_equal(f.dec.wl[1].action, "revert");
+	for (int k = 0;; k++, t += 100) {
+		set_slack(&f, 0, k < nafter ? after[k] : 0.10);
+		set_slack(&f, 2, 0.30);
+		step(&f, t);
+		if (strcmp(f.dec.wl[1].action, "wait"))
+			break;
+		ASSERT_ALLOCS(&f, C, 3, 3, 3);
+		waits++;
+		assert_true(waits < 30);
+	}
+	assert_string_equal(f.dec.wl[2].action, "down cores");
+	fx_teardown(&f);
+	return waits;
+}
+
+/* After a revert the code waits exactly 5 samples (TOLERANCE) and decides on the 5th, whatever
+ * the seed; 2 of those 5 with a workload below 0.05 is a minority. */
+static void test_code_revert_waits_five_samples(void **state)
+{
+	static const double two_bad[] = { 0.01, 0.10, 0.10, 0.02, 0.10 };
+
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		assert_int_equal(waits_after_revert(seed, NULL, 0), 4);
+		assert_int_equal(waits_after_revert(seed, two_bad, 5), 4);
+	}
+}
+
+/* ... and 5 more only if most of those 5 still had a workload below 0.05: it decides on the
+ * 10th sample after the revert. */
+static void test_code_revert_waits_five_more_if_still_low(void **state)
+{
+	static const double three_bad[] = { 0.01, 0.10, 0.02, 0.10, 0.00 };
+	static const double nine_bad[] = { 0.01, 0.01, 0.01, 0.01, 0.01,
+					   0.01, 0.01, 0.01, 0.01, 0.10 };
+
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		assert_int_equal(waits_after_revert(seed, three_bad, 5), 9);
+		/* the second round is not voted on: never more than 10 samples */
+		assert_int_equal(waits_after_revert(seed, nine_bad, 10), 9);
+	}
+}
+
+/* While it holds (nothing to up- or downsize) the code takes two samples per decision: the
+ * trailing wait() of makeDecision's hold branch and the leading one of the next call. The
+ * paper decides on every sample. */
+static const char *action_on_sample_after_hold(const char *flavour)
+{
+	const struct pol_param p[] = { { "flavour", flavour }, { "first", "cores" } };
+	static char got[POL_ACTION_LEN];
+	struct fx f;
+
+	fx_setup(&f, 2, 4, false, 0, p, 2);
+	SLACKS(&f, 0.10, 0.10);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "hold");
+	assert_string_equal(f.dec.wl[1].action, "hold");
+	SLACKS(&f, -0.30, 0.10);
+	step(&f, 1100);
+	snprintf(got, sizeof(got), "%s", f.dec.wl[0].action);
+	if (!strcmp(flavour, "code")) {
+		assert_int_equal(f.obs.wl[0].alloc[C], 1);
+		assert_non_null(strstr(f.dec.wl[0].reason, "before deciding (hold_samples = 2)"));
+		step(&f, 1200);
+		assert_string_equal(f.dec.wl[0].action, "up cores");
+		/* an action is not a hold: after it, every sample is a judging one */
+		set_lat(&f, 0, 1200);
+		for (uint64_t t = 1300; t <= 1700; t += 100) {
+			step(&f, t);
+			assert_int_equal(f.obs.wl[0].alloc[C], t < 1700 ? 2 : 3);
+		}
+	}
+	fx_teardown(&f);
+	return got;
+}
+
+static void test_code_two_samples_per_decision_while_holding(void **state)
+{
+	assert_string_equal(action_on_sample_after_hold("code"), "hold");
+	assert_string_equal(action_on_sample_after_hold("paper"), "up cores");
+}
+
+/* An upsize of frequency that reaches the top frequency counts as failed whatever its vote
+ * (PARTIES.py: `cnt <= 0 or (State[helpID] == 2 and FREQ[helpID] == 2300)`), so the wheel
+ * moves on to cores at that judgement: the workload's state is then (UP, cores), and a
+ * workload that takes a core from it advances its wheel (anti-ping-pong, pingpong = state).
+ * The paper judges it by latency alone: the state stays (UP, freq). */
+static const char *donor_after_freq_top(const char *flavour, char *judged, size_t len)
+{
+	const struct pol_param p[] = { { "flavour", flavour }, { "first", "freq" } };
+	static char got[POL_REASON_LEN];
+	struct fx f;
+	uint64_t t;
+
+	fx_setup(&f, 2, 4, false, 0, p, 2);
+	f.obs.res[F] = (struct pol_res_info){ .avail = true, .step = 100000 };
+	for (int i = 0; i < 2; i++) {
+		f.obs.wl[i].min[F] = 1000000;
+		f.obs.wl[i].max[F] = 2000000;
+		f.obs.wl[i].alloc[F] = i ? 2000000 : 1900000;
+	}
+	ALLOCS(&f, C, 2, 2);
+	set_lat(&f, 0, 1500);
+	set_slack(&f, 1, 0.10);
+	step(&f, 1000);
+	assert_string_equal(f.dec.wl[0].action, "up freq");
+	assert_int_equal(f.obs.wl[0].alloc[F], 2000000);
+	set_slack(&f, 0, 0.15); /* latency dropped in every sample: the vote passes */
+	t = steps(&f, 1100, 5);
+	snprintf(judged, len, "%s", f.dec.wl[0].reason);
+	/* w1 (frequency already at its top) now needs a core; the pool is empty */
+	SLACKS(&f, 0.15, -0.30);
+	for (int k = 0; k < 2 && strcmp(f.dec.wl[1].action, "up cores"); k++, t += 100)
+		step(&f, t);
+	assert_string_equal(f.dec.wl[1].action, "up cores");
+	assert_string_equal(f.dec.wl[0].action, "donate");
+	snprintf(got, sizeof(got), "%s", f.dec.wl[0].reason);
+	fx_teardown(&f);
+	return got;
+}
+
+static void test_code_upsize_to_top_frequency_fails(void **state)
+{
+	char judged[POL_REASON_LEN];
+
+	assert_non_null(
+	    strstr(donor_after_freq_top("code", judged, sizeof(judged)), "anti-ping-pong"));
+	assert_non_null(strstr(judged, "top frequency"));
+	assert_null(
+	    strstr(donor_after_freq_top("paper", judged, sizeof(judged)), "anti-ping-pong"));
+	assert_null(strstr(judged, "top frequency"));
 }
 
 /* A donor that is itself downsizing cores gives a core: the paper advances its wheel (same
@@ -892,6 +1053,14 @@ static void test_params(void **state)
 	assert_non_null(strstr(err, "unknown key 'bogus'"));
 	assert_int_equal(ops->check_param("revert_wait", "5-10", err, sizeof(err)), 0);
 	assert_int_equal(ops->check_param("revert_wait", "7", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("revert_wait", "vote", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("revert_wait", "votes", err, sizeof(err)), -EINVAL);
+	assert_int_equal(ops->check_param("hold_samples", "2", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("hold_samples", "0", err, sizeof(err)), -EINVAL);
+	assert_int_equal(ops->check_param("freq_top", "fail", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("freq_top", "always", err, sizeof(err)), -EINVAL);
+	assert_int_equal(ops->check_param("interval_ms", "250", err, sizeof(err)), 0);
+	assert_int_equal(ops->check_param("interval_ms", "5", err, sizeof(err)), -EINVAL);
 	assert_int_equal(ops->check_param("revert_wait", "10-5", err, sizeof(err)), -EINVAL);
 	assert_int_equal(ops->check_param("revert_wait", "5-", err, sizeof(err)), -EINVAL);
 	assert_int_equal(ops->check_param("revert_wait", "-5", err, sizeof(err)), -EINVAL);
@@ -930,8 +1099,12 @@ int main(void)
 		cmocka_unit_test(test_seeded_first_resource_reproducible),
 		cmocka_unit_test(test_paper_next_resource_on_direction_change),
 		cmocka_unit_test(test_code_random_repick_on_direction_change),
-		cmocka_unit_test(test_code_waits_after_revert),
+		cmocka_unit_test(test_revert_wait_range),
 		cmocka_unit_test(test_paper_no_wait_after_revert),
+		cmocka_unit_test(test_code_revert_waits_five_samples),
+		cmocka_unit_test(test_code_revert_waits_five_more_if_still_low),
+		cmocka_unit_test(test_code_two_samples_per_decision_while_holding),
+		cmocka_unit_test(test_code_upsize_to_top_frequency_fails),
 		cmocka_unit_test(test_pingpong_paper_compares_resource),
 		cmocka_unit_test(test_pingpong_code_compares_direction_and_resource),
 		cmocka_unit_test(test_code_tie_counts_as_failure),
