@@ -350,7 +350,7 @@ static void test_duplicates(void **state)
 static void test_policy_errors(void **state)
 {
 	expect_error("[controller]\npolicy = heracles\n",
-		     "t.ini:2: policy: unknown policy 'heracles' (have: parties, static, util)");
+		     "t.ini:2: policy: unknown policy 'heracles' (have: parties, static, util, mmc)");
 	expect_error("[policy parties]\nslack_up = 0.05\ncooldown_s = soon\n",
 		     "t.ini:3: [policy parties] cooldown_s: 'soon' is not a number");
 	expect_error("[policy clite]\nx = 1\n", "t.ini:1: [policy clite]: unknown policy 'clite'");
