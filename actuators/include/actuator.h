@@ -171,8 +171,9 @@ struct act_state {
  * parent name (state file and parent cgroup: tasks go back to where they were
  * found, or to the root), probe what the machine supports, create the parent
  * cgroup (v1: cpuset.cpus/mems set first; v2: +cpuset +cpu enabled in the
- * root's subtree_control where missing, recorded, undone by act_restore()). Returns NULL and sets errno on failure (-EINVAL on
- * bad options, -EPERM when not root, ...).
+ * root's subtree_control where missing, recorded, undone by act_restore()).
+ * Returns NULL and sets errno on failure (-EINVAL on bad options, -EPERM when
+ * not root, ...).
  */
 struct act *act_open(const struct act_opts *opts);
 

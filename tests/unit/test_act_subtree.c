@@ -37,7 +37,7 @@ struct tree {
 	} g[MAXG];
 	char writes[32][64]; /* subtree_control writes, in order: "+grp:res" */
 	int nwrites;
-	bool attach_internal;	/* a process was put into a group with a subtree */
+	bool attach_internal;	    /* a process was put into a group with a subtree */
 	char cur[ACT_PATH_MAX - 8]; /* where the test process is ("" = the root) */
 };
 
