@@ -19,6 +19,7 @@
  *   quota.c             CPU quota (milli-cores) of a workload
  *   frequency.c         frequency limits, with rollback and restore
  *   threads.c           moving threads into a workload's group and back out
+ *   subtree.c           v2: controllers enabled on the path to a group, and put back
  *   log.c               messages: the log callback and act_last_error()
  *
  * Not part of the public interface.
@@ -190,5 +191,15 @@ extern const struct act_origin act__root_origin;
 int act__move_tree(struct act *act, struct act_workload *wl, pid_t pid);
 /* Empty grp: recorded threads to their origin, the rest to fallback. */
 int act__empty_group(struct act *act, const char *grp, const struct act_origin *fallback);
+
+/* ---- subtree.c */
+
+/*
+ * v2: enable the managed controllers missing from cgroup.subtree_control on
+ * the path from the root to grp's parent, each recorded before its write.
+ */
+int act__subtree_enable(struct act *act, const char *grp);
+/* Take back every recorded addition, deepest first; the first error (kept then). */
+int act__subtree_restore(struct act *act);
 
 #endif /* ACT_FRONT_H */

@@ -60,6 +60,16 @@ struct act_rec_cmd {
 	char mnt[ACT_PATH_MAX]; /* the hierarchy's mount point */
 };
 
+/*
+ * cgroup v2: controllers (ACT_RES_CPUSET, ACT_RES_QUOTA) this daemon added to
+ * grp's cgroup.subtree_control ("" = the root), to be removed again. Only
+ * what it added: a controller someone else had enabled is never touched.
+ */
+struct act_rec_subtree {
+	char grp[ACT_PATH_MAX];
+	unsigned int res;
+};
+
 struct act_records {
 	/* the parent cgroup was created by this daemon (or an earlier instance):
 	 * the only proof that lets a cleanup remove it */
@@ -74,6 +84,8 @@ struct act_records {
 	size_t nfreqs;
 	struct act_rec_cmd *cmds;
 	size_t ncmds;
+	struct act_rec_subtree *subtrees; /* in the order enabled: root first */
+	size_t nsubtrees;
 };
 
 int act__rec_add_task(struct act_records *r, const struct act_rec_task *t);
@@ -91,6 +103,8 @@ int act__rec_add_pgrp(struct act_records *r, const struct act_rec_pgrp *g);
 int act__rec_add_cmd(struct act_records *r, const struct act_rec_cmd *c);
 struct act_rec_cmd *act__rec_find_cmd(struct act_records *r, const char *wl);
 void act__rec_drop_cmd(struct act_records *r, const char *wl);
+/* Add res to grp's subtree record (a new one goes last). */
+int act__rec_add_subtree(struct act_records *r, const char *grp, unsigned int res);
 /*
  * One daemon per parent: an exclusive flock on "<state file>.lock" (created
  * 0600, never through a symlink), holding our pid for the message of the

@@ -13,9 +13,11 @@
  * filled) first. Threads are moved one by one through the tasks file
  * (cgroup_attach_task_pid()).
  *
- * cgroup v2: one hierarchy; the parent must have +cpuset +cpu in its parent's
- * cgroup.subtree_control before the controllers' files appear in it; a
- * process moves as a whole (cgroup.procs), threads cannot be split.
+ * cgroup v2: one hierarchy; a group's controllers' files appear only once
+ * +cpuset +cpu are in its parent's cgroup.subtree_control, which the front
+ * enables, records and puts back (subtree.c) through subtree_missing and
+ * subtree_set here; a process moves as a whole (cgroup.procs), threads cannot
+ * be split.
  *
  * Writes go through libcgroup; its ECG* codes become negative errno in
  * act__cg_errno(). Reads go to the files directly (see cgroup_files.c).
@@ -218,26 +220,62 @@ static void parent_of(const char *grp, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", s ? (int)(s - grp) : 0, grp);
 }
 
-/* v2: the controllers must be enabled in the parent's subtree_control. */
-static int v2_enable(struct cgbe *be, const char *grp)
+/* The v2 controller of a managed resource bit. */
+static const char *v2_ctrl(unsigned int res)
 {
-	char dir[ACT_PATH_MAX], pgrp[ACT_PATH_MAX];
-	const char *ctrls[2] = { be->cpuset ? "cpuset" : NULL, be->quota ? "cpu" : NULL };
+	return res == ACT_RES_CPUSET ? "cpuset" : res == ACT_RES_QUOTA ? "cpu" : NULL;
+}
+
+static int cg_subtree_missing(void *p, const char *grp, unsigned int *res)
+{
+	struct cgbe *be = p;
+	char dir[ACT_PATH_MAX];
+	unsigned int want = (be->cpuset ? ACT_RES_CPUSET : 0) | (be->quota ? ACT_RES_QUOTA : 0);
+
+	*res = 0;
+	if (be->version != 2)
+		return 0;
+	if (act__cg_path(dir, sizeof(dir), be->cpuset_mnt, grp, NULL))
+		return -ENAMETOOLONG;
+	for (unsigned int r = ACT_RES_CPUSET; r <= ACT_RES_QUOTA; r <<= 1)
+		if ((want & r) && !act__cg_listed(dir, "cgroup.subtree_control", v2_ctrl(r)))
+			*res |= r;
+	return 0;
+}
+
+/*
+ * One write per controller, so a failure names the one refused. Enabling
+ * cpuset moves every task below grp into a new cpuset (on the root: every
+ * task, PID 1 too), which the kernel allows only with CAP_SYS_NICE over
+ * tasks holding capabilities the writer lacks.
+ */
+static int cg_subtree_set(void *p, const char *grp, unsigned int res, bool on)
+{
+	struct cgbe *be = p;
+	char path[ACT_PATH_MAX];
 	int err;
 
-	parent_of(grp, pgrp, sizeof(pgrp));
-	act__cg_path(dir, sizeof(dir), be->cpuset_mnt, pgrp, NULL);
-	for (int i = 0; i < 2; i++) {
-		char path[ACT_PATH_MAX + 32], val[16];
+	if (be->version != 2)
+		return 0;
+	if (act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cgroup.subtree_control"))
+		return -ENAMETOOLONG;
+	for (unsigned int r = ACT_RES_CPUSET; r <= ACT_RES_QUOTA; r <<= 1) {
+		char val[16];
 
-		if (!ctrls[i] || act__cg_listed(dir, "cgroup.subtree_control", ctrls[i]))
+		if (!(res & r) || !v2_ctrl(r))
 			continue;
-		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-		snprintf(val, sizeof(val), "+%s", ctrls[i]);
+		snprintf(val, sizeof(val), "%c%s", on ? '+' : '-', v2_ctrl(r));
 		err = act__write_file(path, val);
 		if (err)
-			return act_be_err(be->act, err, "cannot enable %s in %s: %s", ctrls[i],
-					  path, strerror(-err));
+			return act_be_err(be->act, err, "cannot %s %s in %s: %s%s",
+					  on ? "enable" : "disable", v2_ctrl(r), path,
+					  strerror(-err),
+					  err == -EPERM && r == ACT_RES_CPUSET
+					      ? " (moving tasks between cpusets needs CAP_SYS_NICE)"
+					  : err == -EBUSY ? " (a cgroup below uses it)"
+							  : "");
+		act_be_log(be->act, ACT_LOG_DEBUG, "%s %s in %s", on ? "enabled" : "disabled",
+			   v2_ctrl(r), path);
 	}
 	return 0;
 }
@@ -287,11 +325,6 @@ static int cg_create(void *p, const char *grp, const struct act_cpumask *cpus)
 				  "cannot create cgroup %s: neither cpuset nor cpu is usable", grp);
 	if (cg_exists(p, grp))
 		return act_be_err(be->act, -EEXIST, "cgroup %s exists already", grp);
-	if (be->version == 2) {
-		err = v2_enable(be, grp);
-		if (err)
-			return err;
-	}
 	cg = cgroup_new_cgroup(grp);
 	if (!cg)
 		return act_be_err(be->act, -ENOMEM, "cannot allocate a libcgroup cgroup");
@@ -570,6 +603,7 @@ static int cg_children(void *p, const char *grp, char (*names)[ACT_NAME_MAX], si
 		.set_cpus = cg_set_cpus, .get_cpus = cg_get_cpus, .set_quota = cg_set_quota, \
 		.get_quota = cg_get_quota, .where = cg_where, .attach = cg_attach,           \
 		.tasks = cg_tasks, .children = cg_children, .path = cg_path,                 \
+		.subtree_missing = cg_subtree_missing, .subtree_set = cg_subtree_set,        \
 	}
 
 const struct act_cgroup_ops act_cgroup_v1_ops = CG_OPS("cgroup-v1", cg_open_v1);

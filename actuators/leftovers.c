@@ -2,9 +2,11 @@
 /*
  * What an earlier instance with the same parent left behind after SIGKILL:
  * its state file (threads it moved, frequencies it changed, in-place cgroups
- * it wrote), its parent cgroup with the workload groups below it, and the
- * process groups and command cgroups (commands.c) it launched. act_open() and act_cleanup() put all
- * of it back before anything else; a restarted daemon may instead adopt the process groups
+ * it wrote, v2 controllers it enabled in cgroup.subtree_control), its parent
+ * cgroup with the workload groups below it, and the process groups and
+ * command cgroups (commands.c) it launched. act_open() and act_cleanup() put
+ * all of it back before anything else; a restarted daemon may instead adopt
+ * the process groups
  * (act_adopt_pgrp()) rather than start second copies.
  *
  * Only what the state file proves is ours is touched: a parent cgroup without
@@ -261,6 +263,15 @@ int act__cleanup_leftovers(struct act *act, bool *found)
 		err = remove_leftover_parent(act, &first);
 		if (err)
 			return err;
+	}
+	/* only once no group of ours is left below (else they stay for the next repair) */
+	if (act->rec.nsubtrees && !first) {
+		*found = true;
+		act_be_log(act, ACT_LOG_WARN,
+			   "putting back the cgroup.subtree_control an earlier instance changed");
+		err = act__subtree_restore(act);
+		if (err && !first)
+			first = err;
 	}
 	if (managed_freq(act))
 		act__freq_restore(act, NULL);

@@ -216,7 +216,9 @@ int act__ensure_parent(struct act *act)
 		if (err)
 			return err;
 	}
-	err = act->cg->create(act->cgbe, act->parent, &act->caps.cpus);
+	err = act__subtree_enable(act, act->parent);
+	if (!err)
+		err = act->cg->create(act->cgbe, act->parent, &act->caps.cpus);
 	if (err)
 		return ERR(act, err, "cannot create the parent cgroup %s: %s%s", act->parent,
 			   strerror(-err), err == -EACCES || err == -EPERM ? " (run as root)" : "");
@@ -340,6 +342,10 @@ int act_restore(struct act *act)
 			first = err;
 		act->parent_created = false;
 	}
+	/* with a group of ours still below, the controllers are in use: kept for a repair */
+	err = first ? 0 : act__subtree_restore(act);
+	if (err && !first)
+		first = err;
 	if (managed_freq(act)) {
 		err = act__freq_restore(act, NULL);
 		if (err && !first)

@@ -15,6 +15,8 @@
  *   task  TID STARTTIME WL AFFINITY|- CPUSET-PATH CPU-PATH
  *   freq  CPU MIN-KHZ MAX-KHZ
  *   cmd   WL KIND MOUNT          (a launched command's cgroup, MOUNT/<parent>.cmd/WL)
+ *   subtree GRP|/ CONTROLLERS   (v2: controllers it added to GRP's cgroup.subtree_control,
+ *                                "/" the root; CONTROLLERS e.g. "cpuset,cpu")
  * Records are written before the change they allow to undo.
  */
 #include <errno.h>
@@ -181,9 +183,26 @@ void act__rec_drop_cmd(struct act_records *r, const char *wl)
 	r->ncmds = j;
 }
 
+int act__rec_add_subtree(struct act_records *r, const char *grp, unsigned int res)
+{
+	for (size_t i = 0; i < r->nsubtrees; i++)
+		if (!strcmp(r->subtrees[i].grp, grp)) {
+			r->subtrees[i].res |= res;
+			return 0;
+		}
+	if (strlen(grp) >= sizeof(r->subtrees[0].grp))
+		return -ENAMETOOLONG;
+	if (!GROW(r->subtrees, r->nsubtrees))
+		return -ENOMEM;
+	snprintf(r->subtrees[r->nsubtrees].grp, sizeof(r->subtrees[0].grp), "%s", grp);
+	r->subtrees[r->nsubtrees++].res = res;
+	return 0;
+}
+
 void act__rec_free(struct act_records *r)
 {
 	free(r->cmds);
+	free(r->subtrees);
 	free(r->pgrps);
 	free(r->tasks);
 	free(r->wls);
@@ -310,6 +329,14 @@ static void write_records(FILE *f, const struct act_records *r)
 	for (size_t i = 0; i < r->nfreqs; i++)
 		fprintf(f, "freq\t%d\t%lu\t%lu\n", r->freqs[i].cpu, r->freqs[i].min_khz,
 			r->freqs[i].max_khz);
+	for (size_t i = 0; i < r->nsubtrees; i++) {
+		const struct act_rec_subtree *t = &r->subtrees[i];
+
+		fprintf(f, "subtree\t%s\t%s%s%s\n", t->grp[0] ? t->grp : "/",
+			t->res & ACT_RES_CPUSET ? "cpuset" : "",
+			(t->res & ACT_RES_CPUSET) && (t->res & ACT_RES_QUOTA) ? "," : "",
+			t->res & ACT_RES_QUOTA ? "cpu" : "");
+	}
 }
 
 /* A new tmp file (0600), never through a planted symlink or into someone else's file. */
@@ -460,6 +487,20 @@ static int parse_cmd(struct act_records *r, char **f)
 	return act__rec_add_cmd(r, &c);
 }
 
+static int parse_subtree(struct act_records *r, char **f)
+{
+	unsigned int res = 0;
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(f[2], ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		res |= !strcmp(tok, "cpuset") ? ACT_RES_CPUSET
+		       : !strcmp(tok, "cpu")  ? ACT_RES_QUOTA
+					      : 0;
+	if (!res || strstr(f[1], ".."))
+		return 0;
+	return act__rec_add_subtree(r, strcmp(f[1], "/") ? f[1] : "", res);
+}
+
 /* The record kinds: name, number of fields (0 = any), parser. */
 static const struct {
 	const char *kind;
@@ -469,6 +510,7 @@ static const struct {
 	{ "owner", 0, parse_owner },	 { "pgrp", 4, parse_pgrp }, { "wl", 4, parse_wl },
 	{ "inplace", 6, parse_inplace }, { "task", 7, parse_task }, { "freq", 4, parse_freq },
 	{ "cmd", 4, parse_cmd },
+	{ "subtree", 3, parse_subtree },
 };
 
 /* One line into r; lines of unknown kinds (a newer writer) are skipped. */

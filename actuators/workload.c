@@ -247,6 +247,8 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
 	if (managed_cgroup(act)) {
 		err = add_record(act, wl);
 		if (!err)
+			err = act__subtree_enable(act, wl->grp);
+		if (!err)
 			err = act->cg->create(act->cgbe, wl->grp,
 					      managed_cpuset(act) ? &wl->cpus : NULL);
 		created = !err;

@@ -154,9 +154,12 @@ int inplace_check(const struct inplace_roots *r, const char *grp, const char *pa
 			return -ENOENT;
 		}
 	} else if (!has_file(r->v2, grp, "cpuset.cpus") || !has_file(r->v2, grp, "cpu.max")) {
+		/* systemd owns the subtree_control of its slices and rewrites it: the unit
+		 * has to ask systemd for the controllers, parties does not enable them */
 		snprintf(msg, mlen,
-			 "cgroup %s/%s lacks cpuset.cpus or cpu.max (enable +cpuset +cpu in its "
-			 "parent's cgroup.subtree_control)",
+			 "cgroup %s/%s lacks cpuset.cpus or cpu.max: have systemd enable cpuset "
+			 "and cpu for it, e.g. AllowedCPUs= and CPUWeight= in the unit "
+			 "(systemctl set-property --runtime UNIT AllowedCPUs=0-N CPUWeight=100)",
 			 r->v2, grp);
 		return -ENOENT;
 	}

@@ -65,15 +65,25 @@ if [ "$what" = integration ] || [ "$what" = all ]; then
 		done
 	fi
 fi
+# cgroup v2: the root's subtree_control must read the same after the tests as before
+root_sc=
+[ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] && root_sc=$(cat /sys/fs/cgroup/cgroup.subtree_control)
 for t in "${progs[@]}"; do run_one "$t"; done
 
 # Leftovers are failures too: every test must clean up after itself.
 if [ "$(id -u)" -eq 0 ] && [ "$what" != unit ]; then
-	left=$(ls -d /sys/fs/cgroup/*/ebee-test* /sys/fs/cgroup/*/parties* 2>/dev/null)
+	# v1: below each hierarchy; v2: below the one root (the test parents, not parties.service)
+	left=$(ls -d /sys/fs/cgroup/*/ebee-test* /sys/fs/cgroup/*/parties-* /sys/fs/cgroup/ebee-test* \
+		/sys/fs/cgroup/parties-* 2>/dev/null)
 	if [ -n "$left" ]; then
 		echo "FAIL: cgroups left behind: $left"
 		fail=$((fail + 1))
 		failed_names+=("leftover-cgroups")
+	fi
+	if [ -n "$root_sc" ] && [ "$(cat /sys/fs/cgroup/cgroup.subtree_control)" != "$root_sc" ]; then
+		echo "FAIL: the root's cgroup.subtree_control was '$root_sc', is '$(cat /sys/fs/cgroup/cgroup.subtree_control)'"
+		fail=$((fail + 1))
+		failed_names+=("leftover-subtree_control")
 	fi
 	# ebee's programs (by name) still loaded, or test servers still running
 	sleep 0.5

@@ -79,6 +79,12 @@ struct act_cgroup_ops {
 	/* The path of grp in the hierarchy of res, for messages (may be NULL). */
 	const char *(*path)(void *be, enum act_resource res, const char *grp, char *buf,
 			    size_t len);
+	/* cgroup v2 (NULL where controllers need no enabling, as on v1): of the
+	 * controllers managed (ACT_RES_CPUSET, ACT_RES_QUOTA), those missing
+	 * from grp's cgroup.subtree_control ("" = the root) into *res; and
+	 * enabling (+) or disabling (-) the ones in res there, one write each. */
+	int (*subtree_missing)(void *be, const char *grp, unsigned int *res);
+	int (*subtree_set)(void *be, const char *grp, unsigned int res, bool on);
 };
 
 struct act_freq_ops {

@@ -18,7 +18,9 @@
  * Cgroup layout: a parent cgroup owned by the daemon (act_opts.parent,
  * default "parties") with one child per workload, named after the workload:
  *   v1: /sys/fs/cgroup/cpuset/<parent>/<name> and /sys/fs/cgroup/cpu/<parent>/<name>
- *   v2: <unified mount>/<parent>/<name> (+cpuset +cpu in the parent's subtree_control)
+ *   v2: <unified mount>/<parent>/<name>, leaves only (the parent holds no process);
+ *       +cpuset +cpu enabled where missing on the path from the root to <parent>, each
+ *       change recorded in the state file first and undone by act_restore()/cleanup
  * Workload names are one path component of [A-Za-z0-9_.-], at most 63 bytes.
  *
  * Invariants the front enforces:
@@ -178,8 +180,9 @@ struct act_state {
  * parent name (state file and parent cgroup: tasks go back to where they were
  * found, or to the root), probe what the machine supports, create the parent
  * cgroup (v1: cpuset.cpus/mems set first; v2: +cpuset +cpu enabled in the
- * root's subtree_control). Returns NULL and sets errno on failure (-EINVAL on
- * bad options, -EPERM when not root, ...).
+ * root's subtree_control where missing, recorded, undone by act_restore()).
+ * Returns NULL and sets errno on failure (-EINVAL on bad options, -EPERM when
+ * not root, ...).
  */
 struct act *act_open(const struct act_opts *opts);
 
