@@ -120,6 +120,77 @@ static void test_conn_auto_accept_noise(void **state)
 	tu_stop(pid);
 }
 
+/* http_client without keep-alive, each client closing delay_ms after its
+ * response: the ok count, and in *min_us the shortest time the client
+ * measured from a response's end to its own close (its FIN). */
+static long long client_slow_close(int port, int requests, int conc, const char *delay_ms,
+				   long long *min_us)
+{
+	char p[16], n[16], c[16], out[512];
+	char *argv[] = { "build/fixtures/http_client",
+			 "--port",
+			 p,
+			 "--requests",
+			 n,
+			 "--concurrency",
+			 c,
+			 "--close-delay-ms",
+			 (char *)delay_ms,
+			 "--timeout",
+			 "120",
+			 NULL };
+	int rc;
+
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(n, sizeof(n), "%d", requests);
+	snprintf(c, sizeof(c), "%d", conc);
+	rc = tu_run(argv, out, sizeof(out), 150);
+	printf("  client: %s", out);
+	if (rc != 0 || tu_field(out, "errors") != 0)
+		return -1;
+	*min_us = tu_field(out, "close_delay_min_us");
+	return tu_field(out, "ok");
+}
+
+/* Apache prefork's lingering close (issue 20): after the response the server
+ * shuts down its sending side, reads until the client's FIN, then closes.
+ * The client closes 20 ms after its response: that wait is the client's, so
+ * the service latency must stay far below what the client measured it to be
+ * (it included the whole wait when a conn request ended at close). */
+static void test_conn_lingering_close(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
+	const char *extra[] = { "--linger", "--threads", "4", "--count-file", NULL, NULL };
+	char count[600];
+	struct ebee_stats st;
+	long long min_us = -1;
+	double p50;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	snprintf(count, sizeof(count), "%s/linger.count", tu_tmpdir());
+	extra[4] = count;
+	pid = tu_start_cpr(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(client_slow_close(port, 120, 4, "20", &min_us), 120);
+	st = settle(pid);
+	tu_stop(pid); /* writes its final count */
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
+	printf("  requests %llu (client 120, server %lld), mode %s, service p50 %.3f ms, "
+	       "client's shortest close delay %.3f ms\n",
+	       (unsigned long long)st.requests, tu_read_num(count), ebee_mode_str(st.mode),
+	       p50 / 1e6, min_us / 1e3);
+	assert_int_equal(st.requests, 120);
+	assert_int_equal(tu_read_num(count), 120);
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	assert_int_equal(st.dropped, 0);
+	assert_true(min_us > 0);
+	assert_true(p50 < min_us * 1e3 / 2);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+}
+
 /* Two servers traced at once, different delays and counts: no cross-talk. */
 static void test_two_servers_no_crosstalk(void **state)
 {
@@ -314,6 +385,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conn_exact_count_and_delay),
 		cmocka_unit_test(test_conn_auto_accept_noise),
+		cmocka_unit_test(test_conn_lingering_close),
 		cmocka_unit_test(test_two_servers_no_crosstalk),
 		cmocka_unit_test(test_descendants_early_and_late),
 		cmocka_unit_test(test_nginx_master_two_workers),
