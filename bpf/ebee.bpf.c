@@ -201,6 +201,50 @@ int exit_accept(struct trace_event_raw_sys_exit *ctx)
 
 /* ---------------------------------------------------------------- close */
 
+#define SHUT_WR_   1
+#define SHUT_RDWR_ 2
+
+/* The end of a conn request, taken at the server's shutdown of its sending
+ * side or at its close, whichever comes first: a lingering close
+ * (shutdown(SHUT_WR), read until the client's FIN, close) spends the time
+ * after its shutdown waiting for the client. Where the io hooks are attached
+ * (auto before its choice, io, a conn recheck) they tell more: a connection
+ * whose last response was followed only by reads that brought nothing (state
+ * back to IDLE: a read that returned 0 at the client's FIN, or EAGAIN) was
+ * waiting for the client since that response's last write, which is then
+ * the end. Data read after the last write (READING) is work of the server's,
+ * and a close right after writing (RESPONDING) is that write's end anyway. */
+static __always_inline __u64 conn_end(const struct ebee_conn *c, __u64 now)
+{
+	if (c->end_ns)
+		return c->end_ns;
+	if (c->state == EBEE_CS_IDLE && c->last_write_ns)
+		return c->last_write_ns;
+	return now;
+}
+
+/* The record is still emitted at the close, with the end fixed here: the
+ * connection's request count (nreq) is only complete then. SHUT_RD alone
+ * ends nothing: the server may still respond. */
+SEC("tracepoint/syscalls/sys_enter_shutdown")
+int enter_shutdown(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ebee_conn_key k = { .tgid = id >> 32, .fd = (__u32)ctx->args[0] };
+	struct ebee_conn *c;
+	struct ebee_proc *p;
+
+	if (ctx->args[1] != SHUT_WR_ && ctx->args[1] != SHUT_RDWR_)
+		return 0;
+	p = traced(k.tgid);
+	if (!p || !(p->flags & EBEE_F_CONN))
+		return 0;
+	c = bpf_map_lookup_elem(&conns, &k);
+	if (c && !c->end_ns)
+		c->end_ns = conn_end(c, bpf_ktime_get_ns());
+	return 0;
+}
+
 SEC("tracepoint/syscalls/sys_enter_close")
 int enter_close(struct trace_event_raw_sys_enter *ctx)
 {
@@ -216,7 +260,7 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 	c = bpf_map_lookup_elem(&conns, &k);
 	if (!c)
 		return 0;
-	now = bpf_ktime_get_ns();
+	now = conn_end(c, bpf_ktime_get_ns());
 	if (c->state == EBEE_CS_RESPONDING) {
 		c->nreq++;
 		if (p->flags & EBEE_F_IO)
