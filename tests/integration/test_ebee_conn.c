@@ -191,6 +191,73 @@ static void test_conn_lingering_close(void **state)
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 }
 
+/* A server that waits for the client to close first, without a shutdown:
+ * only the io hooks can tell that its request ended at the last write (the
+ * reads after it brought nothing but the client's FIN). A conn workload has
+ * them during its recheck, here made to last the whole test by an ebee of
+ * its own (recheck every 1 ms, for 10 min). The socket path ends a conn
+ * request at the server's close (LAST_ACK) whatever came before it. */
+static void test_conn_recheck_client_closes_first(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o),
+			       .auto_recheck_ms = 1,
+			       .auto_recheck_len_ms = 600000 };
+	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
+	const char *extra[] = { "--wait-close", "--threads", "4", "--count-file", NULL, NULL };
+	struct ebee_stats st = { .sz = sizeof(st) };
+	char count[600];
+	long long min_us = -1;
+	struct ebee *e2;
+	double p50, end;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	if (tp_path == EBEE_PATH_SOCKET) {
+		printf(
+		    "SKIP: the socket path ends a conn request at the server's close (LAST_ACK), "
+		    "after the client's FIN: not covered here\n");
+		skip();
+	}
+	e2 = tp_open(&o);
+	assert_non_null(e2);
+	snprintf(count, sizeof(count), "%s/waitclose.count", tu_tmpdir());
+	extra[4] = count;
+	pid = tu_start_cpr(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(e2, pid, &to), 0);
+	/* Enough closes to choose conn; then the recheck brings the io hooks back. */
+	assert_int_equal(client_slow_close(port, 10, 1, "0.001", &min_us), 10);
+	end = tu_now() + 30;
+	do {
+		tu_sleep_ms(50);
+		assert_int_equal(ebee_get_stats(e2, pid, &st), 0);
+	} while ((st.mode != EBEE_MODE_CONN || !(st.probes & tp_io_probe())) && tu_now() < end);
+	printf("  mode %s, io probes %s\n", ebee_mode_str(st.mode),
+	       st.probes & tp_io_probe() ? "back" : "not back");
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	assert_true(st.probes & tp_io_probe());
+	assert_int_equal(client_slow_close(port, 100, 4, "20", &min_us), 100);
+	assert_int_equal(ebee_flush(e2), 0);
+	tu_sleep_ms(50);
+	assert_int_equal(ebee_flush(e2), 0);
+	assert_int_equal(ebee_get_stats(e2, pid, &st), 0);
+	tu_stop(pid);
+	assert_int_equal(ebee_get_latency_percentile(e2, pid, 50, &p50), 0);
+	printf("  requests %llu (client 110, server %lld), mode %s, service p50 %.3f ms, "
+	       "client's shortest close delay %.3f ms\n",
+	       (unsigned long long)st.requests, tu_read_num(count), ebee_mode_str(st.mode),
+	       p50 / 1e6, min_us / 1e3);
+	assert_int_equal(st.requests, 110);
+	assert_int_equal(tu_read_num(count), 110);
+	assert_int_equal(st.mode, EBEE_MODE_CONN);
+	assert_int_equal(st.dropped, 0);
+	assert_true(min_us > 0);
+	assert_true(p50 < min_us * 1e3 / 2);
+	assert_int_equal(ebee_stop_tracing(e2, pid), 0);
+	ebee_close(e2);
+}
+
 /* Two servers traced at once, different delays and counts: no cross-talk. */
 static void test_two_servers_no_crosstalk(void **state)
 {
@@ -386,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_conn_exact_count_and_delay),
 		cmocka_unit_test(test_conn_auto_accept_noise),
 		cmocka_unit_test(test_conn_lingering_close),
+		cmocka_unit_test(test_conn_recheck_client_closes_first),
 		cmocka_unit_test(test_two_servers_no_crosstalk),
 		cmocka_unit_test(test_descendants_early_and_late),
 		cmocka_unit_test(test_nginx_master_two_workers),
