@@ -71,6 +71,12 @@
  * enter to exit in task-local storage, i.e. per thread, never per process,
  * so concurrent threads cannot mix them up, and the storage dies with the
  * thread. Task storage in tracepoint programs needs Linux >= 5.12.
+ * A conn request ends at the server's shutdown of its sending side or its
+ * close, whichever comes first (a lingering close waits for the client's FIN
+ * between the two), or at the last write when the io hooks saw the server
+ * wait for the client after it (conn_end()). The shutdown hook is in the
+ * close group: shutdowns are rare, where keeping the write hooks for conn
+ * would run a program at every write of the host.
  * Connections accepted before tracing started are adopted by user space
  * (from /proc) into the connection map, flagged as such. It cannot see
  * sockets served by another process than the one that accepted them,
