@@ -71,6 +71,12 @@
  * enter to exit in task-local storage, i.e. per thread, never per process,
  * so concurrent threads cannot mix them up, and the storage dies with the
  * thread. Task storage in tracepoint programs needs Linux >= 5.12.
+ * A conn request ends at the server's shutdown of its sending side or its
+ * close, whichever comes first (a lingering close waits for the client's FIN
+ * between the two), or at the last write when the io hooks saw the server
+ * wait for the client after it (conn_end()). The shutdown hook is in the
+ * close group: shutdowns are rare, where keeping the write hooks for conn
+ * would run a program at every write of the host.
  * Connections accepted before tracing started are adopted by user space
  * (from /proc) into the connection map, flagged as such. It cannot see
  * sockets served by another process than the one that accepted them,
@@ -201,6 +207,50 @@ int exit_accept(struct trace_event_raw_sys_exit *ctx)
 
 /* ---------------------------------------------------------------- close */
 
+#define SHUT_WR_   1
+#define SHUT_RDWR_ 2
+
+/* The end of a conn request, taken at the server's shutdown of its sending
+ * side or at its close, whichever comes first: a lingering close
+ * (shutdown(SHUT_WR), read until the client's FIN, close) spends the time
+ * after its shutdown waiting for the client. Where the io hooks are attached
+ * (auto before its choice, io, a conn recheck) they tell more: a connection
+ * whose last response was followed only by reads that brought nothing (state
+ * back to IDLE: a read that returned 0 at the client's FIN, or EAGAIN) was
+ * waiting for the client since that response's last write, which is then
+ * the end. Data read after the last write (READING) is work of the server's,
+ * and a close right after writing (RESPONDING) is that write's end anyway. */
+static __always_inline __u64 conn_end(const struct ebee_conn *c, __u64 now)
+{
+	if (c->end_ns)
+		return c->end_ns;
+	if (c->state == EBEE_CS_IDLE && c->last_write_ns)
+		return c->last_write_ns;
+	return now;
+}
+
+/* The record is still emitted at the close, with the end fixed here: the
+ * connection's request count (nreq) is only complete then. SHUT_RD alone
+ * ends nothing: the server may still respond. */
+SEC("tracepoint/syscalls/sys_enter_shutdown")
+int enter_shutdown(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ebee_conn_key k = { .tgid = id >> 32, .fd = (__u32)ctx->args[0] };
+	struct ebee_conn *c;
+	struct ebee_proc *p;
+
+	if (ctx->args[1] != SHUT_WR_ && ctx->args[1] != SHUT_RDWR_)
+		return 0;
+	p = traced(k.tgid);
+	if (!p || !(p->flags & EBEE_F_CONN))
+		return 0;
+	c = bpf_map_lookup_elem(&conns, &k);
+	if (c && !c->end_ns)
+		c->end_ns = conn_end(c, bpf_ktime_get_ns());
+	return 0;
+}
+
 SEC("tracepoint/syscalls/sys_enter_close")
 int enter_close(struct trace_event_raw_sys_enter *ctx)
 {
@@ -216,7 +266,7 @@ int enter_close(struct trace_event_raw_sys_enter *ctx)
 	c = bpf_map_lookup_elem(&conns, &k);
 	if (!c)
 		return 0;
-	now = bpf_ktime_get_ns();
+	now = conn_end(c, bpf_ktime_get_ns());
 	if (c->state == EBEE_CS_RESPONDING) {
 		c->nreq++;
 		if (p->flags & EBEE_F_IO)

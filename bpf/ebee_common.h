@@ -59,6 +59,7 @@ struct ebee_conn {
 	__u64 accept_ns;     /* conn pattern start */
 	__u64 io_start_ns;   /* io pattern: start of the request in progress */
 	__u64 last_write_ns; /* io pattern: end of the last write seen */
+	__u64 end_ns;	     /* conn pattern: its end, fixed at the server's shutdown; 0 before */
 	__u32 nreq;	     /* io requests completed on this connection */
 	__u16 state;	     /* EBEE_CS_* */
 	__u16 flags;	     /* EBEE_CF_* */

@@ -44,7 +44,7 @@ enum ebee_mode {
  * path uses ACCEPT..WRITE, the socket path SOCK_*; both use FORK. */
 enum ebee_probe {
 	EBEE_PROBE_ACCEPT = 1u << 0,	 /* sys_exit_accept, sys_exit_accept4 */
-	EBEE_PROBE_CLOSE = 1u << 1,	 /* sys_enter_close */
+	EBEE_PROBE_CLOSE = 1u << 1,	 /* sys_enter_close, sys_enter_shutdown */
 	EBEE_PROBE_READ = 1u << 2,	 /* read, readv, recvfrom, recvmsg (enter+exit) */
 	EBEE_PROBE_WRITE = 1u << 3,	 /* write, writev, sendto, sendmsg, sendfile (enter+exit) */
 	EBEE_PROBE_FORK = 1u << 4,	 /* sched_process_fork, sched_process_exit */

@@ -56,6 +56,7 @@ static int group_progs(struct ebee_bpf *s, unsigned int bit, struct bpf_program 
 		break;
 	case EBEE_PROBE_CLOSE:
 		p[n++] = s->progs.enter_close;
+		p[n++] = s->progs.enter_shutdown;
 		break;
 	case EBEE_PROBE_READ:
 		p[n++] = s->progs.enter_read;
