@@ -22,9 +22,11 @@
  * context switch per request, which on a 2-core machine took a third of
  * memcached's throughput (docs/design.md 4.6).
  *
- * The socket path (default when present: Linux after 6.1). Programs are
- * tp_btf (BTF raw tracepoints: typed arguments, no tracefs, no perf buffer
- * record per event):
+ * The socket path (default when present). Programs are tp_btf (BTF raw
+ * tracepoints: typed arguments, no tracefs, no perf buffer record per event)
+ * on Linux 6.3 and later; before that (Debian 12's 6.1) fexit/fentry
+ * programs on the functions those tracepoints sit in call the same handlers
+ * ("Attach method fentry" below; user space picks per hook group):
  *   Per-socket state lives in socket-local storage (BPF_MAP_TYPE_SK_STORAGE)
  *   of the struct sock, so a request is the same whichever process of the
  *   workload (a forked child, an io_uring worker) touches the socket.
