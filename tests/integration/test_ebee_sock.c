@@ -135,6 +135,38 @@ static void test_io_uring_exact(void **state)
 	tu_stop(pid);
 }
 
+/* A response whose body goes by sendfile() 20 ms after its headers went by
+ * write(): the request ends at the sendfile, so no service latency is
+ * shorter than the server's pause (a tracer that misses sendfile would end
+ * it at the headers, ~0). The syscall path hooks sendfile64; the socket
+ * path sees it in sock_sendmsg (6.5+: splice to a socket is a sendmsg) or,
+ * on the fentry attach method before 6.5, in inet_sendpage. */
+static void test_sendfile_ends_the_response(void **state)
+{
+	const char *extra[] = { "--keepalive", "--sendfile-us", "20000", NULL };
+	struct ebee_trace_opts to = topts(EBEE_MODE_IO);
+	struct ebee_stats st;
+	double p0, p50;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	pid = start_loop(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_http_client(port, 100, 2, 10), 100);
+	st = settle(eb, pid);
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, 0, &p0), 0);
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
+	printf("  sendfile bodies: ebee %llu of 100, service min %.3f ms, p50 %.3f ms (the "
+	       "server pauses 20 ms before each sendfile)\n",
+	       (unsigned long long)st.requests, p0 / 1e6, p50 / 1e6);
+	assert_int_equal(st.requests, 100);
+	assert_true(p0 >= 20e6);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
 /* ---------------------------------------------------------------- overload */
 
 static void check_near(const char *what, double ebee_us, double client_us, double tol)
@@ -457,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_attach_method_reported_and_loaded),
 		cmocka_unit_test(test_forked_child_persistent),
 		cmocka_unit_test(test_io_uring_exact),
+		cmocka_unit_test(test_sendfile_ends_the_response),
 		cmocka_unit_test(test_overload_conn),
 		cmocka_unit_test(test_overload_io),
 		cmocka_unit_test(test_queries_never_wait_for_attach),
