@@ -705,12 +705,14 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int
 		width = sizeof(line) - 1;
 	if (clear)
 		printf("\033[H\033[J");
-	snprintf(line, sizeof(line),
-		 "ebee top  %.0fs  %s path  workloads %u  records %llu  dropped %llu  sort %s  "
-		 "probes [%s]",
-		 elapsed, ebee_path_str(g.path), g.workloads, (unsigned long long)g.records,
-		 (unsigned long long)g.dropped, sort_names[top_sort_key],
-		 ebee_probes_str(g.probes, probes, sizeof(probes)));
+	snprintf(
+	    line, sizeof(line),
+	    "ebee top  %.0fs  %s path%s%s%s  workloads %u  records %llu  dropped %llu  sort %s  "
+	    "probes [%s]",
+	    elapsed, ebee_path_str(g.path), attach_in_use[0] ? " (" : "", attach_in_use,
+	    attach_in_use[0] ? ")" : "", g.workloads, (unsigned long long)g.records,
+	    (unsigned long long)g.dropped, sort_names[top_sort_key],
+	    ebee_probes_str(g.probes, probes, sizeof(probes)));
 	printf("%.*s\n\n", width, line);
 	for (int pass = 0; pass <= n; pass++) {
 		const struct row *r = pass ? &rows[pass - 1] : NULL;
