@@ -19,7 +19,8 @@
 # BENCH_SECTIONS (default "1 2 3 4"), BENCH_PATHS (default "socket socket-fentry
 # syscall": socket as auto attaches it, socket with fentry forced, left out where
 # auto took fentry already or the kernel refuses it),
-# BENCH_QUERY_MS (ebee reports, i.e. queries every percentile, this often; 1000),
+# BENCH_SPIN (section 3's 1-byte round trips: "PIPE TCP", default "1000000 200000"; fewer
+# under emulation), BENCH_QUERY_MS (ebee reports, i.e. queries every percentile, this often; 1000),
 # BENCH_BASE_EBEE (another build's ebee binary: adds a column "base", its socket
 # path, to compare two versions side by side; section 1 also prints the median
 # of socket / base per round).
@@ -209,15 +210,16 @@ if want 3; then
 echo "3. Cost to untraced processes while ebee traces an idle memcached in io mode, $pairs interleaved rounds"
 echo "   (rate traced/alone: 1.0 = no cost; pipe target >= 0.98)"
 spin() { build/fixtures/io_spin "$@"; }
+read -r npipe ntcp <<<"${BENCH_SPIN:-1000000 200000}"
 printf "%-5s %-13s %10s %10s %10s %10s\n" round path pipe_s pipe_rate tcp_s tcp_rate
 for i in $(seq "$pairs"); do
-	pa=$(spin --pipe --count 1000000)
-	ta=$(spin --tcp --count 200000)
+	pa=$(spin --pipe --count "$npipe")
+	ta=$(spin --tcp --count "$ntcp")
 	printf "%-5s %-13s %10s %10s %10s %10s\n" "$i" alone "$pa" 1 "$ta" 1
 	for p in "${paths[@]}"; do
 		start_ebee "$p" 60 || exit 1
-		pb=$(spin --pipe --count 1000000)
-		tb=$(spin --tcp --count 200000)
+		pb=$(spin --pipe --count "$npipe")
+		tb=$(spin --tcp --count "$ntcp")
 		kill -INT "$epid"; wait "$epid"
 		div "$pa" "$pb" >>"$tmp/r_pipe_$p"; echo >>"$tmp/r_pipe_$p"
 		div "$ta" "$tb" >>"$tmp/r_tcp_$p"; echo >>"$tmp/r_tcp_$p"

@@ -20,7 +20,7 @@ fails=0
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-build/fixtures/cpr_server --ready-file "$tmp/ready" --delay-ms 3 --timeout 120 >"$tmp/srv.out" 2>&1 &
+build/fixtures/cpr_server --ready-file "$tmp/ready" --delay-ms 3 --timeout 900 >"$tmp/srv.out" 2>&1 &
 srv=$!
 pids+=($srv)
 for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
