@@ -22,9 +22,11 @@
  * context switch per request, which on a 2-core machine took a third of
  * memcached's throughput (docs/design.md 4.6).
  *
- * The socket path (default when present: Linux after 6.1). Programs are
- * tp_btf (BTF raw tracepoints: typed arguments, no tracefs, no perf buffer
- * record per event):
+ * The socket path (default when present). Programs are tp_btf (BTF raw
+ * tracepoints: typed arguments, no tracefs, no perf buffer record per event)
+ * on Linux 6.3 and later; before that (Debian 12's 6.1) fexit/fentry
+ * programs on the functions those tracepoints sit in call the same handlers
+ * ("Attach method fentry" below; user space picks per hook group):
  *   Per-socket state lives in socket-local storage (BPF_MAP_TYPE_SK_STORAGE)
  *   of the struct sock, so a request is the same whichever process of the
  *   workload (a forked child, an io_uring worker) touches the socket.
@@ -553,8 +555,10 @@ static __always_inline void sock_emit_io(struct ebee_sconn *c)
 	     c->last_write_ns - c->soj_start_ns, 0);
 }
 
-SEC("tp_btf/sock_recv_length")
-int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags)
+/* The request logic of the socket path's I/O and arrival hooks, one copy for
+ * every attach method: the tp_btf programs and the fentry/fexit ones below
+ * are thin wrappers that only find sk, the result and the flags. */
+static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 {
 	struct ebee_sconn *c;
 	__u64 now = 0;
@@ -580,8 +584,7 @@ int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
-SEC("tp_btf/sock_send_length")
-int BPF_PROG(sock_send, struct sock *sk, int ret, int flags)
+static __always_inline int on_sock_send(struct sock *sk, long ret)
 {
 	struct ebee_sconn *c;
 	__u64 now = 0;
@@ -599,12 +602,11 @@ int BPF_PROG(sock_send, struct sock *sk, int ret, int flags)
  * storage lookup that finds nothing. Data arriving while a request is being
  * read is more of that request; otherwise the first arrival starts the next
  * request's sojourn (for a passive open not yet claimed, its first request). */
-SEC("tp_btf/sk_data_ready")
-int BPF_PROG(sock_data_ready, const struct sock *sk)
+static __always_inline int on_sock_data_ready(const struct sock *sk)
 {
 	struct ebee_sconn *c;
 
-	if (!has_storage(sk))
+	if (!sk || !has_storage(sk))
 		return 0;
 	c = bpf_sk_storage_get(&sconns, (struct sock *)sk, 0, 0);
 	if (c && c->state != EBEE_CS_READING && !(c->flags & EBEE_CF_ARRIVED)) {
@@ -612,6 +614,83 @@ int BPF_PROG(sock_data_ready, const struct sock *sk)
 		c->flags |= EBEE_CF_ARRIVED;
 	}
 	return 0;
+}
+
+/* Attach method tp_btf (Linux 6.3 and later): the socket tracepoints. */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags)
+{
+	return on_sock_recv(sk, ret, flags);
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sock_send, struct sock *sk, int ret, int flags)
+{
+	return on_sock_send(sk, ret);
+}
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(sock_data_ready, const struct sock *sk)
+{
+	return on_sock_data_ready(sk);
+}
+
+/* Attach method fentry (kernels without those tracepoints, e.g. 6.1, where
+ * BPF trampolines are allowed: no lockdown). The tracepoints sit after the
+ * protocol's recvmsg/sendmsg returns inside sock_recvmsg/sock_sendmsg and in
+ * sock_def_readable; these hook the same places one level down:
+ *   inet_recvmsg, inet6_recvmsg, inet_sendmsg, inet6_sendmsg: what
+ *     sock_recvmsg_nosec/sock_sendmsg_nosec call for every TCP socket
+ *     (sock->ops), always a real call from another file, so no call site can
+ *     be inlined away. sock_recvmsg/sock_sendmsg would miss the second and
+ *     later messages of recvmmsg/sendmmsg (their loops call the static _nosec
+ *     variants). Like the tracepoints, these do not fire when the LSM refuses
+ *     the call.
+ *   inet_sendpage (until 6.4): sendfile and splice to a TCP socket, which
+ *     before 6.5 bypassed sendmsg (since 6.5 they go through sock_sendmsg and
+ *     its tracepoint).
+ *   sock_def_readable: the sk_data_ready callback of every ordinary socket,
+ *     where 6.3+ has the tracepoint.
+ * kprobes are no alternative: kprobe programs cannot use socket-local
+ * storage (bpf_sk_storage_get is only offered to BTF-typed tracing
+ * programs), so a kernel with neither keeps the syscall path. */
+SEC("fexit/inet_recvmsg")
+int BPF_PROG(fx_inet_recvmsg, struct socket *sock, struct msghdr *msg, size_t size, int flags,
+	     int ret)
+{
+	return on_sock_recv(sock->sk, ret, flags);
+}
+
+SEC("fexit/inet6_recvmsg")
+int BPF_PROG(fx_inet6_recvmsg, struct socket *sock, struct msghdr *msg, size_t size, int flags,
+	     int ret)
+{
+	return on_sock_recv(sock->sk, ret, flags);
+}
+
+SEC("fexit/inet_sendmsg")
+int BPF_PROG(fx_inet_sendmsg, struct socket *sock, struct msghdr *msg, size_t size, int ret)
+{
+	return on_sock_send(sock->sk, ret);
+}
+
+SEC("fexit/inet6_sendmsg")
+int BPF_PROG(fx_inet6_sendmsg, struct socket *sock, struct msghdr *msg, size_t size, int ret)
+{
+	return on_sock_send(sock->sk, ret);
+}
+
+SEC("fexit/inet_sendpage")
+int BPF_PROG(fx_inet_sendpage, struct socket *sock, struct page *page, int offset, size_t size,
+	     int flags, long ret)
+{
+	return on_sock_send(sock->sk, ret);
+}
+
+SEC("fentry/sock_def_readable")
+int BPF_PROG(fe_sock_def_readable, struct sock *sk)
+{
+	return on_sock_data_ready(sk);
 }
 
 /* Handshake completion (the connection enters the accept queue) and the end

@@ -18,6 +18,12 @@ _ebee()
 	-m | --mode)
 		COMPREPLY=($(compgen -W "auto conn io" -- "$cur"))
 		return ;;
+	--path)
+		COMPREPLY=($(compgen -W "auto socket syscall" -- "$cur"))
+		return ;;
+	--attach)
+		COMPREPLY=($(compgen -W "auto tp_btf fentry" -- "$cur"))
+		return ;;
 	-g | --cgroup)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
@@ -25,6 +31,7 @@ _ebee()
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "--pid --duration --interval --mode --json --ringbuf-size
-		--window --window-age --listen --cgroup --hist --sort --verbose --version --help" -- "$cur"))
+		--window --window-age --listen --cgroup --hist --sort --path --attach --all --verbose --version
+		--help" -- "$cur"))
 }
 complete -F _ebee ebee

@@ -119,14 +119,18 @@ static void usage(FILE *f)
 	    "                         connection; the process must map libgrpc). auto picks\n"
 	    "                         grpc for a process whose libgrpc serves streams\n"
 	    "      --path PATH        auto (default: socket if the kernel has the socket\n"
-	    "                         tracepoints, else syscall), socket or syscall\n"
+	    "                         tracepoints or allows fentry, else syscall), socket\n"
+	    "                         or syscall\n"
+	    "      --attach HOW       socket path: auto (default: the tracepoints where the\n"
+	    "                         kernel has them, else fentry/fexit), tp_btf or fentry\n"
 	    "  -j, --json             one JSON object per pid per line, latencies in ns:\n"
 	    "                         time (UTC), pid, comm, name (the workload label),\n"
 	    "                         mode, requests, rps, latest_ns, avg_ns, p50_ns,\n"
 	    "                         p90_ns, p99_ns, p999_ns (service latency), sojourn_avg_ns,\n"
 	    "                         sojourn_p50_ns, sojourn_p90_ns, sojourn_p99_ns,\n"
 	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
-	    "                         probes, window, exited, path\n"
+	    "                         probes, window, exited, path, attach (socket path:\n"
+	    "                         tp_btf or fentry; null on the syscall path)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
 	    "                         (default 131072; locked kernel memory)\n"
 	    "      --window N         latencies kept per pid for the statistics, at most\n"
@@ -290,6 +294,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "hist", no_argument, NULL, 'H' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "path", required_argument, NULL, 'P' },
+		{ "attach", required_argument, NULL, 'T' },
 		{ "all", no_argument, NULL, 'a' },
 		{},
 	};
@@ -373,6 +378,11 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			if (ebee_path_parse(optarg, &c->eo.path))
 				return die("bad path '%s' (auto, socket or syscall)", optarg);
 			break;
+		case 'T':
+			if (ebee_attach_parse(optarg, &c->eo.attach))
+				return die("bad attach method '%s' (auto, tp_btf or fentry)",
+					   optarg);
+			break;
 		case 'a':
 			c->all = 1;
 			break;
@@ -399,6 +409,21 @@ struct row {
 
 static const double pcts[4] = { 50, 90, 99, 99.9 };
 static enum ebee_path path_in_use;
+static char attach_in_use[48]; /* "tp_btf", "fentry", or per hook; "" off the socket path */
+
+/* The socket path's request hooks' attach method: one word when the I/O and
+ * arrival hooks agree (they do on every kernel seen: their tracepoints came
+ * together in 6.3), else each. */
+static void attach_describe(const struct ebee_global_stats *g, char *buf, size_t len)
+{
+	if (g->path != EBEE_PATH_SOCKET)
+		buf[0] = 0;
+	else if (g->attach_io == g->attach_arrive)
+		snprintf(buf, len, "%s", ebee_attach_str(g->attach_io));
+	else
+		snprintf(buf, len, "io=%s,arrive=%s", ebee_attach_str(g->attach_io),
+			 ebee_attach_str(g->attach_arrive));
+}
 
 static void collect(struct ebee *eb, pid_t pid, struct row *r)
 {
@@ -472,6 +497,7 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "window", r->st.window_count);
 	jw_bool(&j, "exited", r->st.exited);
 	jw_str(&j, "path", ebee_path_str(path_in_use));
+	jw_str(&j, "attach", attach_in_use[0] ? attach_in_use : NULL);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 
@@ -679,12 +705,14 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int
 		width = sizeof(line) - 1;
 	if (clear)
 		printf("\033[H\033[J");
-	snprintf(line, sizeof(line),
-		 "ebee top  %.0fs  %s path  workloads %u  records %llu  dropped %llu  sort %s  "
-		 "probes [%s]",
-		 elapsed, ebee_path_str(g.path), g.workloads, (unsigned long long)g.records,
-		 (unsigned long long)g.dropped, sort_names[top_sort_key],
-		 ebee_probes_str(g.probes, probes, sizeof(probes)));
+	snprintf(
+	    line, sizeof(line),
+	    "ebee top  %.0fs  %s path%s%s%s  workloads %u  records %llu  dropped %llu  sort %s  "
+	    "probes [%s]",
+	    elapsed, ebee_path_str(g.path), attach_in_use[0] ? " (" : "", attach_in_use,
+	    attach_in_use[0] ? ")" : "", g.workloads, (unsigned long long)g.records,
+	    (unsigned long long)g.dropped, sort_names[top_sort_key],
+	    ebee_probes_str(g.probes, probes, sizeof(probes)));
 	printf("%.*s\n\n", width, line);
 	for (int pass = 0; pass <= n; pass++) {
 		const struct row *r = pass ? &rows[pass - 1] : NULL;
@@ -846,8 +874,10 @@ int main(int argc, char **argv)
 	{
 		struct ebee_global_stats g = { .sz = sizeof(g) };
 
-		if (!ebee_get_global_stats(eb, &g))
+		if (!ebee_get_global_stats(eb, &g)) {
 			path_in_use = g.path;
+			attach_describe(&g, attach_in_use, sizeof(attach_in_use));
+		}
 	}
 	to.mode = c.mode;
 	to.allow_init = c.all; /* --all: pid 1 asked for */
@@ -885,8 +915,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ebee: metrics at http://%s/metrics (port %d)\n", c.listen,
 			promhttp_port(http));
 	}
-	fprintf(stderr, "ebee: tracing %d process%s%s%s, probes live (Ctrl-C to stop)\n", c.npids,
-		c.npids == 1 ? "" : "es", c.cgroup ? " of cgroup " : "", c.cgroup ? cw.dir : "");
+	fprintf(stderr,
+		"ebee: tracing %d process%s%s%s, %s path%s%s%s, probes live (Ctrl-C to stop)\n",
+		c.npids, c.npids == 1 ? "" : "es", c.cgroup ? " of cgroup " : "",
+		c.cgroup ? cw.dir : "", ebee_path_str(path_in_use), attach_in_use[0] ? " (" : "",
+		attach_in_use, attach_in_use[0] ? ")" : "");
 
 	start = mono_s();
 	next = start + c.interval_ms / 1e3;

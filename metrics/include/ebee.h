@@ -61,6 +61,16 @@ enum ebee_path {
 	EBEE_PATH_SYSCALL,  /* syscall tracepoints; requests keyed by (tgid, fd) */
 };
 
+/* How the socket path's request hooks (I/O and data arrival) attach to the
+ * kernel (README "Two paths"). The handshake/close hook is always the
+ * sock:inet_sock_set_state tracepoint (Linux >= 4.16). */
+enum ebee_attach {
+	EBEE_ATTACH_AUTO = 0, /* per hook: tp_btf where its tracepoint exists, else fentry */
+	EBEE_ATTACH_TP_BTF,   /* the BTF tracepoints sock:sock_{recv,send}_length, sk_data_ready */
+	EBEE_ATTACH_FENTRY,   /* fexit/fentry on the kernel functions they sit in (needs no
+				 lockdown); kernels without the tracepoints, e.g. 6.1 */
+};
+
 /* Which latency of a request a query reads. */
 enum ebee_latency {
 	EBEE_LAT_SERVICE = 0, /* the server's first read (or accept) .. end of the response */
@@ -70,6 +80,9 @@ enum ebee_latency {
 /* "auto", "socket", "syscall" or NULL; parse gives 0 or -EINVAL. */
 const char *ebee_path_str(enum ebee_path path);
 int ebee_path_parse(const char *s, enum ebee_path *path);
+/* "auto", "tp_btf", "fentry" or NULL; parse gives 0 or -EINVAL. */
+const char *ebee_attach_str(enum ebee_attach attach);
+int ebee_attach_parse(const char *s, enum ebee_attach *attach);
 /* "service", "sojourn" or NULL; parse gives 0 or -EINVAL. */
 const char *ebee_latency_str(enum ebee_latency lat);
 int ebee_latency_parse(const char *s, enum ebee_latency *lat);
@@ -109,6 +122,10 @@ struct ebee_opts {
 	 * NULL: none. */
 	void (*on_request)(pid_t pid, uint64_t lat_ns, void *ctx);
 	void *on_request_ctx;
+	/* Socket path: how its request hooks attach; forcing one the kernel
+	 * cannot do fails ebee_open with the reason. EBEE_ATTACH_AUTO by
+	 * default. */
+	enum ebee_attach attach;
 };
 
 /* Per-workload tracing options. */
@@ -125,7 +142,8 @@ struct ebee;
 
 /*
  * Choose the path (opts->path; auto: socket if the kernel has the socket
- * tracepoints), check what it needs (root/CAP_BPF+CAP_PERFMON, BTF, ring
+ * tracepoints or lets fentry/fexit programs stand in for them, opts->attach),
+ * check what it needs (root/CAP_BPF+CAP_PERFMON, BTF, ring
  * buffer; the syscall path also tracefs and task storage), load that path's
  * BPF programs and start the consumer and housekeeping threads; the path in
  * use is in ebee_global_stats.path and logged at INFO. On failure returns NULL
@@ -218,6 +236,11 @@ struct ebee_global_stats {
 				 * handshakes not yet claimed included) */
 	uint64_t grpc_streams;	/* in-flight gRPC server streams (slow: walks the map) */
 	enum ebee_path path;	/* the path in use: EBEE_PATH_SOCKET or EBEE_PATH_SYSCALL */
+	/* Socket path: how each hook group is attached (TP_BTF or FENTRY);
+	 * EBEE_ATTACH_AUTO on the syscall path. */
+	enum ebee_attach attach_io;	/* sock_recv/sock_send (EBEE_PROBE_SOCK_IO) */
+	enum ebee_attach attach_arrive; /* data ready (EBEE_PROBE_SOCK_ARRIVE) */
+	enum ebee_attach attach_state;	/* handshake, close (EBEE_PROBE_SOCK_STATE): TP_BTF */
 };
 int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st);
 

@@ -79,9 +79,10 @@ struct ebee {
 	struct ebee_opts opts;
 	struct ebee_mode_params mp;
 	struct ebee_kern *kern;
-	enum ebee_path path;  /* resolved: SOCKET or SYSCALL */
-	pthread_mutex_t lock; /* list, windows, mode state: short holds only */
-	pthread_mutex_t ctl;  /* slow control work; taken before lock */
+	enum ebee_path path;		/* resolved: SOCKET or SYSCALL */
+	struct ebee_sock_attach attach; /* socket path: per hook group */
+	pthread_mutex_t lock;		/* list, windows, mode state: short holds only */
+	pthread_mutex_t ctl;		/* slow control work; taken before lock */
 	pthread_t thread, house;
 	bool thread_started, house_started;
 	volatile bool stop;
@@ -129,6 +130,7 @@ static void logf_(struct ebee *eb, enum ebee_log_level lvl, const char *fmt, ...
 
 static const char *const mode_names[EBEE_MODE_COUNT] = { "auto", "conn", "io", "grpc" };
 static const char *const path_names[] = { "auto", "socket", "syscall" };
+static const char *const attach_names[] = { "auto", "tp_btf", "fentry" };
 static const char *const lat_names[NLAT] = { "service", "sojourn" };
 
 /* Index of s in names[0..n), or -EINVAL. */
@@ -151,6 +153,20 @@ int ebee_path_parse(const char *s, enum ebee_path *path)
 
 	if (i >= 0)
 		*path = i;
+	return i < 0 ? i : 0;
+}
+
+const char *ebee_attach_str(enum ebee_attach attach)
+{
+	return attach >= 0 && attach <= EBEE_ATTACH_FENTRY ? attach_names[attach] : NULL;
+}
+
+int ebee_attach_parse(const char *s, enum ebee_attach *attach)
+{
+	int i = name_index(attach_names, EBEE_ATTACH_FENTRY + 1, s);
+
+	if (i >= 0)
+		*attach = i;
 	return i < 0 ? i : 0;
 }
 
@@ -689,12 +705,26 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
 	eb->opts.on_request = OPT(opts, on_request, NULL);
 	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
+	eb->opts.attach = OPT(opts, attach, EBEE_ATTACH_AUTO);
 	eb->mp.min_conns = eb->opts.auto_min_conns;
 	eb->mp.min_requests = eb->opts.auto_min_requests;
 	pthread_mutex_init(&eb->lock, NULL);
 	pthread_mutex_init(&eb->ctl, NULL);
 	if (eb->opts.path < EBEE_PATH_AUTO || eb->opts.path > EBEE_PATH_SYSCALL) {
 		snprintf(msg, msg_len, "ebee: unknown path %d", eb->opts.path);
+		err = -EINVAL;
+		goto fail;
+	}
+	if (eb->opts.attach < EBEE_ATTACH_AUTO || eb->opts.attach > EBEE_ATTACH_FENTRY) {
+		snprintf(msg, msg_len, "ebee: unknown attach method %d", eb->opts.attach);
+		err = -EINVAL;
+		goto fail;
+	}
+	if (eb->opts.attach != EBEE_ATTACH_AUTO && eb->opts.path == EBEE_PATH_SYSCALL) {
+		snprintf(msg, msg_len,
+			 "ebee: an attach method (%s) applies to the socket path only, not to "
+			 "the syscall path",
+			 ebee_attach_str(eb->opts.attach));
 		err = -EINVAL;
 		goto fail;
 	}
@@ -712,10 +742,11 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		}
 	}
 	eb->path = eb->opts.path;
-	err = ebee_check_features(&eb->path, msg, msg_len);
+	err = ebee_check_features(&eb->path, eb->opts.attach, &eb->attach, msg, msg_len);
 	if (err)
 		goto fail;
 	ko.sock_path = eb->path == EBEE_PATH_SOCKET;
+	ko.attach = eb->attach;
 	ko.ringbuf_size = eb->opts.ringbuf_size;
 	ko.max_conns = eb->opts.max_conns;
 	ko.on_record = on_record;
@@ -742,9 +773,16 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		goto fail;
 	}
 	eb->house_started = true;
-	logf_(eb, EBEE_LOG_INFO, "ebee: %s path (%s)", ebee_path_str(eb->path),
-	      eb->path == EBEE_PATH_SOCKET ? "socket tracepoints, requests keyed by socket"
-					   : "syscall tracepoints, requests keyed by (tgid, fd)");
+	if (eb->path == EBEE_PATH_SOCKET)
+		logf_(eb, EBEE_LOG_INFO,
+		      "ebee: socket path (requests keyed by socket; io: %s, arrive: %s, state: "
+		      "%s)",
+		      eb->attach.io == EBEE_ATTACH_FENTRY ? "fexit" : "tp_btf",
+		      eb->attach.arrive == EBEE_ATTACH_FENTRY ? "fentry" : "tp_btf",
+		      ebee_attach_str(eb->attach.state));
+	else
+		logf_(eb, EBEE_LOG_INFO,
+		      "ebee: syscall path (syscall tracepoints, requests keyed by (tgid, fd))");
 	return eb;
 fail:
 	ebee_close(eb);
@@ -1222,6 +1260,9 @@ int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st)
 		    ebee_grpc_counter(eb->grpc, EBEE_GCNT_DROPPED); /* both rings */
 	s.conn_entries = ebee_kern_conn_count(eb->kern);
 	s.path = eb->path;
+	s.attach_io = eb->attach.io;
+	s.attach_arrive = eb->attach.arrive;
+	s.attach_state = eb->attach.state;
 	memcpy(st, &s, sz);
 	return 0;
 }

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
 
 #include "feature_check.h"
 
@@ -42,35 +44,71 @@ static const char *tracefs_dir(void)
 	return NULL;
 }
 
-/* The socket path attaches tp_btf programs: the kernel's BTF names each
- * tracepoint's prototype btf_trace_NAME (no tracefs needed). */
-static const char *const sock_tps[] = { "sock_recv_length", "sock_send_length",
-					"inet_sock_set_state", "sk_data_ready" };
-
-static const char *missing_sock_tp(void)
+/* The kernel's BTF names each tracepoint's prototype btf_trace_NAME (tp_btf
+ * needs no tracefs) and has a FUNC for every function fentry/fexit can
+ * attach to. */
+static bool btf_has(const struct btf *btf, const char *name, int kind)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	const char *miss = NULL;
+	return btf && btf__find_by_name_kind(btf, name, kind) >= 0;
+}
+
+static bool btf_has_tp(const struct btf *btf, const char *tp)
+{
 	char name[64];
 
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return btf_has(btf, name, BTF_KIND_TYPEDEF);
+}
+
+/* Whether the kernel loads a fentry program (a no-op on fn, never attached):
+ * 0 or the kernel's -errno. Lockdown refuses BPF trampolines at load. */
+static int fentry_loads(const struct btf *btf, const char *fn)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC);
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = id);
+	int fd;
+
+	if (id < 0)
+		return -ENOENT;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "ebee_probe", "GPL", insns, 2, &o);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static void sock_offer(struct ebee_sock_offer *k, enum ebee_attach want)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	memset(k, 0, sizeof(*k));
 	if (!btf)
-		return sock_tps[0];
-	for (size_t i = 0; i < sizeof(sock_tps) / sizeof(sock_tps[0]) && !miss; i++) {
-		snprintf(name, sizeof(name), "btf_trace_%s", sock_tps[i]);
-		if (btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) < 0)
-			miss = sock_tps[i];
+		return;
+	k->tp_io = btf_has_tp(btf, "sock_recv_length") && btf_has_tp(btf, "sock_send_length");
+	k->tp_arrive = btf_has_tp(btf, "sk_data_ready");
+	k->tp_state = btf_has_tp(btf, "inet_sock_set_state");
+	k->fn_io = btf_has(btf, "inet_recvmsg", BTF_KIND_FUNC) &&
+		   btf_has(btf, "inet_sendmsg", BTF_KIND_FUNC);
+	k->fn_arrive = btf_has(btf, "sock_def_readable", BTF_KIND_FUNC);
+	k->fn_inet6 = btf_has(btf, "inet6_recvmsg", BTF_KIND_FUNC) &&
+		      btf_has(btf, "inet6_sendmsg", BTF_KIND_FUNC);
+	k->fn_sendpage = btf_has(btf, "inet_sendpage", BTF_KIND_FUNC);
+	if (ebee_sock_attach_needs_probe(k, want)) {
+		k->fentry_err = fentry_loads(btf, k->fn_io ? "inet_recvmsg" : "sock_def_readable");
+		k->fentry_probed = true;
 	}
 	btf__free(btf);
-	return miss;
 }
 
-bool ebee_have_sock_tracepoints(void)
+int ebee_check_features(enum ebee_path *which, enum ebee_attach want, struct ebee_sock_attach *att,
+			char *msg, size_t msg_len)
 {
-	return !access("/sys/kernel/btf/vmlinux", R_OK) && !missing_sock_tp();
-}
-
-int ebee_check_features(enum ebee_path *which, char *msg, size_t msg_len)
-{
+	struct ebee_sock_offer offer;
 	unsigned long long caps = cap_eff();
 	bool bpf_caps = (caps >> CAP_BPF_BIT & 1) && (caps >> CAP_PERFMON_BIT & 1);
 	char path[256];
@@ -99,20 +137,18 @@ int ebee_check_features(enum ebee_path *which, char *msg, size_t msg_len)
 		    r < 0 ? ": probing it failed" : "");
 		return -EOPNOTSUPP;
 	}
-	if (*which == EBEE_PATH_AUTO)
-		*which = missing_sock_tp() ? EBEE_PATH_SYSCALL : EBEE_PATH_SOCKET;
-	if (*which == EBEE_PATH_SOCKET) {
-		const char *miss = missing_sock_tp();
-
-		if (miss) {
-			snprintf(
-			    msg, msg_len,
-			    "ebee: the kernel has no sock:%s tracepoint (the socket path needs "
-			    "a kernel newer than 6.1); use the syscall path",
-			    miss);
-			return -ENOENT;
+	if (*which != EBEE_PATH_SYSCALL) {
+		sock_offer(&offer, want);
+		r = ebee_sock_attach_choose(&offer, want, att, msg, msg_len);
+		/* A forced attach method means the socket path. */
+		if (!r || *which == EBEE_PATH_SOCKET || want != EBEE_ATTACH_AUTO) {
+			if (!r)
+				*which = EBEE_PATH_SOCKET;
+			return r;
 		}
-		return 0;
+		/* auto: no socket path here; the syscall path's checks decide */
+		*which = EBEE_PATH_SYSCALL;
+		msg[0] = 0;
 	}
 	tfs = tracefs_dir();
 	if (!tfs) {

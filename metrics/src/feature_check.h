@@ -6,15 +6,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "ebee.h"
+#include "attach.h"
 
-/* Resolve *path (EBEE_PATH_AUTO: socket if the kernel has the socket
- * tracepoints, else syscall) and check what that path needs. 0, or a negative
- * errno with a one-line reason and its fix in msg: -EPERM (not root / no
- * CAP_BPF+CAP_PERFMON), -ENOENT (no BTF, tracefs not mounted, no syscall or
- * socket tracepoints), -EOPNOTSUPP (no BPF ring buffer or task storage). */
-int ebee_check_features(enum ebee_path *path, char *msg, size_t msg_len);
-
-/* True if the kernel's BTF has all four socket tracepoints ebee uses. */
-bool ebee_have_sock_tracepoints(void);
+/* Resolve *path (EBEE_PATH_AUTO: socket if the kernel can do it, else
+ * syscall) and check what that path needs. On the socket path *att gets how
+ * each hook group attaches (want: EBEE_ATTACH_AUTO, or the method forced for
+ * the request hooks). 0, or a negative errno with a one-line reason and its
+ * fix in msg: -EPERM (not root / no CAP_BPF+CAP_PERFMON), -ENOENT (no BTF,
+ * tracefs not mounted, no syscall tracepoints, or the socket path has no
+ * usable attach method), -EOPNOTSUPP (no BPF ring buffer or task storage). */
+int ebee_check_features(enum ebee_path *path, enum ebee_attach want, struct ebee_sock_attach *att,
+			char *msg, size_t msg_len);
 
 #endif

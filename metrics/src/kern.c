@@ -45,8 +45,12 @@ static int group_idx(unsigned int bit)
 	return __builtin_ctz(bit);
 }
 
-static int group_progs(struct ebee_bpf *s, unsigned int bit, struct bpf_program **p)
+/* The programs of one group; for the socket path's request hooks, those of
+ * the attach method chosen for them (opts.attach). */
+static int group_progs(const struct ebee_kern *k, unsigned int bit, struct bpf_program **p)
 {
+	const struct ebee_sock_attach *a = &k->opts.attach;
+	struct ebee_bpf *s = k->skel;
 	int n = 0;
 
 	switch (bit) {
@@ -88,11 +92,23 @@ static int group_progs(struct ebee_bpf *s, unsigned int bit, struct bpf_program 
 		p[n++] = s->progs.sock_state;
 		break;
 	case EBEE_PROBE_SOCK_IO:
-		p[n++] = s->progs.sock_recv;
-		p[n++] = s->progs.sock_send;
+		if (a->io == EBEE_ATTACH_TP_BTF) {
+			p[n++] = s->progs.sock_recv;
+			p[n++] = s->progs.sock_send;
+			break;
+		}
+		p[n++] = s->progs.fx_inet_recvmsg;
+		p[n++] = s->progs.fx_inet_sendmsg;
+		if (a->inet6) {
+			p[n++] = s->progs.fx_inet6_recvmsg;
+			p[n++] = s->progs.fx_inet6_sendmsg;
+		}
+		if (a->sendpage)
+			p[n++] = s->progs.fx_inet_sendpage;
 		break;
 	case EBEE_PROBE_SOCK_ARRIVE:
-		p[n++] = s->progs.sock_data_ready;
+		p[n++] = a->arrive == EBEE_ATTACH_TP_BTF ? s->progs.sock_data_ready
+							 : s->progs.fe_sock_def_readable;
 		break;
 	default:
 		break;
@@ -205,17 +221,26 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
 		goto fail;
 	}
-	/* Load only the chosen path's programs: the other path's hooks may not
-	 * exist in this kernel (the socket tracepoints appeared after 6.1). */
+	/* Load only the chosen path's programs, and on the socket path only the
+	 * chosen attach method's: the other hooks may not exist in this kernel
+	 * (the socket tracepoints appeared in 6.3, inet_sendpage went in 6.5),
+	 * and under lockdown a fentry program fails the whole load. */
+	{
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, k->skel->obj)
+		    bpf_program__set_autoload(prog, false);
+	}
 	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1) {
 		struct bpf_program *progs[MAX_GROUP_PROGS];
 		bool sock =
 		    bit & (EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO | EBEE_PROBE_SOCK_ARRIVE);
 		bool both = bit == EBEE_PROBE_FORK;
-		int n = group_progs(k->skel, bit, progs);
+		int n = group_progs(k, bit, progs);
 
 		for (int i = 0; i < n; i++)
-			bpf_program__set_autoload(progs[i], both || sock == opts->sock_path);
+			if (both || sock == opts->sock_path)
+				bpf_program__set_autoload(progs[i], true);
 	}
 	/* The other path's connection maps are never used: keep them tiny. The
 	 * socket path's per-socket storage has no map size; the programs cap
@@ -280,7 +305,7 @@ static int attach_group(struct ebee_kern *k, unsigned int bit, char *msg, size_t
 	struct bpf_program *progs[MAX_GROUP_PROGS];
 	int g = group_idx(bit), n, err;
 
-	n = group_progs(k->skel, bit, progs);
+	n = group_progs(k, bit, progs);
 	for (int i = 0; i < n; i++) {
 		struct bpf_link *l = bpf_program__attach(progs[i]);
 

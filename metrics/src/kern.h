@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "ebee_common.h"
+#include "attach.h"
 
 /* Probe groups: the bits of enum ebee_probe (ebee.h). */
 #define EBEE_NPROBE_GROUPS 9
@@ -24,6 +25,8 @@ struct ebee_kern_opts {
 	/* Socket-layer tracepoints instead of syscall tracepoints (only the
 	 * chosen path's programs are loaded). */
 	bool sock_path;
+	/* Socket path: how each hook group attaches (only those programs load). */
+	struct ebee_sock_attach attach;
 	/* Called by ebee_kern_consume() for each record. */
 	int (*on_record)(void *ctx, const struct ebee_rec *rec);
 	void *ctx;

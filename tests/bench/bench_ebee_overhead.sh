@@ -16,8 +16,11 @@
 #     (build/loadgen; saturation = what it achieves when offered far more):
 #     p99 traced/untraced.
 # Environment: BENCH_PAIRS (rounds, default 5), BENCH_SECS per run (default 3),
-# BENCH_SECTIONS (default "1 2 3 4"), BENCH_PATHS (default "socket syscall"),
-# BENCH_QUERY_MS (ebee reports, i.e. queries every percentile, this often; 1000),
+# BENCH_SECTIONS (default "1 2 3 4"), BENCH_PATHS (default "socket socket-fentry
+# syscall": socket as auto attaches it, socket with fentry forced, left out where
+# auto took fentry already or the kernel refuses it),
+# BENCH_SPIN (section 3's 1-byte round trips: "PIPE TCP", default "1000000 200000"; fewer
+# under emulation), BENCH_QUERY_MS (ebee reports, i.e. queries every percentile, this often; 1000),
 # BENCH_BASE_EBEE (another build's ebee binary: adds a column "base", its socket
 # path, to compare two versions side by side; section 1 also prints the median
 # of socket / base per round).
@@ -43,11 +46,29 @@ cleanup() {
 trap cleanup EXIT
 . tests/lib/servers.sh
 
-# Which paths this kernel can do (the socket path needs its tracepoints).
+# Under emulation (qemu's TCG: systemd-detect-virt says qemu, KVM says kvm) every rate is
+# the emulator's: only ratios from the same run mean anything, and those only roughly.
+virt=$(systemd-detect-virt 2>/dev/null)
+[ "$virt" = qemu ] && echo "note: measured under emulation (qemu TCG, kernel $(uname -r)): absolute figures are meaningless, ratios are rough"
+
+# ebee's arguments for a configuration: a path, or socket-fentry (the socket path, fentry forced).
+path_args() { case $1 in socket-fentry) echo "--path socket --attach fentry" ;; *) echo "--path $1" ;; esac; }
+
+# Which paths this kernel can do (the socket path needs its tracepoints or fentry), and
+# how the socket path attaches.
 paths=()
-for p in ${BENCH_PATHS:-socket syscall}; do
-	if build/ebee trace --pid $$ --path "$p" --duration 0.1 >/dev/null 2>"$tmp/probe.err"; then
+auto_attach=
+for p in ${BENCH_PATHS:-socket socket-fentry syscall}; do
+	# shellcheck disable=SC2046
+	if build/ebee trace --pid $$ $(path_args "$p") --duration 0.1 --json >"$tmp/probe.json" 2>"$tmp/probe.err"; then
+		a=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["attach"] or "")' "$tmp/probe.json")
+		[ "$p" = socket ] && auto_attach=$a
+		if [ "$p" = socket-fentry ] && [ "$auto_attach" = fentry ]; then
+			echo "note: socket-fentry left out: the socket path attaches with fentry here"
+			continue
+		fi
 		paths+=("$p")
+		echo "note: $p path${a:+, attach $a}"
 	else
 		echo "note: $p path not available here: $(cat "$tmp/probe.err")"
 	fi
@@ -65,9 +86,10 @@ want() { [[ " ${BENCH_SECTIONS:-1 2 3 4} " == *" $1 "* ]]; }
 start_ebee() {
 	local bin=build/ebee path=$1
 	[ "$path" = base ] && { bin=$BENCH_BASE_EBEE; path=socket; }
+	# shellcheck disable=SC2046
 	# Queried like a controller would (every interval, all percentiles of
 	# both latencies), so the window's lazy tree (window.c) is paid for.
-	"$bin" trace --pid "$mcpid" --mode io --path "$path" --duration "$2" --interval "${BENCH_QUERY_MS:-1000}" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
+	"$bin" trace --pid "$mcpid" --mode io $(path_args "$path") --duration "$2" --interval "${BENCH_QUERY_MS:-1000}" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 	epid=$!
 	epids+=($epid)
 	for _ in $(seq 150); do grep -q "probes live" "$tmp/ebee.err" && return 0; sleep 0.02; done
@@ -85,7 +107,7 @@ run_slap() { # prints ops
 
 if want 1; then
 echo "1. memcached -t 2 saturated by memcaslap -T 2 -c 32, ${secs}s runs, $pairs interleaved rounds"
-printf "%-5s %-8s %12s %12s %14s %10s %10s %12s\n" round path ops ratio cpu_us/req cpu_ratio exact ebee_us/req
+printf "%-5s %-13s %12s %12s %14s %10s %10s %12s\n" round path ops ratio cpu_us/req cpu_ratio exact ebee_us/req
 exact=1
 # One saturated run of configuration $1 (untraced or a path): sets ops[$1],
 # cpu[$1] (server + tracer CPU per request, us), ebee_us[$1] and ok[$1].
@@ -126,11 +148,11 @@ for i in $(seq "$pairs"); do
 	for p in "${order[@]}"; do run_config "$p"; done
 	off=${ops[untraced]}
 	echo "$off" >>"$tmp/ops_off"
-	printf "%-5s %-8s %12s %12s %14s %10s %10s\n" "$i" untraced "$off" 1 "${cpu[untraced]}" 1 -
+	printf "%-5s %-13s %12s %12s %14s %10s %10s\n" "$i" untraced "$off" 1 "${cpu[untraced]}" 1 -
 	for p in "${paths[@]}"; do
 		div "${ops[$p]}" "$off" >>"$tmp/r_ops_$p"; echo >>"$tmp/r_ops_$p"
 		div "${cpu[$p]}" "${cpu[untraced]}" >>"$tmp/r_cpu_$p"; echo >>"$tmp/r_cpu_$p"
-		printf "%-5s %-8s %12s %12s %14s %10s %10s %12s\n" "$i" "$p" "${ops[$p]}" "$(div "${ops[$p]}" "$off")" "${cpu[$p]}" "$(div "${cpu[$p]}" "${cpu[untraced]}")" "${ok[$p]}" "${ebee_us[$p]}"
+		printf "%-5s %-13s %12s %12s %14s %10s %10s %12s\n" "$i" "$p" "${ops[$p]}" "$(div "${ops[$p]}" "$off")" "${cpu[$p]}" "$(div "${cpu[$p]}" "${cpu[untraced]}")" "${ok[$p]}" "${ebee_us[$p]}"
 	done
 	# this build against BENCH_BASE_EBEE in the same round
 	[ -n "${cpu[base]:-}" ] && [ -n "${cpu[socket]:-}" ] &&
@@ -188,19 +210,20 @@ if want 3; then
 echo "3. Cost to untraced processes while ebee traces an idle memcached in io mode, $pairs interleaved rounds"
 echo "   (rate traced/alone: 1.0 = no cost; pipe target >= 0.98)"
 spin() { build/fixtures/io_spin "$@"; }
-printf "%-5s %-8s %10s %10s %10s %10s\n" round path pipe_s pipe_rate tcp_s tcp_rate
+read -r npipe ntcp <<<"${BENCH_SPIN:-1000000 200000}"
+printf "%-5s %-13s %10s %10s %10s %10s\n" round path pipe_s pipe_rate tcp_s tcp_rate
 for i in $(seq "$pairs"); do
-	pa=$(spin --pipe --count 1000000)
-	ta=$(spin --tcp --count 200000)
-	printf "%-5s %-8s %10s %10s %10s %10s\n" "$i" alone "$pa" 1 "$ta" 1
+	pa=$(spin --pipe --count "$npipe")
+	ta=$(spin --tcp --count "$ntcp")
+	printf "%-5s %-13s %10s %10s %10s %10s\n" "$i" alone "$pa" 1 "$ta" 1
 	for p in "${paths[@]}"; do
 		start_ebee "$p" 60 || exit 1
-		pb=$(spin --pipe --count 1000000)
-		tb=$(spin --tcp --count 200000)
+		pb=$(spin --pipe --count "$npipe")
+		tb=$(spin --tcp --count "$ntcp")
 		kill -INT "$epid"; wait "$epid"
 		div "$pa" "$pb" >>"$tmp/r_pipe_$p"; echo >>"$tmp/r_pipe_$p"
 		div "$ta" "$tb" >>"$tmp/r_tcp_$p"; echo >>"$tmp/r_tcp_$p"
-		printf "%-5s %-8s %10s %10s %10s %10s\n" "$i" "$p" "$pb" "$(div "$pa" "$pb")" "$tb" "$(div "$ta" "$tb")"
+		printf "%-5s %-13s %10s %10s %10s %10s\n" "$i" "$p" "$pb" "$(div "$pa" "$pb")" "$tb" "$(div "$ta" "$tb")"
 	done
 done
 for p in "${paths[@]}"; do
@@ -217,16 +240,16 @@ echo "4. memcached at half saturation, build/loadgen open loop: saturated (offer
 # p99 and the share of sends more than 1 ms late (the generator itself falling
 # behind: then its tail, not memcached's, is what the p99 shows).
 lg() { build/loadgen --port "$port" --proto memcached --rate "$half" --duration "$secs" --json 2>/dev/null | python3 -c "import json,sys; o=json.loads(sys.stdin.read()); print(o['p99_us'], '%.1f%%' % (100.0 * o['late'] / max(o['sent'], 1)))"; }
-printf "%-5s %-8s %10s %10s %10s\n" round path p99_us ratio late_sends
+printf "%-5s %-13s %10s %10s %10s\n" round path p99_us ratio late_sends
 for i in $(seq "$pairs"); do
 	read -r a al < <(lg)
-	printf "%-5s %-8s %10s %10s %10s\n" "$i" untraced "$a" 1 "$al"
+	printf "%-5s %-13s %10s %10s %10s\n" "$i" untraced "$a" 1 "$al"
 	for p in "${paths[@]}"; do
 		start_ebee "$p" 60 || exit 1
 		read -r b bl < <(lg)
 		kill -INT "$epid"; wait "$epid"
 		div "$b" "$a" >>"$tmp/r_p99_$p"; echo >>"$tmp/r_p99_$p"
-		printf "%-5s %-8s %10s %10s %10s\n" "$i" "$p" "$b" "$(div "$b" "$a")" "$bl"
+		printf "%-5s %-13s %10s %10s %10s\n" "$i" "$p" "$b" "$(div "$b" "$a")" "$bl"
 	done
 done
 for p in "${paths[@]}"; do

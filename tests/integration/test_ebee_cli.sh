@@ -20,7 +20,7 @@ fails=0
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-build/fixtures/cpr_server --ready-file "$tmp/ready" --delay-ms 3 --timeout 120 >"$tmp/srv.out" 2>&1 &
+build/fixtures/cpr_server --ready-file "$tmp/ready" --delay-ms 3 --timeout 900 >"$tmp/srv.out" 2>&1 &
 srv=$!
 pids+=($srv)
 for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
@@ -52,8 +52,9 @@ lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, lines
 o = json.loads(lines[0])
 for k in ["pid", "mode", "requests", "rps", "latest_ns", "avg_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "dropped",
-          "sojourn_avg_ns", "sojourn_p50_ns", "sojourn_p90_ns", "sojourn_p99_ns", "sojourn_p999_ns", "path"]:
+          "sojourn_avg_ns", "sojourn_p50_ns", "sojourn_p90_ns", "sojourn_p99_ns", "sojourn_p999_ns", "path", "attach"]:
     assert k in o, k
+assert (o["attach"] in ("tp_btf", "fentry")) == (o["path"] == "socket"), o["attach"]
 if o["path"] == "socket":
     # sojourn starts at the handshake, before the server's first read
     assert o["sojourn_p50_ns"] >= o["p50_ns"], (o["sojourn_p50_ns"], o["p50_ns"])
@@ -107,6 +108,29 @@ assert (o["sojourn_p99_ns"] is None) == (sys.argv[2] == "syscall")
 PY
 done
 
+# --- each attach method of the socket path, forced: same count, named on the start line
+for attach in tp_btf fentry; do
+	$EBEE trace --pid $srv --attach $attach --duration 2.5 --json >"$tmp/a.json" 2>"$tmp/aerr" &
+	eb=$!
+	pids+=($eb)
+	for _ in $(seq 100); do grep -q "probes live" "$tmp/aerr" && break; sleep 0.02; done
+	build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+	wait $eb
+	if ! grep -q "probes live" "$tmp/aerr" && grep -q "tracepoint\|fentry" "$tmp/aerr"; then
+		echo "SKIP: --attach $attach: $(cat "$tmp/aerr")"
+		continue
+	fi
+	grep -q "socket path ($attach), probes live" "$tmp/aerr" && ok "--attach $attach: start line names it" ||
+		bad "--attach $attach: start line: $(cat "$tmp/aerr")"
+	python3 - "$tmp/a.json" $attach <<'PY' && ok "--attach $attach: $(cat "$tmp/a.json")" || bad "--attach $attach: $(cat "$tmp/a.json") $(cat "$tmp/aerr")"
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["path"] == "socket" and o["attach"] == sys.argv[2], (o["path"], o["attach"])
+assert o["requests"] == 30, o["requests"]
+assert o["sojourn_p99_ns"] is not None
+PY
+done
+
 # --- text summary and top run
 $EBEE trace --pid $srv --duration 0.5 >"$tmp/text" 2>/dev/null && grep -q "^PID" "$tmp/text" &&
 	ok "text summary" || bad "text summary: $(cat "$tmp/text")"
@@ -136,6 +160,8 @@ expect_err "unknown command 'watch'" $EBEE watch --pid $srv
 expect_err "needs a value" $EBEE trace --pid
 expect_err "ring buffer size" $EBEE trace --pid $srv --ringbuf-size 5000
 expect_err "bad path 'kprobe'" $EBEE trace --pid $srv --path kprobe
+expect_err "bad attach method 'kprobe'" $EBEE trace --pid $srv --attach kprobe
+expect_err "applies to the socket path only" $EBEE trace --pid $srv --path syscall --attach fentry
 if command -v setpriv >/dev/null; then
 	expect_err "not root" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all $EBEE trace --pid $srv --duration 1
 else

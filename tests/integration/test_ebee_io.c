@@ -352,6 +352,7 @@ static void test_drops_are_counted(void **state)
 
 	NEED_ROOT();
 	o.path = tp_path;
+	o.attach = tp_path == EBEE_PATH_SOCKET ? tp_attach : EBEE_ATTACH_AUTO;
 	e2 = ebee_open(&o, msg, sizeof(msg));
 	assert_non_null(e2);
 	m = tu_start_memcached(&port);
@@ -384,6 +385,7 @@ static void test_ring_sizes_refused(void **state)
 
 	NEED_ROOT();
 	o.path = tp_path;
+	o.attach = tp_path == EBEE_PATH_SOCKET ? tp_attach : EBEE_ATTACH_AUTO;
 	assert_null(ebee_open(&o, msg, sizeof(msg)));
 	printf("  %s\n", msg);
 	assert_non_null(strstr(msg, "power of two"));

@@ -23,6 +23,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "ebee.h"
 #include "../lib/testutil.h"
@@ -129,6 +131,38 @@ static void test_io_uring_exact(void **state)
 	       ebee_mode_str(st.mode));
 	assert_int_equal(st.mode, EBEE_MODE_IO);
 	assert_int_equal(st.requests, 1000);
+	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
+	tu_stop(pid);
+}
+
+/* A response whose body goes by sendfile() 20 ms after its headers went by
+ * write(): the request ends at the sendfile, so no service latency is
+ * shorter than the server's pause (a tracer that misses sendfile would end
+ * it at the headers, ~0). The syscall path hooks sendfile64; the socket
+ * path sees it in sock_sendmsg (6.5+: splice to a socket is a sendmsg) or,
+ * on the fentry attach method before 6.5, in inet_sendpage. */
+static void test_sendfile_ends_the_response(void **state)
+{
+	const char *extra[] = { "--keepalive", "--sendfile-us", "20000", NULL };
+	struct ebee_trace_opts to = topts(EBEE_MODE_IO);
+	struct ebee_stats st;
+	double p0, p50;
+	int port;
+	pid_t pid;
+
+	NEED_ROOT();
+	pid = start_loop(&port, extra);
+	assert_true(pid > 0);
+	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
+	assert_int_equal(tu_http_client(port, 100, 2, 10), 100);
+	st = settle(eb, pid);
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, 0, &p0), 0);
+	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
+	printf("  sendfile bodies: ebee %llu of 100, service min %.3f ms, p50 %.3f ms (the "
+	       "server pauses 20 ms before each sendfile)\n",
+	       (unsigned long long)st.requests, p0 / 1e6, p50 / 1e6);
+	assert_int_equal(st.requests, 100);
+	assert_true(p0 >= 20e6);
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	tu_stop(pid);
 }
@@ -368,11 +402,94 @@ static void test_switch_does_not_contaminate(void **state)
 	tu_stop(pid);
 }
 
+/* Whether some BPF program named `name` (BPF_OBJ_NAME_LEN-truncated) has an
+ * id above `after`: one loaded since. */
+static bool prog_loaded_since(__u32 after, const char *name)
+{
+	__u32 id = after;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    !strncmp(info.name, name, sizeof(info.name) - 1)) {
+			close(fd);
+			return true;
+		}
+		close(fd);
+	}
+	return false;
+}
+
+static __u32 last_prog_id(void)
+{
+	__u32 id = 0, last = 0;
+
+	while (!bpf_prog_get_next_id(id, &id))
+		last = id;
+	return last;
+}
+
+/* The attach method in use is the one asked for, or where auto chose, the
+ * tracepoints exactly when the kernel's BTF has them; and it is what was
+ * loaded (the programs of that method, found among the kernel's). */
+static void test_attach_method_reported_and_loaded(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o) };
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+	struct btf *btf;
+	bool have_tp;
+	struct ebee *e;
+	__u32 before;
+
+	NEED_ROOT();
+	btf = btf__load_vmlinux_btf();
+	assert_non_null(btf);
+	have_tp = btf__find_by_name_kind(btf, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF) >= 0;
+	btf__free(btf);
+	before = last_prog_id();
+	e = tp_open(&o);
+	assert_non_null(e);
+	assert_int_equal(ebee_get_global_stats(e, &g), 0);
+	printf("  %s path: io %s, arrive %s, state %s (kernel has the io tracepoints: %s)\n",
+	       ebee_path_str(g.path), ebee_attach_str(g.attach_io),
+	       ebee_attach_str(g.attach_arrive), ebee_attach_str(g.attach_state),
+	       have_tp ? "yes" : "no");
+	assert_int_equal(g.path, tp_path);
+	if (tp_path == EBEE_PATH_SYSCALL) {
+		assert_int_equal(g.attach_io, EBEE_ATTACH_AUTO);
+		assert_int_equal(g.attach_arrive, EBEE_ATTACH_AUTO);
+		ebee_close(e);
+		return;
+	}
+	assert_int_equal(g.attach_state, EBEE_ATTACH_TP_BTF);
+	if (tp_attach != EBEE_ATTACH_AUTO)
+		assert_int_equal(g.attach_io, tp_attach);
+	else
+		assert_int_equal(g.attach_io, have_tp ? EBEE_ATTACH_TP_BTF : EBEE_ATTACH_FENTRY);
+	assert_int_equal(g.attach_arrive, g.attach_io);
+	if (g.attach_io == EBEE_ATTACH_FENTRY) {
+		assert_true(prog_loaded_since(before, "fx_inet_recvmsg"));
+		assert_true(prog_loaded_since(before, "fx_inet_sendmsg"));
+		assert_true(prog_loaded_since(before, "fe_sock_def_readable"));
+	} else {
+		assert_true(prog_loaded_since(before, "sock_recv"));
+		assert_true(prog_loaded_since(before, "sock_data_ready"));
+	}
+	ebee_close(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_attach_method_reported_and_loaded),
 		cmocka_unit_test(test_forked_child_persistent),
 		cmocka_unit_test(test_io_uring_exact),
+		cmocka_unit_test(test_sendfile_ends_the_response),
 		cmocka_unit_test(test_overload_conn),
 		cmocka_unit_test(test_overload_io),
 		cmocka_unit_test(test_queries_never_wait_for_attach),
