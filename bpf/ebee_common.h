@@ -15,7 +15,7 @@
 #define EBEE_F_CONN    0x1u /* report accept..close of each accepted socket */
 #define EBEE_F_IO      0x2u /* report read..last-write requests on accepted sockets */
 #define EBEE_F_NOCHILD 0x4u /* do not add processes it forks */
-/* gRPC (issue 9): report server-side chttp2 streams (bpf/ebee_grpc.bpf.c).
+/* gRPC: report server-side chttp2 streams (bpf/ebee_grpc.bpf.c).
  * A high bit, clear of the low ones the syscall/socket programs use. */
 #define EBEE_F_GRPC 0x100u
 
@@ -114,7 +114,7 @@ struct ebee_rec {
 	__u16 nreq; /* EBEE_REC_CONN: io requests seen on it (saturating) */
 };
 
-/* gRPC (issue 9): an in-flight server-side chttp2 stream, keyed by
+/* gRPC: an in-flight server-side chttp2 stream, keyed by
  * (tgid, stream pointer); bpf/ebee_grpc.bpf.c. */
 struct ebee_grpc_key {
 	__u32 tgid;

@@ -1033,7 +1033,7 @@ void loop_fini(struct loop *l)
 	l->pol_state = NULL;
 }
 
-/* ops (issue 13): a reload (SIGHUP) with changed [policy] settings: build the
+/* A reload (SIGHUP) with changed [policy] settings: build the
  * new state first, so a refused setting leaves the running policy alone. The
  * policy's history (wheel position, judgements) starts over. */
 int loop_restart_policy(struct loop *l, const struct cfg *c, char *err, size_t len)

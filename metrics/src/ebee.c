@@ -44,7 +44,7 @@
 #include "window.h"
 
 #define HOUSEKEEPING_NS (100ull * 1000 * 1000)
-/* gRPC (issue 9): how often traced processes are searched for libgrpc. */
+/* gRPC: how often traced processes are searched for libgrpc. */
 #define GRPC_SCAN_NS (1000ull * 1000 * 1000)
 
 enum { K_CONN, K_IO, K_GRPC, K_NKINDS };
@@ -58,7 +58,7 @@ struct wl {
 	bool kflags_resync;	 /* re-copy the flags into process entries */
 	bool no_children;
 	bool exited;
-	bool grpc; /* gRPC (issue 9): some process of it maps a usable libgrpc */
+	bool grpc; /* gRPC: some process of it maps a usable libgrpc */
 	struct ebee_window *win[K_NKINDS][NLAT];
 	uint64_t total[K_NKINDS]; /* records of each kind since start */
 	/* Records of a kind whose request started before this time stay out of
@@ -91,7 +91,7 @@ struct ebee {
 	unsigned int nwls;
 	uint64_t records;
 	int epfd;
-	/* gRPC (issue 9): the uprobe object; NULL (with the reason) if it
+	/* gRPC: the uprobe object; NULL (with the reason) if it
 	 * could not be loaded. Used under ctl. */
 	struct ebee_grpc *grpc;
 	char grpc_err[256];
@@ -264,7 +264,7 @@ static uint64_t wl_requests(const struct wl *w)
 static uint32_t wl_flags(const struct wl *w, uint64_t now)
 {
 	uint32_t f = w->no_children ? EBEE_F_NOCHILD : 0;
-	uint32_t g = w->grpc ? EBEE_F_GRPC : 0; /* gRPC (issue 9): watch streams */
+	uint32_t g = w->grpc ? EBEE_F_GRPC : 0; /* gRPC: watch streams */
 
 	switch (w->req_mode) {
 	case EBEE_MODE_CONN:
@@ -335,7 +335,7 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 			pthread_mutex_unlock(&eb->lock);
 		}
 	}
-	/* gRPC (issue 9): the uprobes are the grpc object's. */
+	/* gRPC: the uprobes are the grpc object's. */
 	if (eb->grpc && !!(need & EBEE_PROBE_GRPC) != ebee_grpc_probes(eb->grpc)) {
 		err = ebee_grpc_set_probes(eb->grpc, need & EBEE_PROBE_GRPC, msg ? msg : m,
 					   msg ? msg_len : sizeof(m));
@@ -375,7 +375,7 @@ static void set_mode(struct ebee *eb, struct wl *w, enum ebee_mode m, const char
 		w->req_base = 0;
 		w->kind_snap = 0;
 	} else if (m == EBEE_MODE_GRPC) {
-		/* gRPC (issue 9): streams were watched from the start, and what
+		/* gRPC: streams were watched from the start, and what
 		 * io or conn counted on a gRPC server's connections was wrong. */
 		w->req_base = 0;
 		w->kind_snap = 0;
@@ -424,7 +424,7 @@ static void wl_auto(struct ebee *eb, struct wl *w, uint64_t now)
 		return;
 	d = ebee_mode_decide(&w->ev, &eb->mp);
 	describe(&w->ev, why, sizeof(why));
-	/* gRPC (issue 9): server streams decide at once, and for good. */
+	/* gRPC: server streams decide at once, and for good. */
 	if (w->mode == EBEE_MODE_GRPC)
 		return;
 	if (d == EBEE_MODE_GRPC) {
@@ -481,7 +481,7 @@ static void wl_mark_exited(struct ebee *eb, struct wl *w)
 
 	ebee_kern_workload_dropped(eb->kern, w->pid, &dropped);
 	ebee_kern_workload_del(eb->kern, w->pid);
-	ebee_grpc_workload_del(eb->grpc, w->pid); /* gRPC (issue 9) */
+	ebee_grpc_workload_del(eb->grpc, w->pid); /* gRPC */
 	pthread_mutex_lock(&eb->lock);
 	ebee_kern_consume(eb->kern); /* its last records */
 	w->dropped_final = dropped;
@@ -493,7 +493,7 @@ static void wl_mark_exited(struct ebee *eb, struct wl *w)
 	      (unsigned long long)req);
 }
 
-/* gRPC (issue 9): does the workload (now) map a usable libgrpc? At the start
+/* gRPC: does the workload (now) map a usable libgrpc? At the start
  * and then every GRPC_SCAN_NS, so a descendant that starts a gRPC server
  * later is covered. In grpc mode, a process without one is an error. With
  * ctl held and lock not held: the scan walks /proc and reads ELF files. */
@@ -608,7 +608,7 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 		ebee_window_push(w->win[k][EBEE_LAT_SERVICE], r->end_ns, r->lat_ns);
 	if (w->win[k][EBEE_LAT_SOJOURN] && r->soj_ns)
 		ebee_window_push(w->win[k][EBEE_LAT_SOJOURN], r->end_ns, r->soj_ns);
-	/* ops (issue 13): the request hook; only the kind the queries read, so
+	/* The request hook; only the kind the queries read, so
 	 * a histogram built from it counts what ebee_get_stats() counts. */
 	if (eb->opts.on_request && k == primary_kind(w))
 		eb->opts.on_request(w->pid, r->lat_ns, eb->opts.on_request_ctx);
@@ -754,7 +754,7 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	err = ebee_kern_open(&ko, &eb->kern, msg, msg_len);
 	if (err)
 		goto fail;
-	/* gRPC (issue 9): optional; without it, mode grpc says why. */
+	/* gRPC: optional; without it, mode grpc says why. */
 	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
 			   eb->grpc_err, sizeof(eb->grpc_err)))
 		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
@@ -955,7 +955,7 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 		err = -EEXIST;
 		goto unlock;
 	}
-	err = wl_grpc_scan(eb, w, true); /* gRPC (issue 9) */
+	err = wl_grpc_scan(eb, w, true); /* gRPC */
 	if (err)
 		goto unlock;
 	/* Workload entry first (gates the programs), then the root, then the
@@ -1033,7 +1033,7 @@ int ebee_stop_tracing(struct ebee *eb, pid_t pid)
 	}
 	if (!w->exited)
 		ebee_kern_workload_del(eb->kern, pid);
-	ebee_grpc_workload_del(eb->grpc, pid); /* gRPC (issue 9) */
+	ebee_grpc_workload_del(eb->grpc, pid); /* gRPC */
 	sync_kernel(eb, NULL, 0);
 	pthread_mutex_unlock(&eb->ctl);
 	free_wl(w);
@@ -1255,7 +1255,7 @@ int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st)
 	s.probes = eb->probes_now | (eb->grpc_probes_now ? EBEE_PROBE_GRPC : 0);
 	s.workloads = eb->nwls;
 	pthread_mutex_unlock(&eb->lock);
-	s.grpc_streams = ebee_grpc_stream_count(eb->grpc); /* gRPC (issue 9) */
+	s.grpc_streams = ebee_grpc_stream_count(eb->grpc); /* gRPC */
 	s.dropped = ebee_kern_counter(eb->kern, EBEE_CNT_DROPPED) +
 		    ebee_grpc_counter(eb->grpc, EBEE_GCNT_DROPPED); /* both rings */
 	s.conn_entries = ebee_kern_conn_count(eb->kern);

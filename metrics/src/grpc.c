@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * gRPC (issue 9): load bpf/ebee_grpc.bpf.c beside the syscall object and
+ * gRPC: load bpf/ebee_grpc.bpf.c beside the syscall object and
  * attach its uprobes to the libgrpc files traced processes map.
  *
  * Uprobes belong to a file (an inode), not a process: they are attached once

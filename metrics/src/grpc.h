@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gRPC (issue 9): the grpc BPF object (bpf/ebee_grpc.bpf.c) and its uprobes
+ * gRPC: the grpc BPF object (bpf/ebee_grpc.bpf.c) and its uprobes
  * on the libgrpc files traced processes map (internal). It shares the
  * traced-process tables and the ring buffer manager of the syscall object
  * (kern.h), so its records reach the same consumer.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * gRPC (issue 9): libgrpc in /proc/PID/maps and its chttp2 functions by
+ * gRPC: libgrpc in /proc/PID/maps and its chttp2 functions by
  * demangled name.
  *
  * Why demangled names. The hooked functions are C++ members and overloads

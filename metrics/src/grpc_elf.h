@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gRPC (issue 9): finding the libgrpc a process maps and the file offsets of
+ * gRPC: finding the libgrpc a process maps and the file offsets of
  * the chttp2 functions the grpc probes hook, by demangled name (internal; no
  * BPF here, so unit tests run it without root).
  */

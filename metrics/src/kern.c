@@ -604,7 +604,7 @@ static uint64_t count_entries(int fd)
 	return n;
 }
 
-/* ---- gRPC (issue 9): hooks for the grpc object (metrics/src/grpc.c) ---- */
+/* ---- gRPC: hooks for the grpc object (metrics/src/grpc.c) ---- */
 
 int ebee_kern_map_fd(struct ebee_kern *k, const char *name)
 {

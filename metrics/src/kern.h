@@ -75,7 +75,7 @@ uint64_t ebee_kern_counter(struct ebee_kern *k, unsigned int idx);
 /* Entries in the connection map (walks it). */
 uint64_t ebee_kern_conn_count(struct ebee_kern *k);
 
-/* gRPC (issue 9): the grpc object (metrics/src/grpc.c) shares the traced-
+/* gRPC: the grpc object (metrics/src/grpc.c) shares the traced-
  * process tables and the ring buffer manager of this one. */
 /* fd of one of this object's maps by name ("procs", "workloads"), or -ENOENT. */
 int ebee_kern_map_fd(struct ebee_kern *k, const char *name);

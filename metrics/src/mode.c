@@ -19,7 +19,7 @@ void ebee_evidence_add(struct ebee_evidence *ev, unsigned int rec_kind, unsigned
 			ev->conns_multi++;
 	} else if (rec_kind == EBEE_REC_IO) {
 		ev->io_reqs++;
-	} else if (rec_kind == EBEE_REC_GRPC) { /* gRPC (issue 9) */
+	} else if (rec_kind == EBEE_REC_GRPC) { /* gRPC */
 		ev->grpc_reqs++;
 	}
 }
@@ -28,7 +28,7 @@ enum ebee_mode ebee_mode_decide(const struct ebee_evidence *ev, const struct ebe
 {
 	uint64_t closed = ev->conns_closed;
 
-	/* gRPC (issue 9): a completed server stream is proof enough. */
+	/* gRPC: a completed server stream is proof enough. */
 	if (ev->grpc_reqs)
 		return EBEE_MODE_GRPC;
 	if (closed >= p->min_conns && closed > 0)

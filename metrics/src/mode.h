@@ -22,7 +22,7 @@ struct ebee_evidence {
 	uint64_t conns_closed; /* connections closed */
 	uint64_t conns_multi;  /* ... that carried two or more io requests */
 	uint64_t io_reqs;      /* io requests completed (open or closed connections) */
-	uint64_t grpc_reqs;    /* gRPC (issue 9): server-side streams completed */
+	uint64_t grpc_reqs;    /* gRPC: server-side streams completed */
 };
 
 struct ebee_mode_params {

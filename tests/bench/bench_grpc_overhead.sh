@@ -1,5 +1,5 @@
 #!/bin/bash
-# What tracing a gRPC server costs (issue 9), measured side by side in one run (root):
+# What tracing a gRPC server costs, measured side by side in one run (root):
 #  1. grpc_server (no delay) saturated by grpc_client (32 calls in flight on one
 #     channel), untraced and traced by `ebee trace --mode grpc` in interleaved
 #     pairs: server+tracer CPU per RPC and its ratio, throughput ratio, and the

@@ -3,7 +3,7 @@
 # while 100 connections to 127.0.0.1 each send one more header line every 2 s and never
 # finish their request (tests/lib/slowloris.py, reopening any the server closes), 10
 # scrapes, 1 s apart, must each be answered. The bound on each scrape, 1 s, is not a
-# measurement of this machine but the requirement itself (issue 22: "answer a scrape within
+# measurement of this machine but the requirement itself (the endpoints must "answer a scrape within
 # 1 s while 100 slow connections are held open"); a scrape that is not answered at all
 # (curl gives up after 5 s) fails too. The server must also have cut slow connections (a
 # request deadline, however active the connection), which the attacker then reopens.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* gRPC fixtures for tests (issue 9). */
+/* gRPC fixtures for tests. */
 #include <limits.h>
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* gRPC fixtures for tests (issue 9): build/fixtures/grpc_server and grpc_client. */
+/* gRPC fixtures for tests: build/fixtures/grpc_server and grpc_client. */
 #ifndef GRPCUTIL_H
 #define GRPCUTIL_H
 

@@ -151,7 +151,7 @@ static void test_mode_names(void **state)
 	assert_int_equal(ebee_probes_str(0x3f, buf, 8)[7], 0);
 }
 
-/* gRPC (issue 9): one completed server stream decides grpc, whatever the
+/* gRPC: one completed server stream decides grpc, whatever the
  * syscalls of its multiplexed connection looked like. */
 static void test_grpc_streams_decide_grpc(void **state)
 {
