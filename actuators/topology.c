@@ -252,6 +252,22 @@ int act_topo_synth(struct act_topo *t, int nodes, int cores, int threads, bool s
 	return 0;
 }
 
+void act_topo_flat(struct act_topo *t, const struct act_cpumask *cpus)
+{
+	int cpu;
+
+	topo_clear(t);
+	t->online = *cpus;
+	t->node_cpus[0] = *cpus;
+	act_cpumask_for_each(cpu, cpus)
+	{
+		t->primary[cpu] = (int16_t)cpu;
+		t->node[cpu] = 0;
+	}
+	t->mem_nodes = 1;
+	topo_count(t);
+}
+
 void act_topo_siblings(const struct act_topo *t, int cpu, struct act_cpumask *out)
 {
 	int p, c;

@@ -66,6 +66,10 @@ int act_topo_read(struct act_topo *t, const char *root);
  */
 int act_topo_synth(struct act_topo *t, int nodes, int cores, int threads, bool split_threads);
 
+/* Every cpu of cpus a core of its own on node 0: what a machine that
+ * reports no topology is taken to be (the loop's unit-test fakes). */
+void act_topo_flat(struct act_topo *t, const struct act_cpumask *cpus);
+
 /* cpu's online siblings (itself included) into out; empty when cpu is offline. */
 void act_topo_siblings(const struct act_topo *t, int cpu, struct act_cpumask *out);
 /* Is cpu the first thread of its core? */
