@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "cores.h"
 #include "cpulist.h"
 #include "policy.h"
 #include "source.h"
@@ -26,6 +27,9 @@ struct loop_caps {
 	bool res[POL_RES_COUNT];      /* the machine can control it */
 	char why[POL_RES_COUNT][192]; /* when it cannot */
 	struct act_cpumask cpus;      /* cpus that may be assigned */
+	/* Their siblings and nodes (sysfs, or the model's); no online cpu =
+	 * not reported, taken as one node without SMT. */
+	struct act_topo topo;
 	long freq_min_khz, freq_max_khz;
 };
 
@@ -111,6 +115,7 @@ struct loop {
 	FILE *log;
 	struct loop_caps caps;
 	struct pol_res_info res[POL_RES_COUNT];
+	struct cores cores; /* which cpus a count of cores is (cores.h) */
 	int nwl;
 	struct loop_wl wl[CFG_MAX_WL];
 	uint64_t t0_ms;
