@@ -15,6 +15,6 @@ _parties()
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "--config --dry-run --duration --log --cleanup --metrics
-		--verbose --version --help" -- "$cur"))
+		--verbose --version --help --check-config --simulate --seed --show-topology" -- "$cur"))
 }
 complete -F _parties parties

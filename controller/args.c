@@ -20,6 +20,7 @@ static void usage(FILE *f)
 		"       parties -c FILE.ini --cleanup\n"
 		"       parties -c FILE.ini --simulate [--seed N] [--log FILE.jsonl]\n"
 		"       parties --check-config FILE.ini\n"
+		"       parties --show-topology\n"
 		"\n"
 		"Closed-loop resource manager for co-located latency-critical services. Every\n"
 		"interval it reads each workload's p99 (from ebee, in-process eBPF tracing, or a\n"
@@ -48,6 +49,8 @@ static void usage(FILE *f)
 		"                       time (no root, nothing on the machine changes); --log\n"
 		"                       is then truncated, --duration is virtual seconds\n"
 		"      --seed N         override [controller] seed (policy and model)\n"
+		"      --show-topology  print this machine's cpus as sysfs has them: SMT\n"
+		"                       sibling groups per NUMA node, then exit\n"
 		"  -V, --version        print the version and exit\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -93,6 +96,7 @@ int args_parse(int argc, char **argv, struct args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "show-topology", no_argument, NULL, 'T' },
 		{ 0 },
 	};
 	int opt;
@@ -132,6 +136,9 @@ int args_parse(int argc, char **argv, struct args *a)
 		case 'S':
 			a->simulate = true;
 			break;
+		case 'T':
+			a->show_topology = true;
+			break;
 		case 's':
 			a->seed_arg = optarg;
 			break;
@@ -147,7 +154,7 @@ int args_parse(int argc, char **argv, struct args *a)
 		fprintf(stderr, "parties: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (!a->cfg_path) {
+	if (!a->cfg_path && !a->show_topology) {
 		fprintf(stderr, "parties: no configuration: give -c FILE.ini (see --help)\n");
 		return -EINVAL;
 	}

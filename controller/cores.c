@@ -238,6 +238,30 @@ int cores_shrink(const struct cores *c, struct act_cpumask *have, struct act_cpu
 	return 0;
 }
 
+int cores_describe(const struct cores *c, const struct act_cpumask *cpus, char *buf, size_t len)
+{
+	const struct act_topo *t = c->topo;
+	char groups[2048], mems[64];
+	int n, units;
+
+	act_topo_format(t, cpus ? cpus : &c->managed, groups, sizeof(groups));
+	if (!cpus) {
+		n = snprintf(
+		    buf, len, "%d cpus, %d cores of %s%d thread%s, %d node%s (smt = %s): %s",
+		    act_cpumask_count(&t->online), t->ncores, t->threads_max > 1 ? "up to " : "",
+		    t->threads_max, t->threads_max > 1 ? "s" : "", t->nnodes,
+		    t->nnodes > 1 ? "s" : "", smt_name(c->smt), groups);
+		return n < (int)len ? n : -ENOSPC;
+	}
+	units = cores_count(c, cpus);
+	act_topo_nodes_format(act_topo_mems_for(t, cpus), mems, sizeof(mems));
+	n = snprintf(buf, len, "%d %s%s, %d thread%s: %s (mems %s)", units,
+		     c->smt == POL_SMT_SHARED ? "cpu" : "core", units == 1 ? "" : "s",
+		     act_cpumask_count(cpus), act_cpumask_count(cpus) == 1 ? "" : "s", groups,
+		     mems);
+	return n < (int)len ? n : -ENOSPC;
+}
+
 int cores_migrate(const struct cores *c, struct act_cpumask *have, struct act_cpumask *free,
 		  int node)
 {
