@@ -254,8 +254,13 @@ int cores_describe(const struct cores *c, const struct act_cpumask *cpus, char *
 		return n < (int)len ? n : -ENOSPC;
 	}
 	units = cores_count(c, cpus);
-	act_topo_nodes_format(act_topo_mems_for(t, cpus), mems, sizeof(mems));
-	n = snprintf(buf, len, "%d %s%s, %d thread%s: %s (mems %s)", units,
+	/* mems are written only where there is a choice (actuators: act->numa) */
+	snprintf(mems, sizeof(mems), "one memory node");
+	if (__builtin_popcountll(t->mem_nodes) > 1) {
+		snprintf(mems, sizeof(mems), "mems ");
+		act_topo_nodes_format(act_topo_mems_for(t, cpus), mems + 5, sizeof(mems) - 5);
+	}
+	n = snprintf(buf, len, "%d %s%s, %d thread%s: %s (%s)", units,
 		     c->smt == POL_SMT_SHARED ? "cpu" : "core", units == 1 ? "" : "s",
 		     act_cpumask_count(cpus), act_cpumask_count(cpus) == 1 ? "" : "s", groups,
 		     mems);

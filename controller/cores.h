@@ -78,7 +78,8 @@ int cores_migrate(const struct cores *c, struct act_cpumask *have, struct act_cp
  * One line for people: the topology read and how cores are counted,
  *   "8 cpus, 4 cores of 2 threads, 2 nodes (smt = whole): node0: [0,1] [2,3]; node1: ..."
  * or a workload's cores with their siblings and nodes (cpus non-NULL),
- *   "2 cores, 4 threads: node0: [0,1] [2,3] (mems 0)".
+ *   "2 cores, 4 threads: node0: [0,1] [2,3] (mems 0)"
+ * ("one memory node" instead of the mems where there is no choice).
  * Length, or -ENOSPC (truncated).
  */
 int cores_describe(const struct cores *c, const struct act_cpumask *cpus, char *buf, size_t len);
