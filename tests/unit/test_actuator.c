@@ -905,6 +905,42 @@ static void test_mems_follow_cores(void **state)
 	assert_string_equal(grp_cpus("svc"), "0-3");
 	act_close(act);
 	act = NULL;
+
+	/* the state file carries the mems; a cleanup after SIGKILL puts them back */
+	{
+		char dir[] = "/tmp/act-mems-XXXXXX", path[300], buf[1024];
+		struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m };
+		FILE *sf;
+		size_t n;
+
+		assert_non_null(mkdtemp(dir));
+		o.state_dir = dir;
+		snprintf(path, sizeof(path), "%s/unit.state", dir);
+		act = act_open(&o);
+		assert_non_null(act);
+		assert_non_null(act_workload_add_inplace(act, "v", "svc", &wo));
+		sf = fopen(path, "r");
+		assert_non_null(sf);
+		n = fread(buf, 1, sizeof(buf) - 1, sf);
+		buf[n] = '\0';
+		fclose(sf);
+		assert_non_null(strstr(buf, "inplace\tv\tsvc\t0-3\t-\t0\nmems\tv\t0-1\n"));
+		act_close(act);
+		act = NULL;
+		assert_string_equal(F.g[i].mems, "0-1");
+		/* as a killed daemon leaves it */
+		sf = fopen(path, "w");
+		assert_non_null(sf);
+		fprintf(sf, "act-state 1\nowner\t-\ninplace\tv\tsvc\t0-3\t-\t0\nmems\tv\t0\n");
+		fclose(sf);
+		chmod(path, 0600);
+		snprintf(F.g[i].mems, sizeof(F.g[i].mems), "1");
+		assert_int_equal(act_cleanup(&o), 1);
+		assert_string_equal(F.g[i].mems, "0");
+		snprintf(path, sizeof(path), "rm -rf %s", dir);
+		assert_int_equal(system(path), 0);
+		o.state_dir = "";
+	}
 	ft_remove(root);
 
 	/* one node: no mems write at all */
