@@ -257,25 +257,6 @@ static int start_workload(struct daemon *d, int i)
  * adds every workload to the machine), --metrics. 0, or the exit status with
  * the reason on stderr; what was started is stopped by stop().
  */
-/* The topology read and each workload's cores with their siblings and nodes:
- * who shares a physical core or a node is the first thing to check. */
-static void print_cores(const struct daemon *d)
-{
-	const struct loop *l = &d->loop;
-	char buf[2304];
-
-	if (!l->res[POL_RES_CORES].avail)
-		return;
-	cores_describe(&l->cores, NULL, buf, sizeof(buf));
-	fprintf(stderr, "parties: topology: %s\n", buf);
-	for (int i = 0; i < l->nwl; i++) {
-		if (!l->wl[i].alive)
-			continue;
-		cores_describe(&l->cores, &l->wl[i].cpus, buf, sizeof(buf));
-		fprintf(stderr, "parties: workload %s: %s\n", l->wl[i].name, buf);
-	}
-}
-
 static int start(struct daemon *d)
 {
 	const struct cfg *c = d->cfg;
@@ -322,7 +303,7 @@ static int start(struct daemon *d)
 		fprintf(stderr, "parties: metrics at http://%s/metrics (port %d)\n",
 			d->a->metrics_addr, pmetrics_port(d->pm));
 	}
-	print_cores(d);
+	loop_print_cores(&d->loop, stderr);
 	fprintf(stderr, "parties: managing %d workload(s) with policy %s every %u ms%s\n", c->nwl,
 		c->policy, c->interval_ms, d->a->dry_run ? " (dry run)" : "");
 	svc_ready(&d->loop, c->policy);

@@ -677,6 +677,22 @@ fail:
 	return ret;
 }
 
+void loop_print_cores(const struct loop *l, FILE *f)
+{
+	char buf[2304];
+
+	if (!l->res[POL_RES_CORES].avail)
+		return;
+	cores_describe(&l->cores, NULL, buf, sizeof(buf));
+	fprintf(f, "parties: topology: %s\n", buf);
+	for (int i = 0; i < l->nwl; i++) {
+		if (!l->wl[i].alive)
+			continue;
+		cores_describe(&l->cores, &l->wl[i].cpus, buf, sizeof(buf));
+		fprintf(f, "parties: workload %s: %s\n", l->wl[i].name, buf);
+	}
+}
+
 int loop_alive_count(const struct loop *l)
 {
 	int n = 0;

@@ -139,6 +139,10 @@ int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err,
  * (same policy). 0, or a negative errno with "file:line: what" in err and the
  * running state kept. */
 int loop_restart_policy(struct loop *l, const struct cfg *c, char *err, size_t err_len);
+/* "parties: topology: ..." and one "parties: workload NAME: ..." line each
+ * (cores_describe()): who shares a physical core or a node is the first
+ * thing to check on a new machine. Nothing when cores are not managed. */
+void loop_print_cores(const struct loop *l, FILE *f);
 /* One interval at monotonic time now_ms. */
 int loop_step(struct loop *l, uint64_t now_ms);
 /* Workloads still alive. */

@@ -343,6 +343,9 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	if (ret)
 		goto fail_src;
 	loop.t0_ms = 0; /* the log's t is virtual seconds since the schedule's start */
+	/* a made-up machine with siblings or nodes: say how cores were handed out */
+	if (c->sim.nodes > 1 || c->sim.threads_per_core > 1)
+		loop_print_cores(&loop, stderr);
 
 	w0 = now_s(CLOCK_MONOTONIC);
 	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
