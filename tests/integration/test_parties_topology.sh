@@ -52,7 +52,29 @@ for line in open(sys.argv[1]).read().splitlines()[1:]:
 assert seen == online, f'cpus shown {sorted(seen)}, online {sorted(online)}'
 PY
 
-# 2. two workloads with one whole core each
+# 2. under smt = whole, managed cpus that cut a core in half are refused before anything
+#    is touched, naming the sibling (where there is SMT)
+if [ "$smt" = 1 ]; then
+	for f in "$sys"/cpu/cpu[0-9]*/topology/thread_siblings_list; do
+		grep -q '[,-]' "$f" && break
+	done
+	half=${f#"$sys"/cpu/cpu}
+	half=${half%%/*}
+	sleep 30 &
+	PT_PIDS+=($!)
+	printf '[controller]\ncgroup_parent = %s\nstate_dir = %s\n[resources]\ncpus = %s\n[workload a]\npid = %s\ntarget_ms = 1\n' \
+		"$PT_PARENT" "$PT_TMP/state" "$half" "$!" >"$PT_TMP/half.ini"
+	build/parties --check-config "$PT_TMP/half.ini" >"$PT_TMP/half.out" 2>&1
+	rc=$?
+	[ $rc = 2 ] && grep -q "has cpu $half but not its SMT sibling" "$PT_TMP/half.out" ||
+		{ cat "$PT_TMP/half.out"; die "cpus = $half (half a core) under smt = whole: exit $rc, want 2 naming the sibling"; }
+	echo "half a core refused: $(cat "$PT_TMP/half.out")"
+	sed -i 's/^\[resources\]$/[resources]\nsmt = shared/' "$PT_TMP/half.ini"
+	build/parties --check-config "$PT_TMP/half.ini" >"$PT_TMP/half.out" 2>&1 ||
+		{ cat "$PT_TMP/half.out"; die "cpus = $half under smt = shared was refused"; }
+fi
+
+# 3. two workloads with one whole core each
 sleep 60 &
 A=$!
 sleep 60 &
