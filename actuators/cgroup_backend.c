@@ -381,6 +381,19 @@ static int cg_set_mems(void *p, const char *grp, const char *mems)
 	if (!be->cpuset)
 		return act_be_err(be->act, -EOPNOTSUPP, "cpuset is not usable: %s",
 				  be->cpuset_reason);
+	if (!*mems) {
+		/* v2's "follow the parent" as an in-place cgroup had it: a bare
+		 * newline, written directly (libcgroup is not trusted with an
+		 * empty value) */
+		char path[ACT_PATH_MAX];
+		int err;
+
+		act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.mems");
+		err = act__write_file(path, "\n");
+		return err ? act_be_err(be->act, err, "cannot reset cpuset.mems of cgroup %s: %s",
+					grp, strerror(-err))
+			   : 0;
+	}
 	return act__cg_set(be->act, "cpuset", grp, "cpuset.mems", mems);
 }
 
