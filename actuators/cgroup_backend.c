@@ -382,17 +382,38 @@ static int cg_set_mems(void *p, const char *grp, const char *mems)
 		return act_be_err(be->act, -EOPNOTSUPP, "cpuset is not usable: %s",
 				  be->cpuset_reason);
 	if (!*mems) {
-		/* v2's "follow the parent" as an in-place cgroup had it: a bare
+		/* v2's "follow the parent", as an in-place cgroup had it: a bare
 		 * newline, written directly (libcgroup is not trusted with an
-		 * empty value) */
-		char path[ACT_PATH_MAX];
+		 * empty value). The kernel refuses to empty a populated cpuset
+		 * (validate_change(): -ENOSPC), so then it gets what it followed:
+		 * the parent's cpuset.mems.effective now. */
+		char path[ACT_PATH_MAX], up[ACT_PATH_MAX], eff[256];
+		char *slash;
 		int err;
 
 		act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.mems");
 		err = act__write_file(path, "\n");
-		return err ? act_be_err(be->act, err, "cannot reset cpuset.mems of cgroup %s: %s",
-					grp, strerror(-err))
-			   : 0;
+		if (err != -ENOSPC)
+			return err ? act_be_err(be->act, err,
+						"cannot reset cpuset.mems of cgroup %s: %s", grp,
+						strerror(-err))
+				   : 0;
+		snprintf(up, sizeof(up), "%s", grp);
+		slash = strrchr(up, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			up[0] = '\0';
+		act__cg_path(path, sizeof(path), be->cpuset_mnt, up, "cpuset.mems.effective");
+		err = act__read_file(path, eff, sizeof(eff));
+		if (err)
+			return act_be_err(be->act, err, "cannot read %s: %s", path, strerror(-err));
+		act_be_log(be->act, ACT_LOG_WARN,
+			   "cgroup %s had an empty cpuset.mems (its parent's); the kernel refuses "
+			   "an empty one while it has tasks, so it gets the parent's nodes %s",
+			   grp, eff);
+		mems = eff;
+		return act__cg_set(be->act, "cpuset", grp, "cpuset.mems", mems);
 	}
 	return act__cg_set(be->act, "cpuset", grp, "cpuset.mems", mems);
 }
