@@ -75,6 +75,8 @@ struct act {
 	const struct act_freq_ops *fq;
 	void *fqbe;
 	struct act_caps caps;
+	struct act_topo topo; /* read at act_open() */
+	bool numa;	      /* more than one node has memory: cpuset.mems follow the cores */
 	struct act_records rec;
 	struct act_workload *wls;
 	char err[ACT_ERR_MAX];
@@ -164,6 +166,9 @@ int act__restore_inplace(struct act *act, const struct act_rec_wl *r);
 
 /* ---- assign.c */
 
+/* grp's cpuset.mems: the nodes of cpus (topology.h, act_topo_mems_for()); a
+ * no-op unless act->numa. */
+int act__set_mems(struct act *act, const char *grp, const struct act_cpumask *cpus);
 /* May cpus go to a new workload called name? -EINVAL/-ERANGE/-EBUSY with a message. */
 int act__check_new_cpus(struct act *act, const char *name, const struct act_cpumask *cpus);
 

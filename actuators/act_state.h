@@ -33,6 +33,8 @@ struct act_rec_wl {
 	char grp[ACT_PATH_MAX];
 	bool has_cpus, has_quota;
 	struct act_cpumask cpus; /* cpuset.cpus as found */
+	bool has_mems;		 /* written only on a machine with NUMA nodes */
+	char mems[64];		 /* cpuset.mems as found ("" on v2: the parent's) */
 	int64_t quota_us;	 /* as found; -1 = unlimited */
 	uint64_t period_us;
 };

@@ -109,7 +109,18 @@ struct step {
 	bool set;		/* its group holds new */
 };
 
-/* First every workload that gains cores gets old | new: nobody shrinks yet. */
+int act__set_mems(struct act *act, const char *grp, const struct act_cpumask *cpus)
+{
+	char list[256];
+
+	if (!act->numa || !managed_cpuset(act))
+		return 0;
+	act_topo_nodes_format(act_topo_mems_for(&act->topo, cpus), list, sizeof(list));
+	return act->cg->set_mems(act->cgbe, grp, list);
+}
+
+/* First every workload that gains cores gets old | new: nobody shrinks yet.
+ * Its mems widen first, so no moment has cpus on a node it may not use. */
 static int grow(struct act *act, const struct act_assign *a, struct step *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -119,7 +130,9 @@ static int grow(struct act *act, const struct act_assign *a, struct step *s, siz
 		if (act_cpumask_subset(&a[i].cpus, &s[i].old))
 			continue;
 		act_cpumask_or(&u, &s[i].old, &a[i].cpus);
-		err = act->cg->set_cpus(act->cgbe, a[i].wl->grp, &u);
+		err = act__set_mems(act, a[i].wl->grp, &u);
+		if (!err)
+			err = act->cg->set_cpus(act->cgbe, a[i].wl->grp, &u);
 		if (err)
 			return err;
 		s[i].grown = true;
@@ -141,6 +154,10 @@ static int shrink(struct act *act, const struct act_assign *a, struct step *s, s
 		if (err)
 			return err;
 		s[i].set = true;
+		/* mems narrow after the cpus have left the node */
+		err = act__set_mems(act, a[i].wl->grp, &a[i].cpus);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -177,9 +194,12 @@ static void rollback(struct act *act, const struct act_assign *a, struct step *s
 		act->cg->set_cpus(act->cgbe, a[i].wl->grp, &u);
 		s[i].grown = true;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (s[i].grown)
-			act->cg->set_cpus(act->cgbe, a[i].wl->grp, &s[i].old);
+	for (size_t i = 0; i < n; i++) {
+		if (!s[i].grown)
+			continue;
+		act->cg->set_cpus(act->cgbe, a[i].wl->grp, &s[i].old);
+		act__set_mems(act, a[i].wl->grp, &s[i].old);
+	}
 }
 
 /* The writes went through: the handles take their new sets. */

@@ -407,6 +407,61 @@ static int cg_get_cpus(void *p, const char *grp, struct act_cpumask *cpus)
 	return read_cpus(path, cpus);
 }
 
+static int cg_set_mems(void *p, const char *grp, const char *mems)
+{
+	struct cgbe *be = p;
+
+	if (!be->cpuset)
+		return act_be_err(be->act, -EOPNOTSUPP, "cpuset is not usable: %s",
+				  be->cpuset_reason);
+	if (!*mems) {
+		/* v2's "follow the parent", as an in-place cgroup had it: a bare
+		 * newline, written directly (libcgroup is not trusted with an
+		 * empty value). The kernel refuses to empty a populated cpuset
+		 * (validate_change(): -ENOSPC), so then it gets what it followed:
+		 * the parent's cpuset.mems.effective now. */
+		char path[ACT_PATH_MAX], up[ACT_PATH_MAX], eff[256];
+		char *slash;
+		int err;
+
+		act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.mems");
+		err = act__write_file(path, "\n");
+		if (err != -ENOSPC)
+			return err ? act_be_err(be->act, err,
+						"cannot reset cpuset.mems of cgroup %s: %s", grp,
+						strerror(-err))
+				   : 0;
+		snprintf(up, sizeof(up), "%s", grp);
+		slash = strrchr(up, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			up[0] = '\0';
+		act__cg_path(path, sizeof(path), be->cpuset_mnt, up, "cpuset.mems.effective");
+		err = act__read_file(path, eff, sizeof(eff));
+		if (err)
+			return act_be_err(be->act, err, "cannot read %s: %s", path, strerror(-err));
+		act_be_log(be->act, ACT_LOG_WARN,
+			   "cgroup %s had an empty cpuset.mems (its parent's); the kernel refuses "
+			   "an empty one while it has tasks, so it gets the parent's nodes %s",
+			   grp, eff);
+		mems = eff;
+		return act__cg_set(be->act, "cpuset", grp, "cpuset.mems", mems);
+	}
+	return act__cg_set(be->act, "cpuset", grp, "cpuset.mems", mems);
+}
+
+static int cg_get_mems(void *p, const char *grp, char *mems, size_t len)
+{
+	struct cgbe *be = p;
+	char path[ACT_PATH_MAX];
+
+	if (!be->cpuset)
+		return -EOPNOTSUPP;
+	act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.mems");
+	return act__read_file(path, mems, len);
+}
+
 static int cg_set_quota(void *p, const char *grp, int64_t quota_us, uint64_t period_us)
 {
 	struct cgbe *be = p;
@@ -596,14 +651,15 @@ static int cg_children(void *p, const char *grp, char (*names)[ACT_NAME_MAX], si
 }
 
 /* v1 and v2 differ only in how they open: the rest reads be->version. */
-#define CG_OPS(nm, open_fn)                                                                  \
-	{                                                                                    \
-		.name = nm, .open = open_fn, .close = cg_close, .probe = cg_probe,           \
-		.exists = cg_exists, .create = cg_create, .remove = cg_remove,               \
-		.set_cpus = cg_set_cpus, .get_cpus = cg_get_cpus, .set_quota = cg_set_quota, \
-		.get_quota = cg_get_quota, .where = cg_where, .attach = cg_attach,           \
-		.tasks = cg_tasks, .children = cg_children, .path = cg_path,                 \
-		.subtree_missing = cg_subtree_missing, .subtree_set = cg_subtree_set,        \
+#define CG_OPS(nm, open_fn)                                                                    \
+	{                                                                                      \
+		.name = nm, .open = open_fn, .close = cg_close, .probe = cg_probe,             \
+		.exists = cg_exists, .create = cg_create, .remove = cg_remove,                 \
+		.set_cpus = cg_set_cpus, .get_cpus = cg_get_cpus, .set_mems = cg_set_mems,     \
+		.get_mems = cg_get_mems, .set_quota = cg_set_quota, .get_quota = cg_get_quota, \
+		.where = cg_where, .attach = cg_attach, .tasks = cg_tasks,                     \
+		.children = cg_children, .path = cg_path,                                      \
+		.subtree_missing = cg_subtree_missing, .subtree_set = cg_subtree_set,          \
 	}
 
 const struct act_cgroup_ops act_cgroup_v1_ops = CG_OPS("cgroup-v1", cg_open_v1);

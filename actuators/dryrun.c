@@ -174,6 +174,26 @@ static int d_set_cpus(void *p, const char *grp, const struct act_cpumask *cpus)
 	return 0;
 }
 
+static int d_set_mems(void *p, const char *grp, const char *mems)
+{
+	struct dcg *d = p;
+	struct dgrp *g = find_grp(d, grp);
+	char path[ACT_PATH_MAX];
+
+	if (!g)
+		return act_be_err(d->b.act, -ENOENT, "cgroup %s does not exist", grp);
+	act_be_log(d->b.act, ACT_LOG_INFO, "dry-run: would write \"%s\" to %s/cpuset.mems", mems,
+		   dpath(d, ACT_RES_CPUSET, grp, path, sizeof(path)));
+	return 0;
+}
+
+static int d_get_mems(void *p, const char *grp, char *mems, size_t len)
+{
+	struct dcg *d = p;
+
+	return d->inner->get_mems ? d->inner->get_mems(d->b.ibe, grp, mems, len) : -EOPNOTSUPP;
+}
+
 static int d_get_cpus(void *p, const char *grp, struct act_cpumask *cpus)
 {
 	struct dgrp *g = find_grp(p, grp);
@@ -303,6 +323,8 @@ const struct act_cgroup_ops act_cgroup_dryrun_ops = {
 	.remove = d_remove,
 	.set_cpus = d_set_cpus,
 	.get_cpus = d_get_cpus,
+	.set_mems = d_set_mems,
+	.get_mems = d_get_mems,
 	.set_quota = d_set_quota,
 	.get_quota = d_get_quota,
 	.where = d_where,

@@ -143,6 +143,31 @@ static int restrict_cpus(struct act *act, const struct act_cpumask *cpus)
 	return 0;
 }
 
+/* Siblings and nodes; a machine whose topology cannot be read still runs,
+ * without cpuset.mems (the kernel's default: every node). */
+static void read_topology(struct act *act, const struct act_opts *opts)
+{
+	const char *root = opts->sz >= offsetof(struct act_opts, topo_root) + sizeof(char *)
+			       ? opts->topo_root
+			       : NULL;
+	int err = act_topo_read(&act->topo, root);
+
+	if (err) {
+		act_be_log(act, ACT_LOG_WARN,
+			   "cannot read the cpu topology under %s/devices/system (%s): cores "
+			   "are handed out without their siblings and nodes",
+			   root ? root : "/sys", strerror(-err));
+		memset(&act->topo.online, 0, sizeof(act->topo.online));
+		return;
+	}
+	act->numa = __builtin_popcountll(act->topo.mem_nodes) > 1 && act->cg->set_mems;
+}
+
+const struct act_topo *act_topology(const struct act *act)
+{
+	return &act->topo;
+}
+
 /* The capability report: what the backends can do, of what was asked for. */
 static int probe_caps(struct act *act, const struct act_opts *opts)
 {
@@ -156,6 +181,7 @@ static int probe_caps(struct act *act, const struct act_opts *opts)
 	err = restrict_cpus(act, opts->cpus);
 	if (err)
 		return err;
+	read_topology(act, opts);
 	if (act->conf.resources & ACT_RES_CPUFREQ) {
 		err = act->fq->probe(act->fqbe, &c->cpus, c);
 		if (err)

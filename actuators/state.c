@@ -12,6 +12,7 @@
  *   pgrp  PGID STARTTIME WL      (a process group it launched)
  *   wl    NAME CPUSET-PATH CPU-PATH
  *   inplace NAME GRP CPUS|- QUOTA-US|- PERIOD-US   (an in-place workload's values as found)
+ *   mems NAME NODES|.                             (its cpuset.mems as found, NUMA machines only)
  *   task  TID STARTTIME WL AFFINITY|- CPUSET-PATH CPU-PATH
  *   freq  CPU MIN-KHZ MAX-KHZ
  *   cmd   WL KIND MOUNT          (a launched command's cgroup, MOUNT/<parent>.cmd/WL)
@@ -299,6 +300,10 @@ static void write_wl(FILE *f, const struct act_rec_wl *w)
 		snprintf(q, sizeof(q), "%lld", (long long)w->quota_us);
 	fprintf(f, "inplace\t%s\t%s\t%s\t%s\t%llu\n", w->name, w->grp, cpus, q,
 		(unsigned long long)w->period_us);
+	/* after its inplace line; "." is the empty list (a v2 cpuset.mems
+	 * that follows the parent's) */
+	if (w->has_mems)
+		fprintf(f, "mems\t%s\t%s\n", w->name, w->mems[0] ? w->mems : ".");
 }
 
 static void write_task(FILE *f, const struct act_rec_task *t)
@@ -452,6 +457,17 @@ static int parse_inplace(struct act_records *r, char **f)
 	return w.grp[0] ? act__rec_add_wl(r, &w) : 0;
 }
 
+static int parse_mems(struct act_records *r, char **f)
+{
+	struct act_rec_wl *w = act__rec_find_wl(r, f[1]);
+
+	if (!w || !w->inplace)
+		return 0;
+	w->has_mems = true;
+	snprintf(w->mems, sizeof(w->mems), "%.63s", strcmp(f[2], ".") ? f[2] : "");
+	return 0;
+}
+
 static int parse_task(struct act_records *r, char **f)
 {
 	struct act_rec_task t = { 0 };
@@ -508,9 +524,8 @@ static const struct {
 	int (*parse)(struct act_records *r, char **f);
 } kinds[] = {
 	{ "owner", 0, parse_owner },	 { "pgrp", 4, parse_pgrp }, { "wl", 4, parse_wl },
-	{ "inplace", 6, parse_inplace }, { "task", 7, parse_task }, { "freq", 4, parse_freq },
-	{ "cmd", 4, parse_cmd },
-	{ "subtree", 3, parse_subtree },
+	{ "inplace", 6, parse_inplace }, { "mems", 3, parse_mems }, { "task", 7, parse_task },
+	{ "freq", 4, parse_freq },	 { "cmd", 4, parse_cmd },   { "subtree", 3, parse_subtree },
 };
 
 /* One line into r; lines of unknown kinds (a newer writer) are skipped. */

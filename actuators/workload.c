@@ -252,6 +252,9 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
 			err = act->cg->create(act->cgbe, wl->grp,
 					      managed_cpuset(act) ? &wl->cpus : NULL);
 		created = !err;
+		/* mems before any task joins (v1 refuses tasks without them) */
+		if (!err && managed_cpuset(act))
+			err = act__set_mems(act, wl->grp, &wl->cpus);
 		if (!err)
 			err = add_fill(act, wl, quota_us, opts ? opts->quota_mc : 0);
 	}

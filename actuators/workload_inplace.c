@@ -91,6 +91,13 @@ static int read_found(struct act *act, const char *name, const char *cgroup, str
 				   name, cgroup, strerror(-err));
 		rw->has_cpus = true;
 	}
+	if (managed_cpuset(act) && act->numa && act->cg->get_mems) {
+		err = act->cg->get_mems(act->cgbe, cgroup, rw->mems, sizeof(rw->mems));
+		if (err)
+			return ERR(act, err, "workload %s: cannot read the mems of cgroup %s: %s",
+				   name, cgroup, strerror(-err));
+		rw->has_mems = true;
+	}
 	if (managed_quota(act)) {
 		err = act->cg->get_quota(act->cgbe, cgroup, &rw->quota_us, &rw->period_us);
 		if (err)
@@ -125,6 +132,8 @@ static int inplace_write(struct act *act, struct act_workload *wl, const struct 
 	err = act__rec_add_wl(&act->rec, rw);
 	if (!err)
 		err = act__save_state(act);
+	if (!err && managed_cpuset(act))
+		err = act__set_mems(act, wl->grp, &wl->cpus);
 	if (!err && managed_cpuset(act))
 		err = act->cg->set_cpus(act->cgbe, wl->grp, &wl->cpus);
 	if (err || !managed_quota(act) ||
@@ -197,6 +206,11 @@ int act__restore_inplace(struct act *act, const struct act_rec_wl *r)
 	}
 	if (r->has_cpus && managed_cpuset(act))
 		err = act->cg->set_cpus(act->cgbe, r->grp, &r->cpus);
+	if (r->has_mems && managed_cpuset(act) && act->cg->set_mems) {
+		e = act->cg->set_mems(act->cgbe, r->grp, r->mems);
+		if (e && !err)
+			err = e;
+	}
 	if (r->has_quota && managed_quota(act)) {
 		e = act->cg->set_quota(act->cgbe, r->grp, r->quota_us, r->period_us);
 		if (e && !err)

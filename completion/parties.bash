@@ -15,6 +15,7 @@ _parties()
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "--config --dry-run --duration --log --cleanup --metrics
-		--verbose --version --list-policies --help" -- "$cur"))
+		--verbose --version --help --check-config --simulate --seed --show-topology
+		--list-policies" -- "$cur"))
 }
 complete -F _parties parties

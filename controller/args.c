@@ -20,6 +20,8 @@ static void usage(FILE *f)
 		"       parties -c FILE.ini --cleanup\n"
 		"       parties -c FILE.ini --simulate [--seed N] [--log FILE.jsonl]\n"
 		"       parties --check-config FILE.ini\n"
+		"       parties --show-topology\n"
+		"       parties --list-policies\n"
 		"\n"
 		"Closed-loop resource manager for co-located latency-critical services. Every\n"
 		"interval it reads each workload's p99 (from ebee, in-process eBPF tracing, or a\n"
@@ -52,6 +54,8 @@ static void usage(FILE *f)
 		"      --seed N         override [controller] seed (policy and model)\n"
 		"      --list-policies  print every policy and published variant, one a line\n"
 		"                       (NAME, or NAME KEY=VALUE), and exit\n"
+		"      --show-topology  print this machine's cpus as sysfs has them: SMT\n"
+		"                       sibling groups per NUMA node, then exit\n"
 		"  -V, --version        print the version and exit\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -112,6 +116,7 @@ int args_parse(int argc, char **argv, struct args *a)
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "list-policies", no_argument, NULL, 'L' },
+		{ "show-topology", no_argument, NULL, 'T' },
 		{ 0 },
 	};
 	int opt;
@@ -151,6 +156,9 @@ int args_parse(int argc, char **argv, struct args *a)
 		case 'S':
 			a->simulate = true;
 			break;
+		case 'T':
+			a->show_topology = true;
+			break;
 		case 's':
 			a->seed_arg = optarg;
 			break;
@@ -169,7 +177,7 @@ int args_parse(int argc, char **argv, struct args *a)
 		fprintf(stderr, "parties: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (!a->cfg_path) {
+	if (!a->cfg_path && !a->show_topology) {
 		fprintf(stderr, "parties: no configuration: give -c FILE.ini (see --help)\n");
 		return -EINVAL;
 	}

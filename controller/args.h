@@ -20,6 +20,7 @@ struct args {
 	bool check_only;	  /* --check-config */
 	bool simulate;		  /* --simulate */
 	bool verbose;		  /* --verbose */
+	bool show_topology;	  /* --show-topology */
 };
 
 /* args_parse()'s answer when it printed --help, --version or --list-policies:

@@ -438,6 +438,10 @@ static const struct cfg_key cfg_keys[CFG_NKEYS] = {
 	[CFG_QUOTA_TOTAL] = { "quota_total", CFG_KEY_REAL, C(quota_total_mc),
 			      .rule = { ABOVE(0, false, "%s must be >= 0, not %s"), CORES_MAX },
 			      .scale = 1000 },
+	/* what a core handed out is (policy.h, enum pol_smt) */
+	[CFG_SMT] = { "smt", CFG_KEY_CHOICE, C(smt),
+		      .names = (const char *const[]){ "whole", "primary", "shared", NULL },
+		      .msg = "%s: '%s' must be whole, primary or shared", .def = POL_SMT_WHOLE },
 };
 
 static const struct cfg_key wl_keys[CFG_WL_NKEYS] = {
@@ -701,7 +705,7 @@ static int resolve(struct cfg_ctx *x)
 	if (!c->ebee_window_ms)
 		c->ebee_window_ms = 2 * c->interval_ms;
 	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */
-		for (int i = 0; i < c->sim.cores && i < ACT_CPUMASK_MAX; i++)
+		for (int i = 0; i < sim_cfg_ncpus(&c->sim) && i < ACT_CPUMASK_MAX; i++)
 			act_cpumask_set(&c->cpus, i);
 	if (act_cpumask_empty(&c->cpus) && cfg_online_cpus(&c->cpus))
 		return bad_at(x, 0,
@@ -739,12 +743,17 @@ static int check_wl_cpus(struct cfg_ctx *x, const struct cfg_workload *w, struct
 	}
 	if (act_cpumask_intersects(&w->cpus, used))
 		return bad_at(x, line, "workload %s: cpus overlap another workload's", w->name);
+	/* under smt whole or primary a core is not a cpu: the loop counts them
+	 * against the topology (loop.c, check_wl_units) */
+	if (c->smt != POL_SMT_SHARED)
+		goto counted;
 	if (w->cores && w->cores != n)
 		return bad_at(x, line, "workload %s: cpus has %d cpus but cores = %d", w->name, n,
 			      w->cores);
 	if (n < w->min_cores || n > w->max_cores)
 		return bad_at(x, line, "workload %s: %d cpus outside min_cores..max_cores (%d..%d)",
 			      w->name, n, w->min_cores, w->max_cores);
+counted:
 	act_cpumask_or(used, used, &w->cpus);
 	return 0;
 }

@@ -64,6 +64,7 @@ enum cfg_key_id {
 	CFG_QUOTA,
 	CFG_QUOTA_STEP,
 	CFG_QUOTA_TOTAL,
+	CFG_SMT,
 	CFG_NKEYS,
 };
 
@@ -163,6 +164,7 @@ struct cfg {
 	/* [resources] */
 	struct act_cpumask cpus; /* managed cpus */
 	bool cores;		 /* cores are a resource the policy moves */
+	enum pol_smt smt;	 /* what a core is: whole, primary or shared (policy.h) */
 	enum cfg_tristate freq;	 /* auto = where cpufreq exists */
 	/* bounds of the frequency range; 0 = the hardware's */
 	long freq_min_khz, freq_max_khz, freq_step_khz;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cores.h"
 #include "inplace.h"
 #include "procfs.h"
 
@@ -427,6 +428,34 @@ int cfg_online_cpus(struct act_cpumask *m)
 	return act_cpumask_parse(buf, m);
 }
 
+/* Under smt whole or primary: the managed cpus and each explicit list are
+ * whole cores of this machine (the loop checks it again at start, after the
+ * actuators opened; here it is refused before anything is touched). */
+static int check_smt(const struct cfg *c, char *err, size_t len)
+{
+	struct act_topo *t = malloc(sizeof(*t));
+	struct cores k;
+	char why[192];
+	int e = 0;
+
+	if (!t)
+		return 0;
+	if (act_topo_read(t, NULL))
+		goto out; /* the actuators will say what they cannot read */
+	if (cores_init(&k, t, &c->cpus, c->smt, why, sizeof(why))) {
+		e = live_fail(c, c->line_of[CFG_SMT] ? c->line_of[CFG_SMT] : c->line_of[CFG_CPUS],
+			      err, len, "%s", why);
+		goto out;
+	}
+	for (int i = 0; i < c->nwl && !e; i++)
+		if (c->wl[i].has_cpus && cores_check(&k, &c->wl[i].cpus, why, sizeof(why)))
+			e = live_fail(c, c->wl[i].line_of[CFG_WL_CPUS], err, len, "workload %s: %s",
+				      c->wl[i].name, why);
+out:
+	free(t);
+	return e;
+}
+
 static int check_cpus(const struct cfg *c, char *err, size_t len)
 {
 	struct act_cpumask on;
@@ -440,7 +469,7 @@ static int check_cpus(const struct cfg *c, char *err, size_t len)
 				 "cpus: cpu %d is not online on this machine (online: %d cpus)",
 				 cpu, act_cpumask_count(&on));
 	}
-	return 0;
+	return c->cores ? check_smt(c, err, len) : 0;
 }
 
 static int check_identity(const struct cfg *c, const struct cfg_workload *w, char *err, size_t len)

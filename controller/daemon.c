@@ -303,6 +303,7 @@ static int start(struct daemon *d)
 		fprintf(stderr, "parties: metrics at http://%s/metrics (port %d)\n",
 			d->a->metrics_addr, pmetrics_port(d->pm));
 	}
+	loop_print_cores(&d->loop, stderr);
 	fprintf(stderr, "parties: managing %d workload(s) with policy %s every %u ms%s\n", c->nwl,
 		c->policy, c->interval_ms, d->a->dry_run ? " (dry run)" : "");
 	svc_ready(&d->loop, c->policy);

@@ -92,6 +92,34 @@ struct loop_res {
 	void (*log_wl)(struct log_json *j, const struct loop *l, const struct loop_wl *w);
 };
 
+/* A workload's explicit cpus under smt: whole units, as many as its bounds
+ * allow (the config counted cpus; under whole a core is more than one). */
+static int check_wl_units(const struct loop *l, int i, char *err, size_t len)
+{
+	const struct cfg *c = l->cfg;
+	const struct cfg_workload *w = &c->wl[i];
+	const struct loop_wl *lw = &l->wl[i];
+	int line = w->line_of[CFG_WL_CPUS], n;
+	char why[192];
+
+	if (cores_check(&l->cores, &w->cpus, why, sizeof(why))) {
+		sat(err, len, "%s:%d: workload %s: %s", c->file, line, w->name, why);
+		return -EINVAL;
+	}
+	n = cores_count(&l->cores, &w->cpus);
+	if ((w->cores && w->cores != n) || n < lw->min[POL_RES_CORES] ||
+	    n > lw->max[POL_RES_CORES]) {
+		sat(err, len, "%s:%d: workload %s: cpus are %d cores (smt = %s), not %s", c->file,
+		    line, w->name, n,
+		    c->smt == POL_SMT_WHOLE	? "whole"
+		    : c->smt == POL_SMT_PRIMARY ? "primary"
+						: "shared",
+		    w->cores ? "its cores =" : "within min_cores..max_cores");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int cores_limits(struct loop *l, char *err, size_t len)
 {
 	const struct cfg *c = l->cfg;
@@ -101,7 +129,7 @@ static int cores_limits(struct loop *l, char *err, size_t len)
 
 	*r = (struct pol_res_info){ .pooled = true, .step = 1, .total = ncpus };
 	if (c->cores) {
-		char buf[64];
+		char buf[64], buf2[192];
 
 		if (!k->res[POL_RES_CORES]) {
 			sat(err, len, "cores are a resource but cpusets cannot be set here: %s",
@@ -115,6 +143,12 @@ static int cores_limits(struct loop *l, char *err, size_t len)
 			return -ERANGE;
 		}
 		r->avail = true;
+		if (cores_init(&l->cores, &k->topo, &c->cpus, c->smt, buf2, sizeof(buf2))) {
+			sat(err, len, "%s:%d: %s", c->file,
+			    c->line_of[CFG_SMT] ? c->line_of[CFG_SMT] : c->line_of[CFG_CPUS], buf2);
+			return -EINVAL;
+		}
+		r->total = l->cores.nunits;
 	}
 	for (int i = 0; i < l->nwl; i++) {
 		const struct cfg_workload *w = &c->wl[i];
@@ -122,16 +156,22 @@ static int cores_limits(struct loop *l, char *err, size_t len)
 
 		lw->min[POL_RES_CORES] = r->avail ? w->min_cores : 0;
 		lw->max[POL_RES_CORES] = r->avail ? w->max_cores : 0; /* resolved by the config */
+		/* the default, every managed cpu, is every unit (whole cores may be fewer) */
+		if (!w->line_of[CFG_WL_MAX_CORES] && lw->max[POL_RES_CORES] > r->total)
+			lw->max[POL_RES_CORES] = r->total;
+		if (r->avail && w->has_cpus && check_wl_units(l, i, err, len))
+			return -EINVAL;
 	}
 	return 0;
 }
 
 /* Initial cpus: explicit lists, then counts, then a fair share of the rest
- * round robin (as the original code hands out every core). */
+ * round robin (as the original code hands out every core); each core the
+ * lowest free one on the workload's node (cores.h). */
 static int initial_cpus(struct loop *l, char *err, size_t len)
 {
 	const struct cfg *c = l->cfg;
-	struct act_cpumask free = c->cpus;
+	struct act_cpumask free = l->cores.handout;
 	bool fair[CFG_MAX_WL] = { false };
 	int nfair = 0;
 
@@ -152,41 +192,41 @@ static int initial_cpus(struct loop *l, char *err, size_t len)
 			nfair++;
 		}
 		for (int k = 0; k < want; k++) {
-			int cpu = act_cpumask_first(&free);
-
-			if (cpu < 0) {
-				sat(err, len, "workload %s: no cpu left for its initial allocation",
+			if (cores_grow(&l->cores, &l->wl[i].cpus, &free, -1)) {
+				sat(err, len,
+				    "workload %s: no core left for its initial allocation",
 				    l->wl[i].name);
 				return -ENOSPC;
 			}
-			act_cpumask_set(&l->wl[i].cpus, cpu);
-			act_cpumask_clear(&free, cpu);
 		}
 	}
 	while (nfair && !act_cpumask_empty(&free)) {
 		bool gave = false;
 
 		for (int i = 0; i < l->nwl && !act_cpumask_empty(&free); i++) {
-			int cpu;
-
 			if (!fair[i] ||
-			    act_cpumask_count(&l->wl[i].cpus) >= l->wl[i].max[POL_RES_CORES])
+			    cores_count(&l->cores, &l->wl[i].cpus) >= l->wl[i].max[POL_RES_CORES])
 				continue;
-			cpu = act_cpumask_first(&free);
-			act_cpumask_set(&l->wl[i].cpus, cpu);
-			act_cpumask_clear(&free, cpu);
+			if (cores_grow(&l->cores, &l->wl[i].cpus, &free, -1))
+				break;
 			gave = true;
 		}
 		if (!gave)
 			break;
 	}
 	for (int i = 0; i < l->nwl; i++)
-		l->wl[i].alloc[POL_RES_CORES] = act_cpumask_count(&l->wl[i].cpus);
+		l->wl[i].alloc[POL_RES_CORES] = cores_count(&l->cores, &l->wl[i].cpus);
 	return 0;
 }
 
-/* Explicit cpus: on a managed resource, the right count, managed cpus only,
- * no cpu asked for twice. */
+static int cores_units_on(const struct loop *l, int node)
+{
+	return cores_free_on(&l->cores, &l->cores.handout, node);
+}
+
+/* Explicit cpus: on a managed resource, managed cpus only, whole units (a
+ * core is never split between workloads under smt = whole), the right
+ * count, no cpu asked for twice; a node asked for has managed cores. */
 static int validate_cpus(const struct loop *l, const struct pol_decision *dec, char *why,
 			 size_t len)
 {
@@ -195,7 +235,17 @@ static int validate_cpus(const struct loop *l, const struct pol_decision *dec, c
 	act_cpumask_zero(&seen);
 	for (int i = 0; i < l->nwl; i++) {
 		const struct pol_wl_decision *d = &dec->wl[i];
+		char msg[160];
 
+		if (d->set_node &&
+		    (!l->wl[i].alive || !l->res[POL_RES_CORES].avail || d->node < 0 ||
+		     d->node >= ACT_TOPO_NODES_MAX || !cores_units_on(l, d->node))) {
+			sat(why, len, "node %d for %s: %s", d->node, l->wl[i].name,
+			    !l->wl[i].alive		   ? "it is gone"
+			    : !l->res[POL_RES_CORES].avail ? "cores are not a resource here"
+							   : "no managed core is on it");
+			return -EINVAL;
+		}
 		if (!d->set_cpus)
 			continue;
 		if (!l->wl[i].alive || !l->res[POL_RES_CORES].avail) {
@@ -203,13 +253,19 @@ static int validate_cpus(const struct loop *l, const struct pol_decision *dec, c
 			    l->wl[i].alive ? "cores are not a resource here" : "it is gone");
 			return -EINVAL;
 		}
-		if (act_cpumask_count(&d->cpus) != d->alloc[POL_RES_CORES]) {
-			sat(why, len, "cpus for %s: %d cpus for %ld cores", l->wl[i].name,
-			    act_cpumask_count(&d->cpus), d->alloc[POL_RES_CORES]);
-			return -EINVAL;
-		}
 		if (!act_cpumask_subset(&d->cpus, &l->cfg->cpus)) {
 			sat(why, len, "cpus for %s: not all managed", l->wl[i].name);
+			return -EINVAL;
+		}
+		if (cores_check(&l->cores, &d->cpus, msg, sizeof(msg))) {
+			sat(why, len, "cpus for %s: %s", l->wl[i].name, msg);
+			return -EINVAL;
+		}
+		if (cores_count(&l->cores, &d->cpus) != d->alloc[POL_RES_CORES]) {
+			sat(why, len, "cpus for %s: %d %s for %ld cores", l->wl[i].name,
+			    cores_count(&l->cores, &d->cpus),
+			    l->cfg->smt == POL_SMT_SHARED ? "cpus" : "cores",
+			    d->alloc[POL_RES_CORES]);
 			return -EINVAL;
 		}
 		if (act_cpumask_intersects(&d->cpus, &seen)) {
@@ -222,8 +278,9 @@ static int validate_cpus(const struct loop *l, const struct pol_decision *dec, c
 }
 
 /* Cores are a partition of the managed cpus: the cpus a policy named; for
- * the others, shrink from the top (after giving up any cpu someone else was
- * given), grow from the lowest free cpu; then every change as one. */
+ * the others, shrink (after giving up any cpu someone else was given), move
+ * to the node a policy asked for, grow (cores.h: the highest core off, the
+ * lowest free core on, the workload's node); then every change as one. */
 static void apply_cpus(struct loop *l, const struct pol_decision *dec, struct pol_outcome *out,
 		       bool *changed)
 {
@@ -234,7 +291,7 @@ static void apply_cpus(struct loop *l, const struct pol_decision *dec, struct po
 	for (int i = 0; i < l->nwl; i++)
 		if (dec->wl[i].set_cpus)
 			act_cpumask_or(&named, &named, &dec->wl[i].cpus);
-	free = l->cfg->cpus;
+	free = l->cores.handout;
 	for (int i = 0; i < l->nwl; i++) {
 		nc[i] = dec->wl[i].set_cpus ? dec->wl[i].cpus : l->wl[i].cpus;
 		if (!dec->wl[i].set_cpus)
@@ -242,23 +299,21 @@ static void apply_cpus(struct loop *l, const struct pol_decision *dec, struct po
 		act_cpumask_andnot(&free, &free, &nc[i]);
 	}
 	for (int i = 0; i < l->nwl; i++) {
-		while (act_cpumask_count(&nc[i]) > dec->wl[i].alloc[POL_RES_CORES]) {
-			int last = -1, cpu;
+		int node = dec->wl[i].set_node ? dec->wl[i].node : -1;
 
-			act_cpumask_for_each(cpu, &nc[i]) last = cpu;
-			act_cpumask_clear(&nc[i], last);
-			act_cpumask_set(&free, last);
-		}
+		while (cores_count(&l->cores, &nc[i]) > dec->wl[i].alloc[POL_RES_CORES])
+			if (cores_shrink(&l->cores, &nc[i], &free, node))
+				break;
 	}
+	for (int i = 0; i < l->nwl; i++)
+		if (dec->wl[i].set_node && !dec->wl[i].set_cpus)
+			cores_migrate(&l->cores, &nc[i], &free, dec->wl[i].node);
 	for (int i = 0; i < l->nwl; i++) {
-		while (act_cpumask_count(&nc[i]) < dec->wl[i].alloc[POL_RES_CORES]) {
-			int cpu = act_cpumask_first(&free);
+		int node = dec->wl[i].set_node ? dec->wl[i].node : -1;
 
-			if (cpu < 0)
+		while (cores_count(&l->cores, &nc[i]) < dec->wl[i].alloc[POL_RES_CORES])
+			if (cores_grow(&l->cores, &nc[i], &free, node))
 				break; /* validation makes this impossible */
-			act_cpumask_clear(&free, cpu);
-			act_cpumask_set(&nc[i], cpu);
-		}
 	}
 	for (int i = 0; i < l->nwl; i++) {
 		if (!l->wl[i].alive || act_cpumask_equal(&nc[i], &l->wl[i].cpus))
@@ -277,7 +332,7 @@ static void apply_cpus(struct loop *l, const struct pol_decision *dec, struct po
 	}
 	for (int k = 0; k < n; k++) {
 		l->wl[wls[k]].cpus = nc[k];
-		l->wl[wls[k]].alloc[POL_RES_CORES] = act_cpumask_count(&nc[k]);
+		l->wl[wls[k]].alloc[POL_RES_CORES] = cores_count(&l->cores, &nc[k]);
 	}
 }
 
@@ -600,6 +655,8 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 		    l->mops->last_error(l->mctx));
 		goto fail;
 	}
+	if (act_cpumask_empty(&l->caps.topo.online))
+		act_topo_flat(&l->caps.topo, &l->caps.cpus);
 	ret = setup_resources(l, err, len);
 	if (ret)
 		goto fail;
@@ -621,6 +678,22 @@ fail:
 	for (int i = 0; i < l->nwl; i++)
 		l->wl[i].src = l->wl[i].aux = NULL; /* still the caller's */
 	return ret;
+}
+
+void loop_print_cores(const struct loop *l, FILE *f)
+{
+	char buf[2304];
+
+	if (!l->res[POL_RES_CORES].avail)
+		return;
+	cores_describe(&l->cores, NULL, buf, sizeof(buf));
+	fprintf(f, "parties: topology: %s\n", buf);
+	for (int i = 0; i < l->nwl; i++) {
+		if (!l->wl[i].alive)
+			continue;
+		cores_describe(&l->cores, &l->wl[i].cpus, buf, sizeof(buf));
+		fprintf(f, "parties: workload %s: %s\n", l->wl[i].name, buf);
+	}
 }
 
 int loop_alive_count(const struct loop *l)
@@ -687,6 +760,30 @@ static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_o
 	ow->cpu_used = w->cpu_used;
 }
 
+/* The cores as handed out: what one is, siblings and nodes, units per node. */
+static void observe_topology(const struct loop *l, struct pol_observation *o)
+{
+	struct pol_topology *t = &o->topo;
+	struct act_cpumask free;
+
+	t->smt = l->cfg->smt;
+	t->topo = &l->caps.topo;
+	if (!l->res[POL_RES_CORES].avail)
+		return;
+	t->cpus = l->cores.handout;
+	t->nodes = act_topo_nodes_of(&l->caps.topo, &t->cpus);
+	free = t->cpus;
+	for (int i = 0; i < l->nwl; i++)
+		if (l->wl[i].alive)
+			act_cpumask_andnot(&free, &free, &l->wl[i].cpus);
+	for (int n = 0; n < ACT_TOPO_NODES_MAX; n++) {
+		if (!(t->nodes >> n & 1))
+			continue;
+		t->node_units[n] = cores_free_on(&l->cores, &t->cpus, n);
+		t->node_free[n] = cores_free_on(&l->cores, &free, n);
+	}
+}
+
 static void observe(struct loop *l, uint64_t now_ms)
 {
 	struct pol_observation *o = &l->obs;
@@ -698,6 +795,7 @@ static void observe(struct loop *l, uint64_t now_ms)
 	o->interval_ms = l->cfg->interval_ms;
 	o->nwl = l->nwl;
 	memcpy(o->res, l->res, sizeof(o->res));
+	observe_topology(l, o);
 	for (int r = 0; r < POL_RES_COUNT; r++)
 		if (o->res[r].pooled)
 			o->res[r].free = o->res[r].total - total_used(l, (enum pol_res)r);
@@ -718,6 +816,8 @@ static void observe(struct loop *l, uint64_t now_ms)
 		ow->rps = ow->cpu_used = NAN;
 		ow->p99_client_ns = ow->p99_service_ns = ow->p99_sojourn_ns = NAN;
 		ow->cpus = w->cpus;
+		ow->threads = act_cpumask_count(&w->cpus);
+		ow->nodes = act_topo_nodes_of(&l->caps.topo, &w->cpus);
 		if (!w->alive)
 			continue;
 		memset(&w->last, 0, sizeof(w->last));

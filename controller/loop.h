@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "cores.h"
 #include "cpulist.h"
 #include "policy.h"
 #include "source.h"
@@ -26,6 +27,9 @@ struct loop_caps {
 	bool res[POL_RES_COUNT];      /* the machine can control it */
 	char why[POL_RES_COUNT][192]; /* when it cannot */
 	struct act_cpumask cpus;      /* cpus that may be assigned */
+	/* Their siblings and nodes (sysfs, or the model's); no online cpu =
+	 * not reported, taken as one node without SMT. */
+	struct act_topo topo;
 	long freq_min_khz, freq_max_khz;
 };
 
@@ -114,6 +118,7 @@ struct loop {
 	FILE *log;
 	struct loop_caps caps;
 	struct pol_res_info res[POL_RES_COUNT];
+	struct cores cores; /* which cpus a count of cores is (cores.h) */
 	int nwl;
 	struct loop_wl wl[CFG_MAX_WL];
 	uint64_t t0_ms;
@@ -137,6 +142,10 @@ int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err,
  * (same policy). 0, or a negative errno with "file:line: what" in err and the
  * running state kept. */
 int loop_restart_policy(struct loop *l, const struct cfg *c, char *err, size_t err_len);
+/* "parties: topology: ..." and one "parties: workload NAME: ..." line each
+ * (cores_describe()): who shares a physical core or a node is the first
+ * thing to check on a new machine. Nothing when cores are not managed. */
+void loop_print_cores(const struct loop *l, FILE *f);
 /* One interval at monotonic time now_ms. */
 int loop_step(struct loop *l, uint64_t now_ms);
 /* Workloads still alive. */

@@ -173,6 +173,7 @@ static int m_caps(void *p, struct loop_caps *k)
 			 res[r].why ? res[r].why : "parties has no actuator for it");
 	}
 	k->cpus = c->cpus;
+	k->topo = *act_topology(m->act);
 	/* whole MHz, the unit of the config's steps and of the log */
 	k->freq_min_khz = (long)(c->freq_min_khz / 1000 * 1000);
 	k->freq_max_khz = (long)(c->freq_max_khz / 1000 * 1000);

@@ -151,6 +151,32 @@ static int cleanup(const struct cfg *cfg)
 	return 0;
 }
 
+/* --show-topology: what act_topo_read() finds here, one node a line. */
+static int show_topology(void)
+{
+	struct act_topo t;
+	char buf[4096];
+	int err = act_topo_read(&t, NULL);
+
+	if (err) {
+		fprintf(stderr,
+			"parties: cannot read the cpu topology under /sys/devices/system: %s\n",
+			strerror(-err));
+		return 1;
+	}
+	act_cpumask_format(&t.online, buf, sizeof(buf));
+	printf("cpus %s: %d online, %d physical cores of up to %d thread%s, %d NUMA node%s\n", buf,
+	       act_cpumask_count(&t.online), t.ncores, t.threads_max, t.threads_max > 1 ? "s" : "",
+	       t.nnodes, t.nnodes > 1 ? "s" : "");
+	for (int n = 0; n < ACT_TOPO_NODES_MAX; n++) {
+		if (!(t.nodes >> n & 1))
+			continue;
+		act_topo_format(&t, &t.node_cpus[n], buf, sizeof(buf));
+		printf("%s%s\n", buf, t.mem_nodes >> n & 1 ? "" : " (no memory)");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct cfg cfg;
@@ -162,6 +188,8 @@ int main(int argc, char **argv)
 	ret = args_parse(argc, argv, &a);
 	if (ret)
 		return ret == ARGS_DONE ? 0 : 2;
+	if (a.show_topology)
+		return show_topology();
 	if (load_config(&a, &cfg, &pol))
 		return 2;
 	if (a.check_only && cfg.sim.enabled)

@@ -97,7 +97,10 @@ int pmetrics_state_render(const struct pmetrics_state *s, struct prom_buf *b)
 		const char *name, *help;
 		double scale; /* alloc unit -> base unit */
 	} res[POL_RES_COUNT] = {
-		[POL_RES_CORES] = { "parties_cores", "Logical CPUs in the workload's cpuset.", 1 },
+		[POL_RES_CORES] = { "parties_cores",
+				    "Cores in the workload's cpuset (physical cores under smt = "
+				    "whole or primary, cpus under shared).",
+				    1 },
 		[POL_RES_FREQ] = { "parties_frequency_hertz",
 				   "Maximum frequency of the workload's CPUs.", 1e3 },
 		[POL_RES_QUOTA] = { "parties_quota_cores",

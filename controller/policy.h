@@ -43,12 +43,28 @@
 #include <stdint.h>
 
 #include "cpulist.h"
+#include "topology.h"
 
 enum pol_res {
-	POL_RES_CORES = 0, /* logical CPUs in the workload's cpuset; unit: 1 CPU */
+	POL_RES_CORES = 0, /* cores in the workload's cpuset; unit: one core as smt says */
 	POL_RES_FREQ,	   /* max frequency of the workload's CPUs; unit: kHz */
 	POL_RES_QUOTA,	   /* CFS bandwidth; unit: milli-cores (1000 = one CPU) */
 	POL_RES_COUNT,
+};
+
+/*
+ * What one unit of POL_RES_CORES is ([resources] smt =). On a machine
+ * without SMT all three are one cpu.
+ *   whole    a physical core: all of its (managed) threads, never split
+ *            between workloads; alloc counts physical cores;
+ *   primary  a physical core's first thread only, its siblings left idle (the
+ *            released PARTIES code's cpusets); alloc counts physical cores;
+ *   shared   one logical cpu, whichever core it is on; alloc counts cpus.
+ */
+enum pol_smt {
+	POL_SMT_WHOLE = 0,
+	POL_SMT_PRIMARY,
+	POL_SMT_SHARED,
 };
 
 /* "cores", "freq", "quota"; NULL when out of range. */
@@ -105,6 +121,20 @@ struct pol_wl_obs {
 	double p99_service_ns;	 /* server-side: start of service -> end */
 	double p99_sojourn_ns;	 /* server-side: arrival at the server -> end */
 	struct act_cpumask cpus; /* the cpus it has now (when cores are managed) */
+	int threads;		 /* how many: alloc[POL_RES_CORES] whole cores are more
+				  * threads under smt = whole on an SMT machine */
+	uint64_t nodes;		 /* NUMA nodes of its cpus (bit n: node n) */
+};
+
+/* The machine's cores as the loop hands them out: sibling groups and NUMA
+ * nodes (read from sysfs, or the simulator's made-up machine). */
+struct pol_topology {
+	enum pol_smt smt;	     /* what one unit of POL_RES_CORES is */
+	const struct act_topo *topo; /* online cpus, siblings (act_topo_siblings()), nodes */
+	struct act_cpumask cpus;     /* the cpus that may be handed out */
+	uint64_t nodes;		     /* nodes that have some of them */
+	long node_units[ACT_TOPO_NODES_MAX]; /* units of POL_RES_CORES on each node */
+	long node_free[ACT_TOPO_NODES_MAX];  /* of which free now */
 };
 
 struct pol_observation {
@@ -114,16 +144,25 @@ struct pol_observation {
 	int nwl;
 	struct pol_res_info res[POL_RES_COUNT];
 	struct pol_wl_obs wl[POL_MAX_WORKLOADS];
+	struct pol_topology topo; /* meaningful when res[POL_RES_CORES].avail */
 };
 
 /* Per workload: the allocation the policy wants, starting as the current one. */
 struct pol_wl_decision {
 	long alloc[POL_RES_COUNT];
 	/* Optional: exactly which cpus (set_cpus true; as many as
-	 * alloc[POL_RES_CORES], disjoint from every other set_cpus). Otherwise
-	 * the loop picks: shrink from the highest cpu, grow from the lowest free. */
+	 * alloc[POL_RES_CORES] units, whole units under smt whole or primary,
+	 * disjoint from every other set_cpus). Otherwise the loop picks: shrink
+	 * from the highest core, grow from the lowest free, on the workload's
+	 * node. */
 	bool set_cpus;
 	struct act_cpumask cpus;
+	/* Optional: the NUMA node its cores should be on (set_node true; a node
+	 * of obs->topo.nodes). Cores it grows by come from there while it has
+	 * free ones; cores elsewhere move there as cores there are free. Without
+	 * it, the loop keeps a workload on the node most of its cores are on. */
+	bool set_node;
+	int node;
 	char action[POL_ACTION_LEN]; /* short verb for the log: "up cores", "hold" */
 	char reason[POL_REASON_LEN]; /* why, with the numbers */
 };

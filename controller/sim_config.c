@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cfg_key.h"
+#include "cpulist.h"
 #include "sim_config.h"
 
 #define SIM(f) CFG_KEY_AT(struct cfg_sim, f)
@@ -42,7 +43,19 @@ static const struct cfg_key sim_keys[SIM_CFG_NKEYS] = {
 	[SIM_CFG_PROP_DELAY_US] = { "prop_delay_us", CFG_KEY_REAL, SIM(prop_ns), RANGE(0, 1e7),
 				    .scale = 1000, .def = 25 },
 	[SIM_CFG_DURATION_S] = { "duration_s", CFG_KEY_REAL, SIM(duration_s), RANGE(0, 1e6) },
+	/* the machine's topology as the loop and the policies see it */
+	[SIM_CFG_NODES] = { "nodes", CFG_KEY_REAL, SIM(nodes), RANGE_WHOLE(1, 64), .def = 1 },
+	[SIM_CFG_THREADS_PER_CORE] = { "threads_per_core", CFG_KEY_REAL, SIM(threads_per_core),
+				       RANGE_WHOLE(1, 8), .def = 1 },
+	[SIM_CFG_NUMBERING] = { "numbering", CFG_KEY_CHOICE, SIM(numbering),
+				.names = (const char *const[]){ "adjacent", "split", NULL },
+				.msg = "%s: '%s' must be adjacent or split" },
 };
+
+int sim_cfg_ncpus(const struct cfg_sim *s)
+{
+	return s->cores * s->threads_per_core;
+}
 
 static int sim_load(const struct cfg_key *k, void *base, const char *val, void *ctx, char *err,
 		    size_t len);
@@ -181,6 +194,16 @@ int sim_cfg_validate_wl(const struct cfg_sim *s, int i, const char *name, int wl
 	const struct cfg_sim_wl *w = &s->wl[i];
 
 	*line = s->line;
+	if (s->cores % s->nodes) {
+		*line = s->line_of[SIM_CFG_NODES];
+		return cfg_key_err(err, len, "[simulation] %d cores do not split into %d nodes",
+				   s->cores, s->nodes);
+	}
+	if (sim_cfg_ncpus(s) > ACT_CPUMASK_MAX) {
+		*line = s->line_of[SIM_CFG_THREADS_PER_CORE];
+		return cfg_key_err(err, len, "[simulation] %d cores x %d threads are over %d cpus",
+				   s->cores, s->threads_per_core, ACT_CPUMASK_MAX);
+	}
 	if (s->freq_min_khz > s->freq_max_khz) {
 		/* the later of the two */
 		*line = s->line_of[SIM_CFG_FREQ_MIN_MHZ] > s->line_of[SIM_CFG_FREQ_MAX_MHZ]

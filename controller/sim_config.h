@@ -39,6 +39,9 @@ enum sim_cfg_key_id {
 	SIM_CFG_LINK_GBPS,
 	SIM_CFG_PROP_DELAY_US,
 	SIM_CFG_DURATION_S,
+	SIM_CFG_NODES,
+	SIM_CFG_THREADS_PER_CORE,
+	SIM_CFG_NUMBERING,
 	SIM_CFG_NKEYS,
 };
 
@@ -60,7 +63,10 @@ struct cfg_sim {
 	bool enabled; /* the file has a [simulation] section */
 	int line;     /* its header */
 	int line_of[SIM_CFG_NKEYS];
-	int cores;
+	int cores;	      /* physical cores */
+	int nodes;	      /* NUMA nodes, cores / nodes each */
+	int threads_per_core; /* SMT threads: cores * threads_per_core cpus */
+	int numbering;	      /* 0 adjacent (qemu, AMD), 1 split (Intel: cpu0/cpuN siblings) */
 	long freq_min_khz, freq_max_khz, freq_step_khz;
 	double link_gbps, prop_ns;
 	double duration_s; /* 0 = the end of the longest schedule */
@@ -81,6 +87,8 @@ int sim_cfg_validate_wl(const struct cfg_sim *s, int wl, const char *name, int w
 			size_t len, int *line);
 /* Fill the model of workload wl; the schedule in absolute rps. */
 void sim_cfg_model(const struct cfg_sim *s, int wl, struct sim_wl_model *m);
+/* The modelled machine's cpus (cores x threads_per_core). */
+int sim_cfg_ncpus(const struct cfg_sim *s);
 /* Seconds the simulation runs: duration_s or the last schedule point. */
 double sim_cfg_duration(const struct cfg_sim *s, int nwl);
 

@@ -23,6 +23,7 @@
 
 struct simmach {
 	struct sim *sim;
+	const struct cfg_sim *cfg;
 	int ncpus;
 	long fmin, fmax, fstep; /* kHz */
 	struct {
@@ -57,6 +58,11 @@ static int sm_caps(void *p, struct loop_caps *k)
 		k->res[r] = true;
 	for (int c = 0; c < m->ncpus; c++)
 		act_cpumask_set(&k->cpus, c);
+	/* the made-up machine's siblings and nodes, as sysfs would show them; a
+	 * thread is modelled as a server of its own (SMT contention between
+	 * siblings is not in the model) */
+	act_topo_synth(&k->topo, m->cfg->nodes, m->cfg->cores / m->cfg->nodes,
+		       m->cfg->threads_per_core, m->cfg->numbering == 1);
 	k->freq_min_khz = m->fmin;
 	k->freq_max_khz = m->fmax;
 	return 0;
@@ -390,7 +396,8 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 		snprintf(err, len, "%s: cannot build the model: %s", c->file, strerror(errno));
 		return ret;
 	}
-	m.ncpus = c->sim.cores;
+	m.ncpus = sim_cfg_ncpus(&c->sim);
+	m.cfg = &c->sim;
 	m.fmin = c->sim.freq_min_khz;
 	m.fmax = c->sim.freq_max_khz;
 	m.fstep = c->sim.freq_step_khz;
@@ -409,6 +416,9 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	if (ret)
 		goto fail_src;
 	loop.t0_ms = 0; /* the log's t is virtual seconds since the schedule's start */
+	/* a made-up machine with siblings or nodes: say how cores were handed out */
+	if (c->sim.nodes > 1 || c->sim.threads_per_core > 1)
+		loop_print_cores(&loop, stderr);
 
 	w0 = now_s(CLOCK_MONOTONIC);
 	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);

@@ -64,6 +64,10 @@ struct act_cgroup_ops {
 	int (*remove)(void *be, const char *grp);
 	int (*set_cpus)(void *be, const char *grp, const struct act_cpumask *cpus);
 	int (*get_cpus)(void *be, const char *grp, struct act_cpumask *cpus);
+	/* Optional (NULL: mems are never written): cpuset.mems of grp as a
+	 * kernel node list; "" on v2 is "the parent's". */
+	int (*set_mems)(void *be, const char *grp, const char *mems);
+	int (*get_mems)(void *be, const char *grp, char *mems, size_t len);
 	/* quota_us -1 = unlimited. */
 	int (*set_quota)(void *be, const char *grp, int64_t quota_us, uint64_t period_us);
 	int (*get_quota)(void *be, const char *grp, int64_t *quota_us, uint64_t *period_us);

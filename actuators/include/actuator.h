@@ -58,6 +58,7 @@
 #include <sys/types.h>
 
 #include "cpulist.h"
+#include "topology.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -135,6 +136,10 @@ struct act_opts {
 	bool adopt_pgrps;
 	/* Which hierarchy act_cmd_prepare() uses (tests pin one). */
 	enum act_cmd_cgroup cmd_cgroup;
+	/* Where the topology is read (topology.h): NULL = "/sys"; unit tests
+	 * point it at a fake tree. On a machine with more than one NUMA node
+	 * with memory, a workload's cpuset.mems are the nodes of its cores. */
+	const char *topo_root;
 };
 
 /* What this machine lets the actuators control, filled by act_open(). */
@@ -254,6 +259,9 @@ int act_cmd_prepare(struct act *act, const char *wl);
  */
 int act_cmd_stop(struct act *act, const char *wl, int grace_ms);
 
+/* The topology read at act_open() (no online cpu when it could not be
+ * read; the reason was logged). Owned by act. */
+const struct act_topo *act_topology(const struct act *act);
 /* The capability report (owned by act, valid until act_close()). */
 const struct act_caps *act_caps(const struct act *act);
 
@@ -293,8 +301,9 @@ struct act_workload *act_workload_add(struct act *act, const char *name, pid_t p
  * resources are managed) are read and recorded (memory and state file) before
  * the first write, then set to opts like any workload's; no process is moved
  * and the cgroup is never removed. Release, act_restore(), act_close() and a
- * cleanup after SIGKILL write the recorded values back (cpuset.mems is never
- * written, so it needs no restore). Refused: the root, parties' own parent or
+ * cleanup after SIGKILL write the recorded values back (cpuset.mems too: it
+ * is recorded and written on a machine with more than one memory node, to the
+ * nodes of the cores, see act_opts.topo_root). Refused: the root, parties' own parent or
  * anything below it, a cgroup another workload manages (-EINVAL/-EEXIST),
  * a missing cgroup (-ENOENT). act_workload_pid() is the first task found in
  * it (0 if empty); act_workload_attach() is a no-op for such a workload.

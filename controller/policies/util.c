@@ -118,10 +118,24 @@ static int sized_res(const struct pol_observation *obs)
 	return -1;
 }
 
-/* Capacity of an allocation of r in cores. */
-static double cores_of(int r, long v)
+/* Capacity of an allocation of r in cpus' worth of CPU time, the unit of
+ * cpu_used: under smt = whole a core is all its threads (workload i's own
+ * threads per core, or the machine's most before it has any). Two busy
+ * siblings do less work than two cores; cpu_used counts them as two, so
+ * sizing in threads is what keeps utilisation at target_util. */
+static double cores_of(const struct pol_observation *obs, int i, int r, long v)
 {
-	return r == POL_RES_QUOTA ? (double)v / 1000.0 : (double)v;
+	const struct pol_wl_obs *w = &obs->wl[i];
+	double tpc = 1;
+
+	if (r == POL_RES_QUOTA)
+		return (double)v / 1000.0;
+	if (obs->topo.smt == POL_SMT_WHOLE && w->alloc[POL_RES_CORES] > 0 && w->threads > 0)
+		tpc = (double)w->threads / (double)w->alloc[POL_RES_CORES];
+	else if (obs->topo.smt == POL_SMT_WHOLE && obs->topo.topo &&
+		 obs->topo.topo->threads_max > 1)
+		tpc = obs->topo.topo->threads_max;
+	return (double)v * tpc;
 }
 
 static long clampl(long v, long lo, long hi)
@@ -144,7 +158,7 @@ static long want_of(struct util_state *s, const struct pol_observation *obs, int
 	double fscale = fr->avail && w->max[POL_RES_FREQ] > 0
 			    ? (double)w->alloc[POL_RES_FREQ] / (double)w->max[POL_RES_FREQ]
 			    : 1.0;
-	double cap = cores_of(r, cur), d;
+	double cap = cores_of(obs, i, r, cur), d;
 	bool over = w->state == POL_LAT_FRESH && w->slack < 0;
 	bool guard = w->state == POL_LAT_FRESH && w->slack < s->c.guard_slack;
 
@@ -161,7 +175,7 @@ static long want_of(struct util_state *s, const struct pol_observation *obs, int
 		d = s->cpu_per_req[i] * w->rps; /* saturated: use understates demand */
 	*demand = d;
 	/* (less a hair, so 4.2 / 0.7 is 6, not 7) */
-	want = (long)ceil(d / s->c.target_util / cores_of(r, step) - 1e-9) * step;
+	want = (long)ceil(d / s->c.target_util / cores_of(obs, i, r, step) - 1e-9) * step;
 	if (over && want <= cur)
 		want = cur + step;
 	want = clampl(want, w->min[r], w->max[r]);
@@ -189,7 +203,7 @@ static long freq_of(const struct util_state *s, const struct pol_observation *ob
 	const struct pol_res_info *fr = &obs->res[POL_RES_FREQ];
 	const struct pol_wl_obs *w = &obs->wl[i];
 	bool over = w->state == POL_LAT_FRESH && w->slack < 0;
-	double cap = cores_of(r, dec->wl[i].alloc[r]);
+	double cap = cores_of(obs, i, r, dec->wl[i].alloc[r]);
 	long f = w->alloc[POL_RES_FREQ];
 
 	if (over || s->c.freq_util == 0) {

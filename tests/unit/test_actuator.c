@@ -20,6 +20,7 @@
 
 #include "actuator.h"
 #include "act_backend.h"
+#include "../lib/fake_topo.h"
 
 /* ---------------------------------------------------------------- fakes */
 
@@ -32,6 +33,7 @@ struct fake {
 		struct act_cpumask cpus;
 		int64_t quota;
 		uint64_t period;
+		char mems[32];
 		bool used;
 	} g[MAXG];
 	struct {
@@ -45,7 +47,16 @@ struct fake {
 	int fail_freq_set; /* fail the n-th freq set */
 	int set_cpus_calls, freq_set_calls;
 	bool cpuset, quota, cpufreq;
+	char journal[1024]; /* cpuset writes and moves in order: "cpus G L;mems G L;attach G;" */
 };
+
+static void jot(struct fake *f, const char *what, const char *grp, const char *val)
+{
+	size_t n = strlen(f->journal);
+
+	snprintf(f->journal + n, sizeof(f->journal) - n, "%s %s%s%s;", what, grp, val ? " " : "",
+		 val ? val : "");
+}
 
 static struct fake F;
 
@@ -131,6 +142,35 @@ static int f_set_cpus(void *be, const char *grp, const struct act_cpumask *cpus)
 	if (i < 0)
 		return -ENOENT;
 	f->g[i].cpus = *cpus;
+	{
+		char list[64];
+
+		act_cpumask_format(cpus, list, sizeof(list));
+		jot(f, "cpus", grp, list);
+	}
+	return 0;
+}
+
+static int f_set_mems(void *be, const char *grp, const char *mems)
+{
+	struct fake *f = be;
+	int i = gidx(f, grp);
+
+	f->writes++;
+	if (i < 0)
+		return -ENOENT;
+	snprintf(f->g[i].mems, sizeof(f->g[i].mems), "%s", mems);
+	jot(f, "mems", grp, mems);
+	return 0;
+}
+
+static int f_get_mems(void *be, const char *grp, char *mems, size_t len)
+{
+	int i = gidx(be, grp);
+
+	if (i < 0)
+		return -ENOENT;
+	snprintf(mems, len, "%s", F.g[i].mems);
 	return 0;
 }
 
@@ -199,6 +239,7 @@ static int f_attach(void *be, const struct act_origin *dst, pid_t tid)
 	}
 	f->m[i].tid = tid;
 	snprintf(f->m[i].path, sizeof(f->m[i].path), "%s", dst->cpuset);
+	jot(f, "attach", dst->cpuset, NULL);
 	return 0;
 }
 
@@ -242,6 +283,8 @@ static const struct act_cgroup_ops fake_cg = {
 	.remove = f_remove,
 	.set_cpus = f_set_cpus,
 	.get_cpus = f_get_cpus,
+	.set_mems = f_set_mems,
+	.get_mems = f_get_mems,
 	.set_quota = f_set_quota,
 	.get_quota = f_get_quota,
 	.where = f_where,
@@ -803,6 +846,118 @@ static void test_dry_run_no_writes(void **state)
 	assert_int_equal(F.fmax[0], 3456000);
 }
 
+/* On a machine with two memory nodes (a fake tree: node 0 has cpus 0-1,
+ * node 1 cpus 2-3) cpuset.mems follow the cores: set before any task joins,
+ * widened before cpus grow onto a node, narrowed after they leave it; an
+ * in-place cgroup's mems are put back. One node: mems are never written. */
+static void test_mems_follow_cores(void **state)
+{
+	struct act_opts o = {
+		.sz = sizeof(o),
+		.parent = "unit",
+		.state_dir = "",
+		.log = quiet,
+		.resources = ACT_RES_CPUSET,
+		.cgroup_ops = &fake_cg,
+		.freq_ops = &fake_freq,
+		.backend_ctx = &F,
+	};
+	struct act_cpumask m;
+	struct act_workload *w;
+	char root[64];
+	int i;
+
+	assert_int_equal(ft_make(root, sizeof(root), 2, 1, 2, FT_ADJACENT, true), 0);
+	o.topo_root = root;
+	act = act_open(&o);
+	assert_non_null(act);
+	assert_int_equal(act_topology(act)->nnodes, 2);
+	F.journal[0] = '\0';
+	w = add("w", "0-1");
+	assert_non_null(w);
+	/* the mems are in place before the first task moves in */
+	assert_non_null(strstr(F.journal, "mems unit/w 0;attach /unit/w;"));
+	F.journal[0] = '\0';
+	m = M("0-3");
+	assert_int_equal(act_set_cpus(act, w, &m), 0);
+	assert_string_equal(F.journal, "mems unit/w 0-1;cpus unit/w 0-3;");
+	F.journal[0] = '\0';
+	m = M("2-3");
+	assert_int_equal(act_set_cpus(act, w, &m), 0);
+	assert_string_equal(F.journal, "cpus unit/w 2-3;mems unit/w 1;");
+	assert_int_equal(act_workload_remove(act, w), 0);
+
+	/* in place: recorded, written with the cpus, put back */
+	assert_int_equal(f_create(&F, "svc", NULL), 0);
+	i = gidx(&F, "svc");
+	F.g[i].cpus = M("0-3");
+	snprintf(F.g[i].mems, sizeof(F.g[i].mems), "0-1");
+	m = M("2");
+	{
+		struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m };
+
+		w = act_workload_add_inplace(act, "v", "svc", &wo);
+	}
+	assert_non_null(w);
+	assert_string_equal(F.g[i].mems, "1");
+	assert_int_equal(act_workload_remove(act, w), 0);
+	assert_string_equal(F.g[i].mems, "0-1");
+	assert_string_equal(grp_cpus("svc"), "0-3");
+	act_close(act);
+	act = NULL;
+
+	/* the state file carries the mems; a cleanup after SIGKILL puts them back */
+	{
+		char dir[] = "/tmp/act-mems-XXXXXX", path[300], buf[1024];
+		struct act_workload_opts wo = { .sz = sizeof(wo), .cpus = &m };
+		FILE *sf;
+		size_t n;
+
+		assert_non_null(mkdtemp(dir));
+		o.state_dir = dir;
+		snprintf(path, sizeof(path), "%s/unit.state", dir);
+		act = act_open(&o);
+		assert_non_null(act);
+		assert_non_null(act_workload_add_inplace(act, "v", "svc", &wo));
+		sf = fopen(path, "r");
+		assert_non_null(sf);
+		n = fread(buf, 1, sizeof(buf) - 1, sf);
+		buf[n] = '\0';
+		fclose(sf);
+		assert_non_null(strstr(buf, "inplace\tv\tsvc\t0-3\t-\t0\nmems\tv\t0-1\n"));
+		act_close(act);
+		act = NULL;
+		assert_string_equal(F.g[i].mems, "0-1");
+		/* as a killed daemon leaves it */
+		sf = fopen(path, "w");
+		assert_non_null(sf);
+		fprintf(sf, "act-state 1\nowner\t-\ninplace\tv\tsvc\t0-3\t-\t0\nmems\tv\t0\n");
+		fclose(sf);
+		chmod(path, 0600);
+		snprintf(F.g[i].mems, sizeof(F.g[i].mems), "1");
+		assert_int_equal(act_cleanup(&o), 1);
+		assert_string_equal(F.g[i].mems, "0");
+		snprintf(path, sizeof(path), "rm -rf %s", dir);
+		assert_int_equal(system(path), 0);
+		o.state_dir = "";
+	}
+	ft_remove(root);
+
+	/* one node: no mems write at all */
+	assert_int_equal(ft_make(root, sizeof(root), 1, 2, 2, FT_ADJACENT, true), 0);
+	act = act_open(&o);
+	assert_non_null(act);
+	F.journal[0] = '\0';
+	w = add("w", "0-1");
+	assert_non_null(w);
+	m = M("0-3");
+	assert_int_equal(act_set_cpus(act, w, &m), 0);
+	assert_null(strstr(F.journal, "mems"));
+	act_close(act);
+	act = NULL;
+	ft_remove(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -816,6 +971,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inplace_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_no_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mems_follow_cores, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

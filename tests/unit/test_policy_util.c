@@ -94,6 +94,28 @@ static void test_grows_in_one_step(void **state)
 	ops()->exit(st);
 }
 
+/* Under smt = whole a core is its threads: cpu_used (thread-seconds) is
+ * sized against 2 threads per core, not 1. */
+static void test_whole_cores_count_threads(void **state)
+{
+	struct pol_param p[] = { { "freq_util", "0" } };
+	void *st = init(p, 1);
+	struct pol_observation o;
+	struct pol_decision d;
+
+	obs_init(&o, 2, 2);
+	o.topo.smt = POL_SMT_WHOLE;
+	o.wl[0].threads = 4; /* 2 cores of 2 threads */
+	o.wl[1].threads = 4;
+	o.wl[0].cpu_used = 5.5; /* 5.5 / 0.7 = 7.9 threads: 4 cores, not 8 */
+	decide(st, &o, &d);
+	assert_int_equal(d.wl[0].alloc[POL_RES_CORES], 4);
+	o.topo.smt = POL_SMT_SHARED; /* a unit is one cpu: 8 */
+	decide(st, &o, &d);
+	assert_int_equal(d.wl[0].alloc[POL_RES_CORES], 8);
+	ops()->exit(st);
+}
+
 static void test_shrink_waits_and_guard(void **state)
 {
 	void *st = init(NULL, 0);
@@ -254,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_frequency_from_utilisation),
 		cmocka_unit_test(test_no_cpu_use_holds),
 		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_whole_cores_count_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

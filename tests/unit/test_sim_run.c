@@ -192,6 +192,86 @@ static void test_policy_names_cpus(void **state)
 	test_pol = NULL;
 }
 
+/* A made-up 2 nodes x 2 cores x 2 threads machine, Intel-numbered (cpu c
+ * and c+4 siblings): the policy sees it, whole cores on one node each, and
+ * a node asked for is where the workload's core goes. */
+static int topo_bad, topo_seen;
+
+static int topo_decide(void *st, const struct pol_observation *obs, struct pol_decision *dec)
+{
+	const struct pol_topology *t = &obs->topo;
+
+	(void)st;
+	topo_seen++;
+	if (!t->topo || t->smt != POL_SMT_WHOLE || t->nodes != 3 || t->node_units[1] != 2 ||
+	    t->topo->ncores != 4 || t->topo->threads_max != 2)
+		topo_bad++;
+	for (int i = 0; i < obs->nwl; i++) {
+		int cpu;
+
+		if (__builtin_popcountll(obs->wl[i].nodes) != 1 ||
+		    obs->wl[i].threads != 2 * obs->wl[i].alloc[POL_RES_CORES])
+			topo_bad++;
+		act_cpumask_for_each(cpu, &obs->wl[i].cpus)
+		{
+			struct act_cpumask sib;
+
+			act_topo_siblings(t->topo, cpu, &sib);
+			if (!act_cpumask_subset(&sib, &obs->wl[i].cpus))
+				topo_bad++;
+		}
+	}
+	if (obs->tick >= 3) {
+		dec->wl[0].alloc[POL_RES_CORES] = 1;
+		dec->wl[1].alloc[POL_RES_CORES] = 1;
+		dec->wl[1].set_node = true;
+		dec->wl[1].node = 0;
+	}
+	return 0;
+}
+
+static const struct pol_ops topo_ops = { .name = "topo", .decide = topo_decide };
+
+static void test_topology_in_simulation(void **state)
+{
+	static struct cfg c;
+	char ini[2048], fmt[2048], err[512] = "", *buf = NULL, *last;
+	const char *at = strstr(small_ini, "cores = 8\n");
+	struct sim_run_opts o = { .sz = sizeof(o), .cfg = &c, .pol = &topo_ops };
+	struct sim_run_result r;
+	size_t len = 0;
+
+	assert_non_null(at);
+	snprintf(fmt, sizeof(fmt),
+		 "%.*scores = 4\nnodes = 2\nthreads_per_core = 2\n"
+		 "numbering = split\n%s",
+		 (int)(at - small_ini), small_ini, at + strlen("cores = 8\n"));
+	snprintf(ini, sizeof(ini), fmt, "static", 1, "client", "");
+	if (cfg_load_string(&c, "t.ini", ini, err, sizeof(err)))
+		fail_msg("config: %s", err);
+	o.log = open_memstream(&buf, &len);
+	assert_int_equal(sim_run(&o, &r, err, sizeof(err)), 0);
+	fclose(o.log);
+	assert_int_equal(topo_seen, 30);
+	assert_int_equal(topo_bad, 0);
+	/* fair share: hotel node 0's two cores, memcached node 1's */
+	assert_non_null(strstr(buf, "\"cores\":2,\"cpus\":\"0-1,4-5\""));
+	assert_non_null(strstr(buf, "\"cores\":2,\"cpus\":\"2-3,6-7\""));
+	/* then one core each, memcached moved to node 0 */
+	last = strstr(buf, "\"t\":15.000");
+	assert_non_null(last);
+	assert_non_null(strstr(last, "\"cores\":1,\"cpus\":\"0,4\""));
+	assert_non_null(strstr(last, "\"cores\":1,\"cpus\":\"1,5\""));
+	assert_int_equal(r.refused, 0);
+	free(buf);
+	/* nodes must divide the cores */
+	snprintf(fmt, sizeof(fmt), "%.*scores = 3\nnodes = 2\n%s", (int)(at - small_ini), small_ini,
+		 at + strlen("cores = 8\n"));
+	snprintf(ini, sizeof(ini), fmt, "static", 1, "client", "");
+	assert_int_not_equal(cfg_load_string(&c, "t.ini", ini, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "do not split into 2 nodes"));
+}
+
 /* Quota instead of cores: the model's capacity follows the quota. */
 static void test_quota_in_simulation(void **state)
 {
@@ -362,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_log_has_three_latencies),
 		cmocka_unit_test(test_policy_moves_cores_in_simulation),
 		cmocka_unit_test(test_policy_names_cpus),
+		cmocka_unit_test(test_topology_in_simulation),
 		cmocka_unit_test(test_quota_in_simulation),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_defaults),
