@@ -234,5 +234,9 @@ void pol_decision_init(struct pol_decision *dec, const struct pol_observation *o
  * lasts. */
 void pol_grant(const struct pol_observation *obs, int r, const long *want,
 	       struct pol_decision *dec);
+/* CPUs' worth of CPU time (the unit of cpu_used) in one unit of POL_RES_CORES
+ * for workload i: 1, or under smt = whole its own threads per core (the
+ * machine's most before it has any). */
+double pol_threads_per_core(const struct pol_observation *obs, int i);
 
 #endif /* PARTIES_POLICY_H */

@@ -187,6 +187,14 @@ static double mmc_p99_s(int c, double lam, double s)
 	return hi;
 }
 
+/* The M/M/c model's servers in c units of cores: threads under smt = whole,
+ * where cpu_used (and so the service time learnt from it) counts each
+ * thread's time as a cpu's. */
+static int servers(const struct pol_observation *obs, int i, long c)
+{
+	return (int)lround((double)c * pol_threads_per_core(obs, i));
+}
+
 static long clampl(long v, long lo, long hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
@@ -215,7 +223,7 @@ static long want_cores(struct mmc_state *st, const struct pol_observation *obs, 
 		return cur;
 	}
 	/* service time at f_max, learnt while not saturated */
-	if (w->cpu_used < 0.9 * (double)cur) {
+	if (w->cpu_used < 0.9 * (double)servers(obs, i, cur)) {
 		double x = w->cpu_used * fscale / w->rps;
 
 		st->s_full[i] = st->s_full[i] > 0 ? 0.7 * st->s_full[i] + 0.3 * x : x;
@@ -227,7 +235,7 @@ static long want_cores(struct mmc_state *st, const struct pol_observation *obs, 
 	}
 	s = st->s_full[i] / fscale;
 	/* the correction, from the allocation in force */
-	model = mmc_p99_s((int)cur, w->rps, s);
+	model = mmc_p99_s(servers(obs, i, cur), w->rps, s);
 	if (st->c.correct && fresh && isfinite(model) && w->p99_ns > 0) {
 		double lk = log(w->p99_ns / 1e9 / model);
 
@@ -239,16 +247,17 @@ static long want_cores(struct mmc_state *st, const struct pol_observation *obs, 
 	/* smallest count at full speed: the frequency is then lowered as far
 	 * as these cores allow */
 	for (want = w->min[POL_RES_CORES]; want < w->max[POL_RES_CORES]; want++)
-		if (*k * mmc_p99_s((int)want, *lam, st->s_full[i]) <= *bound)
+		if (*k * mmc_p99_s(servers(obs, i, want), *lam, st->s_full[i]) <= *bound)
 			break;
-	if (*k * mmc_p99_s((int)want, *lam, st->s_full[i]) > *bound) {
+	if (*k * mmc_p99_s(servers(obs, i, want), *lam, st->s_full[i]) > *bound) {
 		/* Out of reach (the service time's own tail is above the bound):
 		 * more cores than where queueing has vanished would be hoarded,
 		 * so take the fewest that are within 2% of the best. */
-		double best = mmc_p99_s((int)w->max[POL_RES_CORES], *lam, st->s_full[i]);
+		double best =
+		    mmc_p99_s(servers(obs, i, w->max[POL_RES_CORES]), *lam, st->s_full[i]);
 
 		for (want = w->min[POL_RES_CORES]; want < w->max[POL_RES_CORES]; want++)
-			if (mmc_p99_s((int)want, *lam, st->s_full[i]) <= 1.02 * best)
+			if (mmc_p99_s(servers(obs, i, want), *lam, st->s_full[i]) <= 1.02 * best)
 				break;
 	}
 	if (over && want <= cur)
@@ -257,10 +266,10 @@ static long want_cores(struct mmc_state *st, const struct pol_observation *obs, 
 	if (want < cur && guard) {
 		/* Near the target: shrink only as far as the model predicts no
 		 * worse p99 than now (within 2%; k cancels out). */
-		double now = mmc_p99_s((int)cur, *lam, s);
+		double now = mmc_p99_s(servers(obs, i, cur), *lam, s);
 		long safe = want;
 
-		while (safe < cur && !(mmc_p99_s((int)safe, *lam, s) <= 1.02 * now))
+		while (safe < cur && !(mmc_p99_s(servers(obs, i, safe), *lam, s) <= 1.02 * now))
 			safe++;
 		if (safe == cur) {
 			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
@@ -299,7 +308,8 @@ static long want_freq(const struct mmc_state *st, const struct pol_observation *
 	if ((fresh && w->slack < 0) || isnan(lam) || !(st->s_full[i] > 0))
 		return fresh && w->slack < 0 ? fmax : cur;
 	while (f - step >= w->min[POL_RES_FREQ] &&
-	       k * mmc_p99_s((int)c, lam, st->s_full[i] * (double)fmax / (double)(f - step)) <=
+	       k * mmc_p99_s(servers(obs, i, c), lam,
+			     st->s_full[i] * (double)fmax / (double)(f - step)) <=
 		   bound)
 		f -= step;
 	if (f < cur)

@@ -105,3 +105,16 @@ void pol_decision_init(struct pol_decision *dec, const struct pol_observation *o
 		snprintf(dec->wl[i].action, sizeof(dec->wl[i].action), "hold");
 	}
 }
+
+double pol_threads_per_core(const struct pol_observation *obs, int i)
+{
+	const struct pol_wl_obs *w = &obs->wl[i];
+
+	if (obs->topo.smt != POL_SMT_WHOLE)
+		return 1;
+	if (w->alloc[POL_RES_CORES] > 0 && w->threads > 0)
+		return (double)w->threads / (double)w->alloc[POL_RES_CORES];
+	if (obs->topo.topo && obs->topo.topo->threads_max > 1)
+		return obs->topo.topo->threads_max;
+	return 1;
+}

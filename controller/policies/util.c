@@ -125,17 +125,9 @@ static int sized_res(const struct pol_observation *obs)
  * sizing in threads is what keeps utilisation at target_util. */
 static double cores_of(const struct pol_observation *obs, int i, int r, long v)
 {
-	const struct pol_wl_obs *w = &obs->wl[i];
-	double tpc = 1;
-
 	if (r == POL_RES_QUOTA)
 		return (double)v / 1000.0;
-	if (obs->topo.smt == POL_SMT_WHOLE && w->alloc[POL_RES_CORES] > 0 && w->threads > 0)
-		tpc = (double)w->threads / (double)w->alloc[POL_RES_CORES];
-	else if (obs->topo.smt == POL_SMT_WHOLE && obs->topo.topo &&
-		 obs->topo.topo->threads_max > 1)
-		tpc = obs->topo.topo->threads_max;
-	return (double)v * tpc;
+	return (double)v * pol_threads_per_core(obs, i);
 }
 
 static long clampl(long v, long lo, long hi)

@@ -137,6 +137,44 @@ static void test_mm2_percentile(void **state)
 	assert_int_equal(cores_wanted(bare, 4, 4, 1500, 1.0, 3.0, 0.99 * hi), 3);
 }
 
+/* Under smt = whole a core is its threads, and cpu_used counts each thread as a
+ * cpu: the M/M/2 case above is met by one two-thread core (two servers), and
+ * the case that needs three servers by two such cores. */
+static void test_smt_whole_counts_threads(void **state)
+{
+	const double Cw = 9.0 / 14.0, mu = 1000.0, th = 500.0;
+	double lo = 0, hi = 1;
+	long got[2];
+
+	for (int k = 0; k < 200; k++) {
+		double t = 0.5 * (lo + hi);
+
+		if ((1 - 2 * Cw) * exp(-mu * t) + 2 * Cw * exp(-th * t) > 0.01)
+			lo = t;
+		else
+			hi = t;
+	}
+	hi *= 1e3;
+	for (int j = 0; j < 2; j++) {
+		void *st = init(bare, 4);
+		struct pol_observation o;
+		struct pol_decision d;
+
+		obs_init(&o);
+		o.topo.smt = POL_SMT_WHOLE;
+		set_wl(&o, 0, 4, 1500, 1.0, 3.0, (j ? 0.99 : 1.01) * hi);
+		o.wl[0].threads = 8;
+		o.wl[1].threads = 2;
+		free_pool(&o);
+		pol_decision_init(&d, &o);
+		assert_int_equal(ops()->decide(st, &o, &d), 0);
+		ops()->exit(st);
+		got[j] = d.wl[0].alloc[C];
+	}
+	assert_int_equal(got[0], 1);
+	assert_int_equal(got[1], 2);
+}
+
 /* headroom and rate_margin only ever ask for more */
 static void test_margins(void **state)
 {
@@ -315,6 +353,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mm1_percentile),
 		cmocka_unit_test(test_mm2_percentile),
+		cmocka_unit_test(test_smt_whole_counts_threads),
 		cmocka_unit_test(test_margins),
 		cmocka_unit_test(test_over_target_gets_a_core),
 		cmocka_unit_test(test_shrink_waits_and_guard),
