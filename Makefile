@@ -324,7 +324,7 @@ uninstall:
 
 # ---------------------------------------------------------------- targets
 .DEFAULT_GOAL := all
-.PHONY: all test unit integration bench demo run deps clean help format figure11-sim
+.PHONY: all test unit integration bench demo run deps clean help format figure11-sim figure11-claim
 
 all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 
@@ -349,6 +349,10 @@ bench: tests-build
 # The simulated Figure 11 study (no root): experiments/figure11/sim.sh
 figure11-sim: all
 	$(Q)experiments/figure11/sim.sh
+
+# The Figure 11 claim mapped in simulation (no root): experiments/figure11/claim.sh
+figure11-claim: $(BUILD)/parties
+	$(Q)experiments/figure11/claim.sh
 
 # Sanitizer build: the unit tests and parties with ASan+UBSan (any report is fatal) in
 # build/asan, then every unit test, then (as root) the config fuzz against that parties.
@@ -402,6 +406,7 @@ help:
 	@echo '  asan         ASan+UBSan build (build/asan) of the unit tests and parties; runs them and the config fuzz'
 	@echo '  demo         the main job: trace a demo server under load and print the summary'
 	@echo '  figure11-sim the Figure 11 study simulated at the paper scale (no root; ~10 min)'
+	@echo '  figure11-claim  the claim mapped: lead time per feed against link, delay, peak, lag (no root; ~17 min CPU)'
 	@echo '  install      install programs, libebee.so/.a, ebee.h, ebee.pc, man pages, unit,'
 	@echo '               completion (PREFIX=/usr/local, DESTDIR=, SYSCONFDIR=/etc)'
 	@echo '  uninstall    remove exactly what install put there'
