@@ -15,7 +15,11 @@ sojourn, ebee service) on every point, 3 seeds each:
 
   claim.py run     [--config INI] [--out DIR] [--work DIR] [--points base,link=95,...]
                    [--seeds 1,2,3] [--feeds client,sojourn,service] [--scale F]
-                   [--jobs N] [--keep-logs]
+                   [--jobs N] [--keep-logs] [--fresh]
+
+Each run's figures are saved in the work directory as it ends (m-POINT-FEED-sSEED.json,
+with the config they came from); a later run of the study reuses those whose config is
+unchanged, so a study cut short resumes (--fresh: run everything again).
   claim.py summary DIR     claim.csv, summary.txt, summary.json from DIR/runs.json
   claim.py plot DIR        DIR/claim-lead.png (and .pdf)
 
@@ -45,8 +49,10 @@ sys.path.insert(0, HERE)
 import sim  # noqa: E402  (make_conf, schedule, decrease, load_log)
 
 FEEDS = ["client", "sojourn", "service"]
-DEFAULT_POINTS = ("base,link=25,link=50,link=75,link=95,prop=100,prop=400,"
-                  "peak=100,peak=130,lag=1000,lag=3000")
+# in the order they run (the most telling first, so a study cut short still maps the
+# claim); tables and plots sort them by factor and value
+DEFAULT_POINTS = ("base,link=95,lag=1000,peak=130,link=50,prop=400,link=75,link=25,"
+                  "peak=100,lag=3000,prop=100")
 FACTORS = {"link": "link utilisation at hotel's peak (%)", "prop": "propagation delay (us each way)",
            "peak": "hotel's peak (% of its saturation)", "lag": "client feed's reporting lag (ms)"}
 # Power model, per core, W: an allocated core draws STATIC_W (it is awake, ready for its
@@ -230,6 +236,7 @@ def run(argv):
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--keep-logs", action="store_true")
+    ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--parties", default=os.path.join(ROOT, "build/parties"))
     a = ap.parse_args(argv)
     feeds = a.feeds.split(",")
@@ -256,6 +263,12 @@ def run(argv):
     def one(job):
         p, feed, seed, conf = job
         log = os.path.join(a.work, "%s-%s-s%d.jsonl" % (p.replace("=", ""), feed, seed))
+        saved = os.path.join(a.work, "m-%s-%s-s%d.json" % (p.replace("=", ""), feed, seed))
+        text = open(conf).read()
+        if not a.fresh and os.path.exists(saved):
+            old = json.load(open(saved))
+            if old.get("conf") == text and old.get("scale") == a.scale:
+                return old["res"]
         r = subprocess.run(["nice", "-n", "10", a.parties, "-c", conf, "--simulate", "--seed",
                             str(seed), "--log", log], capture_output=True, text=True)
         if r.returncode:
@@ -266,6 +279,9 @@ def run(argv):
         res.update(run_metrics(log, pts[p]))
         if not a.keep_logs:
             os.unlink(log)
+        with open(saved + ".tmp", "w") as f:
+            json.dump({"conf": text, "scale": a.scale, "res": res}, f)
+        os.replace(saved + ".tmp", saved)
         print("%-9s %-8s seed %d: scale-down after %s s, QoS %.1f%%, %.1f s CPU"
               % (p, feed, seed, "never" if res["down_s"] is None else "%.1f" % res["down_s"],
                  res["qos_pct"], res["cpu_s"]), flush=True)
@@ -298,6 +314,16 @@ def fmt(a, f="%.1f", of=None):
     if of and a["n"] < of:
         s += " (%d/%d)" % (a["n"], of)
     return s
+
+
+def order(points):
+    """base first, then by factor (FACTORS' order) and value."""
+    def key(p):
+        if p == "base":
+            return (-1, 0)
+        k, v = p.split("=")
+        return (list(FACTORS).index(k), float(v))
+    return sorted(points, key=key)
 
 
 def table(meta):
@@ -335,26 +361,28 @@ def summary(argv):
              "below its plateau level; lead = client's scale-down - the feed's, by seed; "
              "QoS = %% of intervals with both workloads' client p99 within target; energy: "
              "%.1f W per allocated core + %.1f W x busy x (f/fmax)^3; gap = clients' - "
-             "sojourn p99 over the ramp-down (ms)" % (meta["power"]["static_w"],
+             "sojourn p99 over the ramp-down (ms); ramp-down GHz x core-s = hotel's cores x GHz "
+             "summed over the load's fall" % (meta["power"]["static_w"],
                                                         meta["power"]["dyn_w_at_fmax"]),
              "values: mean [min, max] over seeds; (n/3): runs that scaled down at all", ""]
     csvrows = []
-    for p in meta["points"]:
+    for p in order(meta["points"]):
         d = meta["describe"][p]
         lines.append("point %s: link %.3g Gbit/s = %.1f%% busy at hotel's peak, %g us each "
                      "way, hotel's peak %.0f rps = %.0f%% of its saturation (%.0f rps), client "
                      "lag %g ms" % (p, d["link_gbps"], d["link_util"], d["prop_us"],
                                     d["peak_rps"], d["peak_pct"], d["sat_rps"], d["lag_ms"]))
-        lines.append("  %-8s %-22s %-22s %-19s %-19s %-19s %-19s %s" % (
+        lines.append("  %-8s %-22s %-22s %-19s %-19s %-19s %-22s %-19s %s" % (
             "feed", "scale-down after (s)", "lead (s)", "QoS met (%)", "core-s", "energy (kJ)",
-            "gap hotel (ms)", "gap memcached (ms)"))
+            "ramp-down GHz x core-s", "gap hotel (ms)", "gap memcached (ms)"))
         for feed in meta["feeds"]:
             r = tab[p][feed]
-            lines.append("  %-8s %-22s %-22s %-19s %-19s %-19s %-19s %s" % (
+            lines.append("  %-8s %-22s %-22s %-19s %-19s %-19s %-22s %-19s %s" % (
                 feed, fmt(r["down_s"], of=r["runs"]),
                 "-" if feed == "client" else fmt(r["lead_s"], of=r["runs"]),
                 fmt(r["qos_pct"]), fmt(r["core_s"], "%.0f"), fmt(r["energy_kj"], "%.1f"),
-                fmt(r["net_gap_ms_hotel"], "%.2f"), fmt(r["net_gap_ms_memcached"], "%.2f")))
+                fmt(r["ramp_ghz_core_s"], "%.0f"), fmt(r["net_gap_ms_hotel"], "%.2f"),
+                fmt(r["net_gap_ms_memcached"], "%.2f")))
             row = {"point": p, "feed": feed, "link_util_pct": round(d["link_util"], 2),
                    "link_gbps": round(d["link_gbps"], 4), "prop_us": d["prop_us"],
                    "peak_pct_of_saturation": round(d["peak_pct"], 1), "lag_ms": d["lag_ms"]}
