@@ -393,6 +393,21 @@ def summary(argv):
                 row[k + "_n"] = 0 if r[k] is None else r[k]["n"]
             csvrows.append(row)
         lines.append("")
+    md = ["| point | link busy at peak | prop (us) | hotel peak / saturation | client lag (ms) | "
+          "feed | scale-down after (s) | lead (s) | QoS met (%) | core-s | energy (kJ) |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for p in order(meta["points"]):
+        d = meta["describe"][p]
+        for i, feed in enumerate(meta["feeds"]):
+            r = tab[p][feed]
+            head = ("| %s | %.1f%% | %g | %.0f%% | %g " % (p, d["link_util"], d["prop_us"],
+                                                           d["peak_pct"], d["lag_ms"])
+                    if i == 0 else "| | | | | ")
+            md.append(head + "| %s | %s | %s | %s | %s | %s |" % (
+                feed, fmt(r["down_s"], of=r["runs"]),
+                "-" if feed == "client" else fmt(r["lead_s"], of=r["runs"]),
+                fmt(r["qos_pct"]), fmt(r["core_s"], "%.0f"), fmt(r["energy_kj"], "%.1f")))
+    open(os.path.join(out, "claim-map.md"), "w").write("\n".join(md) + "\n")
     cpu = sum(r["cpu_s"] for r in meta["runs"])
     lines.append("timing: %d runs, %.0f s wall, %.0f s CPU" % (len(meta["runs"]),
                                                                meta["study_wall_s"], cpu))

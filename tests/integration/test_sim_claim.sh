@@ -14,12 +14,15 @@ die() { echo "FAIL: $*"; exit 1; }
 
 experiments/figure11/claim.sh --out "$T/out" --work "$T/work" --scale 0.05 --seeds 1 \
 	--jobs 2 --points base,link=95 --keep-logs >"$T/log" 2>&1 || { cat "$T/log"; die "claim.sh failed"; }
-for f in summary.txt summary.json claim.csv claim-lead.png claim-lead.pdf runs.json; do
+for f in summary.txt summary.json claim.csv claim-map.md claim-lead.png claim-lead.pdf runs.json; do
 	[ -s "$T/out/$f" ] || die "$f missing"
 done
 for p in base link=95; do
 	grep -q "^point $p: " "$T/out/summary.txt" || die "no table for point $p"
+	grep -q "^| $p | " "$T/out/claim-map.md" || die "no row for point $p in claim-map.md"
 done
+[ "$(grep -c '^| .* | \(client\|sojourn\|service\) | ' "$T/out/claim-map.md")" = 6 ] ||
+	die "claim-map.md: not 2 points x 3 feeds"
 grep -q '^link_gbps = 0.45' "$T/work/link95-client.ini" || die "link=95: link_gbps not set"
 /usr/bin/python3 - "$T/out" <<'PY' || die "table"
 import csv, json, sys
