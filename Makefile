@@ -406,7 +406,7 @@ help:
 	@echo '  asan         ASan+UBSan build (build/asan) of the unit tests and parties; runs them and the config fuzz'
 	@echo '  demo         the main job: trace a demo server under load and print the summary'
 	@echo '  figure11-sim the Figure 11 study simulated at the paper scale (no root; ~10 min)'
-	@echo '  figure11-claim  the claim mapped: lead time per feed against link, delay, peak, lag (no root; ~17 min CPU)'
+	@echo '  figure11-claim  the claim mapped: lead time per feed against link, delay, peak, lag (no root; ~19 min CPU)'
 	@echo '  install      install programs, libebee.so/.a, ebee.h, ebee.pc, man pages, unit,'
 	@echo '               completion (PREFIX=/usr/local, DESTDIR=, SYSCONFDIR=/etc)'
 	@echo '  uninstall    remove exactly what install put there'

@@ -409,8 +409,10 @@ def summary(argv):
                 fmt(r["qos_pct"]), fmt(r["core_s"], "%.0f"), fmt(r["energy_kj"], "%.1f")))
     open(os.path.join(out, "claim-map.md"), "w").write("\n".join(md) + "\n")
     cpu = sum(r["cpu_s"] for r in meta["runs"])
-    lines.append("timing: %d runs, %.0f s wall, %.0f s CPU" % (len(meta["runs"]),
-                                                               meta["study_wall_s"], cpu))
+    lines.append("timing: %d runs, %.0f s CPU in all (%.1f-%.1f s per run); the last "
+                 "invocation took %.0f s wall (runs it reused take none)"
+                 % (len(meta["runs"]), cpu, min(r["cpu_s"] for r in meta["runs"]),
+                    max(r["cpu_s"] for r in meta["runs"]), meta["study_wall_s"]))
     text = "\n".join(lines) + "\n"
     open(os.path.join(out, "summary.txt"), "w").write(text)
     json.dump(tab, open(os.path.join(out, "summary.json"), "w"), indent=1)
