@@ -324,7 +324,7 @@ uninstall:
 
 # ---------------------------------------------------------------- targets
 .DEFAULT_GOAL := all
-.PHONY: all test test-busy unit integration bench demo run deps clean help format figure11-sim policy-bench
+.PHONY: all test test-busy unit integration bench demo run deps clean help format figure11-sim policy-bench figure11-claim
 
 all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 
@@ -360,6 +360,10 @@ figure11-sim: all
 # experiments/policy-bench/run.sh, niced so it yields to interactive work
 policy-bench: $(BUILD)/parties
 	$(Q)nice -n 10 experiments/policy-bench/run.sh
+
+# The Figure 11 claim mapped in simulation (no root): experiments/figure11/claim.sh
+figure11-claim: $(BUILD)/parties
+	$(Q)experiments/figure11/claim.sh
 
 # Sanitizer build: the unit tests and parties with ASan+UBSan (any report is fatal) in
 # build/asan, then every unit test, then (as root) the config fuzz against that parties.
@@ -414,7 +418,8 @@ help:
 	@echo '  asan         ASan+UBSan build (build/asan) of the unit tests and parties; runs them and the config fuzz'
 	@echo '  demo         the main job: trace a demo server under load and print the summary'
 	@echo '  figure11-sim the Figure 11 study simulated at the paper scale (no root; ~10 min)'
-	@echo '  policy-bench every policy over five simulated scenarios, three feeds, 3 seeds: one leaderboard (no root; < 10 min)'
+	@echo '  policy-bench every policy over five simulated scenarios, three feeds, 3 seeds: one leaderboard (no root; ~300 s of CPU)'
+	@echo '  figure11-claim  the claim mapped: lead time per feed against link, delay, peak, lag (no root; ~19 min CPU)'
 	@echo '  install      install programs, libebee.so/.a, ebee.h, ebee.pc, man pages, unit,'
 	@echo '               completion (PREFIX=/usr/local, DESTDIR=, SYSCONFDIR=/etc)'
 	@echo '  uninstall    remove exactly what install put there'

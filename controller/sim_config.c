@@ -81,6 +81,10 @@ static const struct cfg_key wl_keys[SIM_CFG_WL_NKEYS] = {
 				       RANGE(0, 1e9), .def = 100 },
 	[SIM_CFG_WL_RESPONSE_BYTES] = { "sim_response_bytes", CFG_KEY_REAL, WL(resp_bytes),
 					RANGE(0, 1e9), .def = 1000 },
+	[SIM_CFG_WL_CLIENT_WINDOW_MS] = { "sim_client_window_ms", CFG_KEY_REAL,
+					  WL(client_window_ns), RANGE(1, 3.6e6), .scale = 1e6 },
+	[SIM_CFG_WL_CLIENT_LAG_MS] = { "sim_client_lag_ms", CFG_KEY_REAL, WL(client_lag_ns),
+				       RANGE(0, 3.6e6), .scale = 1e6 },
 };
 
 void sim_cfg_defaults(struct cfg_sim *s)
@@ -251,6 +255,8 @@ void sim_cfg_model(const struct cfg_sim *s, int i, struct sim_wl_model *m)
 	m->threads = w->threads;
 	m->req_bytes = w->req_bytes;
 	m->resp_bytes = w->resp_bytes;
+	m->client_window_ns = (uint64_t)llround(w->client_window_ns);
+	m->client_lag_ns = (uint64_t)llround(w->client_lag_ns);
 }
 
 double sim_cfg_duration(const struct cfg_sim *s, int nwl)

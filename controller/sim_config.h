@@ -27,6 +27,8 @@ enum sim_cfg_wl_key_id {
 	SIM_CFG_WL_THREADS,
 	SIM_CFG_WL_REQUEST_BYTES,
 	SIM_CFG_WL_RESPONSE_BYTES,
+	SIM_CFG_WL_CLIENT_WINDOW_MS,
+	SIM_CFG_WL_CLIENT_LAG_MS,
 	SIM_CFG_WL_NKEYS,
 };
 
@@ -57,6 +59,7 @@ struct cfg_sim_wl {
 	double service_ns, fixed_ns, cv, freq_scaling;
 	int threads;
 	double req_bytes, resp_bytes;
+	double client_window_ns, client_lag_ns; /* 0 = not given */
 };
 
 struct cfg_sim {

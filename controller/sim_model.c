@@ -76,6 +76,16 @@ struct wl {
 	/* latency windows */
 	struct ebee_window *w_service, *w_sojourn, *w_client;
 	double sum_sojourn_ns, sum_client_ns;
+	/* the client feed's report (client_window_ns, client_lag_ns): responses
+	 * wait in pend (a ring, in order of reception) until they are lag old,
+	 * then enter w_report, which is read lag late */
+	bool report;
+	uint64_t lag_ns;
+	struct ebee_window *w_report;
+	struct pend {
+		uint64_t t, lat;
+	} * pend;
+	size_t pend_cap, pend_head, pend_n;
 	/* request rate between two reads of the stats */
 	uint64_t snap_t, snap_n;
 	double rps;
@@ -376,6 +386,27 @@ static int on_send(struct sim *s, int i)
 	return 0;
 }
 
+/* A response for the lagged report. The ring doubles when full; if it
+ * cannot, the response is left out of the report (and only of it). */
+static void pend_push(struct wl *w, uint64_t t, uint64_t lat)
+{
+	if (w->pend_n == w->pend_cap) {
+		size_t cap = w->pend_cap ? 2 * w->pend_cap : 1024;
+		struct pend *p = malloc(cap * sizeof(*p));
+
+		if (!p)
+			return;
+		for (size_t k = 0; k < w->pend_n; k++)
+			p[k] = w->pend[(w->pend_head + k) % w->pend_cap];
+		free(w->pend);
+		w->pend = p;
+		w->pend_cap = cap;
+		w->pend_head = 0;
+	}
+	w->pend[(w->pend_head + w->pend_n) % w->pend_cap] = (struct pend){ t, lat };
+	w->pend_n++;
+}
+
 /* Request seq of workload i ends now: its three latencies, its response. */
 static void finish(struct sim *s, int i, uint64_t seq)
 {
@@ -387,6 +418,8 @@ static void finish(struct sim *s, int i, uint64_t seq)
 	ebee_window_push(w->w_service, s->now, s->now - r->t_start);
 	ebee_window_push(w->w_sojourn, s->now, soj);
 	ebee_window_push(w->w_client, recv, cli);
+	if (w->report)
+		pend_push(w, recv, cli);
 	w->sum_sojourn_ns += (double)soj;
 	w->sum_client_ns += (double)cli;
 	r->done = 1;
@@ -571,7 +604,17 @@ struct sim *sim_new(const struct sim_opts *o)
 		w->w_service = ebee_window_new(cap, o->window_ns);
 		w->w_sojourn = ebee_window_new(cap, o->window_ns);
 		w->w_client = ebee_window_new(cap, o->window_ns);
-		if (!w->ring || !w->w_service || !w->w_sojourn || !w->w_client) {
+		w->report = w->m.client_window_ns || w->m.client_lag_ns;
+		if (w->report) {
+			uint64_t win = w->m.client_window_ns ? w->m.client_window_ns : o->window_ns;
+
+			/* as many records per ns of window as the others hold */
+			w->w_report = ebee_window_new(
+			    (size_t)((double)cap * ((double)win / (double)o->window_ns)) + 1, win);
+			w->lag_ns = w->m.client_lag_ns;
+		}
+		if (!w->ring || !w->w_service || !w->w_sojourn || !w->w_client ||
+		    (w->report && !w->w_report)) {
 			sim_free(s);
 			errno = ENOMEM;
 			return NULL;
@@ -608,6 +651,8 @@ void sim_free(struct sim *s)
 		ebee_window_free(s->wl[i].w_service);
 		ebee_window_free(s->wl[i].w_sojourn);
 		ebee_window_free(s->wl[i].w_client);
+		ebee_window_free(s->wl[i].w_report);
+		free(s->wl[i].pend);
 	}
 	free(s->heap);
 	free(s);
@@ -693,6 +738,20 @@ int sim_stats(struct sim *s, int i, struct sim_wl_stats *out)
 	out->p99_service_ns = p99(w->w_service, s->now, &out->mean_service_ns);
 	out->p99_sojourn_ns = p99(w->w_sojourn, s->now, &out->mean_sojourn_ns);
 	out->p99_client_ns = p99(w->w_client, s->now, &out->mean_client_ns);
+	out->p99_report_ns = out->p99_client_ns;
+	if (w->report) {
+		/* the window as it stood lag ago: every response received by then */
+		uint64_t te = s->now > w->lag_ns ? s->now - w->lag_ns : 0;
+		double mean;
+
+		while (w->pend_n && w->pend[w->pend_head].t <= te) {
+			ebee_window_push(w->w_report, w->pend[w->pend_head].t,
+					 w->pend[w->pend_head].lat);
+			w->pend_head = (w->pend_head + 1) % w->pend_cap;
+			w->pend_n--;
+		}
+		out->p99_report_ns = s->now >= w->lag_ns ? p99(w->w_report, te, &mean) : NAN;
+	}
 	/* requests that reached the server since the previous read at an
 	 * earlier time: the interval's rate, as a source read once per interval
 	 * wants it */

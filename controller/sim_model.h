@@ -54,6 +54,13 @@ struct sim_wl_model {
 	int threads;	   /* 0: one server per core (FCFS); N: processor sharing, N at once */
 	double req_bytes;  /* uplink size of a request */
 	double resp_bytes; /* downlink size of a response */
+	/* The client feed as a load generator reports it: the p99 of the
+	 * responses received over its own window (client_window_ns; 0 = the
+	 * run's window_ns), read client_lag_ns after the window ends (the
+	 * released PARTIES curls its clients' log). Both 0: the feed is the
+	 * client window itself, at once (struct sim_wl_stats p99_report_ns). */
+	uint64_t client_window_ns;
+	uint64_t client_lag_ns;
 };
 
 struct sim_opts {
@@ -73,6 +80,9 @@ struct sim_opts {
  * whose window is empty. */
 struct sim_wl_stats {
 	double p99_service_ns, p99_sojourn_ns, p99_client_ns;
+	/* what the client feed reports now (see client_lag_ns); p99_client_ns
+	 * is what clients see now */
+	double p99_report_ns;
 	double mean_service_ns, mean_sojourn_ns, mean_client_ns;
 	double rps;	       /* requests that reached the server per second, over the window */
 	uint64_t arrived;      /* requests that reached the server so far */

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +169,7 @@ static int simsrc_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		out->p99_service_ns = st.p99_service_ns;
 		out->p99_sojourn_ns = st.p99_sojourn_ns;
 	}
-	p = f->feed == FEED_CLIENT    ? st.p99_client_ns
+	p = f->feed == FEED_CLIENT    ? st.p99_report_ns
 	    : f->feed == FEED_SERVICE ? st.p99_service_ns
 				      : st.p99_sojourn_ns;
 	if (isnan(p)) {
@@ -348,6 +349,30 @@ static int feeds_open(struct sim *sim, const struct cfg *c, struct loop_args *la
 	return 0;
 }
 
+/* With a lagged client feed (sim_client_lag_ms, sim_client_window_ms) the
+ * interval's record says what the feed reported; this line after it says what
+ * clients saw at that moment, so QoS can be judged by clients. */
+static void log_clients(FILE *log, struct sim *sim, const struct cfg *c, uint64_t t_ms)
+{
+	struct log_json j;
+
+	log_json_begin(&j, log);
+	log_json_num(&j, "t", (double)t_ms / 1000.0, 3);
+	log_json_arr(&j, "sim_clients");
+	for (int i = 0; i < c->nwl; i++) {
+		struct sim_wl_stats st;
+
+		sim_stats(sim, i, &st);
+		log_json_obj(&j, NULL);
+		log_json_str(&j, "name", c->wl[i].name);
+		log_json_num(&j, "p99_client_us", st.p99_client_ns / 1e3, 1);
+		log_json_num(&j, "p99_report_us", st.p99_report_ns / 1e3, 1);
+		log_json_close(&j);
+	}
+	log_json_close(&j);
+	log_json_end(&j);
+}
+
 /* The log's last line; deterministic: no wall-clock figures. */
 static void log_summary(FILE *log, const struct cfg *c, const struct sim_run_result *res)
 {
@@ -375,6 +400,7 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	double dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
 	double w0, c0;
 	uint64_t end_ms, t;
+	bool lagged = false;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
@@ -423,9 +449,14 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	w0 = now_s(CLOCK_MONOTONIC);
 	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
 	end_ms = (uint64_t)llround(dur * 1000.0);
+	for (int i = 0; i < c->nwl; i++)
+		lagged |= c->sim.wl[i].line_of[SIM_CFG_WL_CLIENT_WINDOW_MS] ||
+			  c->sim.wl[i].line_of[SIM_CFG_WL_CLIENT_LAG_MS];
 	for (t = c->interval_ms; t <= end_ms; t += c->interval_ms) {
 		sim_run_until(m.sim, t * 1000000ull);
 		loop_step(&loop, t);
+		if (lagged && o->log)
+			log_clients(o->log, m.sim, c, t);
 	}
 	res->wall_s = now_s(CLOCK_MONOTONIC) - w0;
 	res->cpu_s = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;

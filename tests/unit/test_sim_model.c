@@ -5,6 +5,7 @@
  * its queue past the link rate, more cores lowering p99, and seeds.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -247,6 +248,79 @@ static void test_seeds(void **state)
 	assert_memory_not_equal(a, c, sizeof(a));
 }
 
+/* A load that steps up at 4 s and down at 8 s, over a 1 Gbit/s link with
+ * 50 us each way, with the client feed reported over a window of win_ns,
+ * lag_ns late (both 0: the client window itself). */
+static struct sim *report_sim(uint64_t win_ns, uint64_t lag_ns)
+{
+	struct sim_opts o = base(500, SIM_DIST_EXP, 250);
+	static const double t[] = { 0, 4, 4.5, 8, 8.5, 20 },
+			    r[] = { 500, 500, 3500, 3500, 500, 500 };
+	struct sim *s;
+
+	o.wl[0].npoints = 6;
+	memcpy(o.wl[0].t_s, t, sizeof(t));
+	memcpy(o.wl[0].rps, r, sizeof(r));
+	o.link_gbps = 1;
+	o.prop_ns = 50e3;
+	o.wl[0].req_bytes = 100;
+	o.wl[0].resp_bytes = 1000;
+	o.wl[0].client_window_ns = win_ns;
+	o.wl[0].client_lag_ns = lag_ns;
+	s = sim_new(&o);
+	assert_non_null(s);
+	assert_int_equal(sim_set_alloc(s, 0, 1, 0, 0), 0);
+	return s;
+}
+
+static bool same(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || a == b;
+}
+
+/* The client feed's reporting lag delays it by exactly the lag: the lagged
+ * report at t + lag is the unlagged one at t, bit for bit, while what clients
+ * see is unchanged; with neither key the report is the client window. */
+static void test_client_report_lag(void **state)
+{
+	const uint64_t lag = 700000000ull, step = 250000000ull;
+	struct sim *now = report_sim(S_NS, 0), *late = report_sim(0, lag),
+		   *plain = report_sim(0, 0);
+	struct sim_wl_stats a, b, c;
+	bool checked = false;
+
+	/* nothing reported before the first lag has passed */
+	sim_run_until(late, lag - step);
+	assert_int_equal(sim_stats(late, 0, &b), 0);
+	assert_true(isnan(b.p99_report_ns));
+	assert_false(isnan(b.p99_client_ns));
+	for (uint64_t t = step; t <= 16 * S_NS; t += step) {
+		sim_run_until(now, t);
+		sim_run_until(late, t + lag);
+		sim_run_until(plain, t + lag);
+		assert_int_equal(sim_stats(now, 0, &a), 0);
+		assert_int_equal(sim_stats(late, 0, &b), 0);
+		assert_int_equal(sim_stats(plain, 0, &c), 0);
+		if (!same(b.p99_report_ns, a.p99_report_ns))
+			fail_msg("t = %.2f s: report %.0f ns, %.2f s late, was %.0f ns", t / 1e9,
+				 b.p99_report_ns, lag / 1e9, a.p99_report_ns);
+		/* the model is the same: clients see the same, now */
+		assert_true(same(b.p99_client_ns, c.p99_client_ns));
+		assert_true(same(c.p99_report_ns, c.p99_client_ns));
+		/* the step up (4-4.5 s): clients see it at 4.95 s, the report not yet */
+		if (t + lag == 4950000000ull) {
+			printf("at 4.95 s: clients' p99 %.0f us, reported %.0f us\n",
+			       b.p99_client_ns / 1e3, b.p99_report_ns / 1e3);
+			assert_true(2 * b.p99_report_ns < b.p99_client_ns);
+			checked = true;
+		}
+	}
+	assert_true(checked);
+	sim_free(now);
+	sim_free(late);
+	sim_free(plain);
+}
+
 static void test_bad_model(void **state)
 {
 	struct sim_opts o = base(100, SIM_DIST_EXP, 1000);
@@ -268,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_freq_and_quota_slow_service),
 		cmocka_unit_test(test_schedule_rate),
 		cmocka_unit_test(test_seeds),
+		cmocka_unit_test(test_client_report_lag),
 		cmocka_unit_test(test_bad_model),
 	};
 

@@ -306,6 +306,54 @@ static void test_quota_in_simulation(void **state)
 	free(buf);
 }
 
+/* The hotel's state in the log's interval records, in order: 'f' fresh, 'i'
+ * idle, and how many sim_clients lines the log has. */
+static int hotel_states(char *log, char *st, size_t n, int *clients)
+{
+	char *line, *save = NULL;
+	size_t k = 0;
+
+	*clients = 0;
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *h = strstr(line, "\"name\":\"hotel\"");
+
+		if (strstr(line, "\"sim_clients\"")) {
+			(*clients)++;
+			/* what clients saw is there even before the first report */
+			assert_non_null(strstr(line, "\"p99_client_us\":"));
+			continue;
+		}
+		if (!h || k + 1 >= n)
+			continue;
+		h = strstr(h, "\"state\":\"");
+		assert_non_null(h);
+		st[k++] = h[9]; /* f(resh), i(dle), s(tale) */
+	}
+	st[k] = 0;
+	return (int)k;
+}
+
+/* sim_client_lag_ms: the client feed reports nothing until the lag has
+ * passed, then drives the policy; the log says what clients saw beside it. */
+static void test_client_lag_in_log(void **state)
+{
+	char *plain = run_log("parties", 2, "client", "", NULL);
+	char *lag = run_log("parties", 2, "client", "sim_client_lag_ms = 1000\n", NULL);
+	char a[64], b[64];
+	int ca, cb;
+
+	assert_int_equal(hotel_states(plain, a, sizeof(a), &ca), 30);
+	assert_int_equal(hotel_states(lag, b, sizeof(b), &cb), 30);
+	printf("states without lag %s\n            with 1 s %s\n", a, b);
+	assert_int_equal(ca, 0);
+	assert_int_equal(cb, 30);
+	assert_int_equal(a[0], 'f');
+	/* t = 0.5 and 1 s: nothing received by t - 1 s yet */
+	assert_memory_equal(b, "iif", 3);
+	free(plain);
+	free(lag);
+}
+
 static void expect_error(const char *ini, const char *want)
 {
 	static struct cfg c;
@@ -337,6 +385,12 @@ static void test_config_errors(void **state)
 		     "e.ini:6: workload a: sim_fixed_us 20 > sim_service_us 10");
 	expect_error("[simulation]\n[workload a]\ntarget_ms = 1\nsim_load = 0:1\nsim_bogus = 1\n",
 		     "e.ini:5: unknown simulation key 'sim_bogus'");
+	expect_error("[simulation]\n[workload a]\ntarget_ms = 1\nsim_load = 0:1\n"
+		     "sim_client_lag_ms = -5\n",
+		     "e.ini:5: sim_client_lag_ms");
+	expect_error("[simulation]\n[workload a]\ntarget_ms = 1\nsim_load = 0:1\n"
+		     "sim_client_window_ms = 0\n",
+		     "e.ini:5: sim_client_window_ms");
 	expect_error("[simulation]\nfreq_min_mhz = 3000\n[workload a]\ntarget_ms = 1\n"
 		     "sim_load = 0:1\n",
 		     "e.ini:2: [simulation] freq_min_mhz 3000 > freq_max_mhz 2300");
@@ -368,6 +422,21 @@ static void test_config_defaults(void **state)
 		sim_cfg_model(&c.sim, 0, &m);
 		assert_true(m.rps[0] == 100 && m.rps[1] == 500);
 		assert_int_equal(m.dist, SIM_DIST_EXP);
+		/* the client feed is the client window, at once */
+		assert_true(m.client_window_ns == 0 && m.client_lag_ns == 0);
+	}
+	assert_int_equal(cfg_load_string(&c, "d.ini",
+					 "[simulation]\n[workload a]\ntarget_ms = 1\n"
+					 "sim_load = 0:10\nsim_client_window_ms = 2000\n"
+					 "sim_client_lag_ms = 1500\n",
+					 err, sizeof(err)),
+			 0);
+	{
+		struct sim_wl_model m;
+
+		sim_cfg_model(&c.sim, 0, &m);
+		assert_true(m.client_window_ns == 2000000000ull);
+		assert_true(m.client_lag_ns == 1500000000ull);
 	}
 }
 
@@ -444,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_policy_names_cpus),
 		cmocka_unit_test(test_topology_in_simulation),
 		cmocka_unit_test(test_quota_in_simulation),
+		cmocka_unit_test(test_client_lag_in_log),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_defaults),
 		cmocka_unit_test(test_work_bounded),
