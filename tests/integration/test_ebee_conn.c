@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * ebee conn pattern against real servers (root): exact request counts against
- * what the clients and servers counted, latencies against an injected delay.
+ * what the clients and servers counted, latencies against the servers' own
+ * measurement of the same requests (--stats-file), never a fixed window.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -55,26 +56,36 @@ static struct ebee_stats settle(pid_t pid)
 	return stats_of(pid);
 }
 
-static void check_p50(pid_t pid, double lo_ms, double hi_ms)
+/* A --stats-file path for a cpr_server, in buf. */
+static const char *stats_path(char *buf, size_t len, const char *name)
 {
+	snprintf(buf, len, "%s/%s.stats", tu_tmpdir(), name);
+	return buf;
+}
+
+/* ebee's p50 against the server's own p50 over the same n requests (see
+ * tu_svc_near() for the tolerance and what it still catches). */
+static void check_p50(pid_t pid, const char *stats, long long n)
+{
+	long long srv = tu_server_svc_us(stats, n, "p50_us", 10);
 	double p50;
 
 	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
-	printf("  pid %d p50 %.3f ms (want [%.1f, %.1f])\n", pid, p50 / 1e6, lo_ms, hi_ms);
-	assert_true(p50 >= lo_ms * 1e6);
-	assert_true(p50 <= hi_ms * 1e6);
+	assert_true(tu_svc_near("p50", p50, srv));
 }
 
 /* A connection-per-request server with a 5 ms delay, N requests, conn forced. */
 static void test_conn_exact_count_and_delay(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
-	const char *extra[] = { "--delay-ms", "5", "--threads", "4", NULL };
+	const char *extra[] = { "--delay-ms", "5", "--threads", "4", "--stats-file", NULL, NULL };
+	char stats[600];
 	struct ebee_stats st;
 	int port;
 	pid_t pid;
 
 	NEED_ROOT();
+	extra[5] = stats_path(stats, sizeof(stats), "exact");
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
@@ -85,7 +96,7 @@ static void test_conn_exact_count_and_delay(void **state)
 	assert_int_equal(st.requests, 300);
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
 	assert_int_equal(st.dropped, 0);
-	check_p50(pid, 5, 7);
+	check_p50(pid, stats, 300);
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	tu_stop(pid);
 }
@@ -96,12 +107,15 @@ static void test_conn_exact_count_and_delay(void **state)
 static void test_conn_auto_accept_noise(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
-	const char *extra[] = { "--delay-ms", "2", "--use-accept", "--noise", NULL };
+	const char *extra[] = { "--delay-ms", "2", "--use-accept", "--noise", "--stats-file",
+				NULL,	      NULL };
+	char stats[600];
 	struct ebee_stats st;
 	int port;
 	pid_t pid;
 
 	NEED_ROOT();
+	extra[5] = stats_path(stats, sizeof(stats), "auto");
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
@@ -115,7 +129,7 @@ static void test_conn_auto_accept_noise(void **state)
 	/* conn mode prunes the io-only probes */
 	assert_false(st.probes & tp_io_probe());
 	assert_true(st.probes & tp_conn_probe());
-	check_p50(pid, 2, 4);
+	check_p50(pid, stats, 200);
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	tu_stop(pid);
 }
@@ -262,12 +276,16 @@ static void test_conn_recheck_client_closes_first(void **state)
 static void test_two_servers_no_crosstalk(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
-	const char *ea[] = { "--delay-ms", "2", NULL }, *eb_[] = { "--delay-ms", "12", NULL };
+	const char *ea[] = { "--delay-ms", "2", "--stats-file", NULL, NULL };
+	const char *eb_[] = { "--delay-ms", "12", "--stats-file", NULL, NULL };
+	char stats_a[600], stats_b[600];
 	struct ebee_stats sa, sb;
 	int pa, pb;
 	pid_t a, b;
 
 	NEED_ROOT();
+	ea[3] = stats_path(stats_a, sizeof(stats_a), "two-a");
+	eb_[3] = stats_path(stats_b, sizeof(stats_b), "two-b");
 	a = tu_start_cpr(&pa, ea);
 	b = tu_start_cpr(&pb, eb_);
 	assert_true(a > 0 && b > 0);
@@ -281,8 +299,10 @@ static void test_two_servers_no_crosstalk(void **state)
 	       (unsigned long long)sb.requests);
 	assert_int_equal(sa.requests, 250);
 	assert_int_equal(sb.requests, 70);
-	check_p50(a, 2, 4);
-	check_p50(b, 12, 14);
+	/* Each against its own server: cross-talk would pull a's p50 toward
+	 * b's 12 ms or b's toward a's 2 ms, 10 ms either way. */
+	check_p50(a, stats_a, 250);
+	check_p50(b, stats_b, 70);
 	assert_int_equal(ebee_stop_tracing(eb, a), 0);
 	assert_int_equal(ebee_stop_tracing(eb, b), 0);
 	tu_stop(a);

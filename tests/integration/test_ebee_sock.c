@@ -178,18 +178,23 @@ static void check_near(const char *what, double ebee_us, double client_us, doubl
 }
 
 /* One thread, a connection per request, 5 ms of CPU each, 20 clients at
- * once: connections wait in the accept queue, which only sojourn sees. */
+ * once: connections wait in the accept queue, which only sojourn sees. The
+ * service p50 is checked against the server's own (counting the queue would
+ * put it near the clients' ~100 ms), the sojourn p50 against the clients'. */
 static void test_overload_conn(void **state)
 {
-	const char *extra[] = { "--threads", "1", "--work-us", "5000", NULL };
+	const char *extra[] = { "--threads", "1", "--work-us", "5000", "--stats-file", NULL, NULL };
 	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
+	char stats[600];
 	double soj, svc;
-	long long cl;
+	long long cl, srv;
 	int port;
 	pid_t pid;
 
 	NEED_ROOT();
 	NEED_SOCKET_PATH("no sojourn latency: the accept queue is invisible to syscalls");
+	snprintf(stats, sizeof(stats), "%s/overload-conn.stats", tu_tmpdir());
+	extra[5] = stats;
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
@@ -198,9 +203,9 @@ static void test_overload_conn(void **state)
 	settle(eb, pid);
 	assert_int_equal(ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SOJOURN, 50, &soj), 0);
 	assert_int_equal(ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SERVICE, 50, &svc), 0);
-	printf("  service p50 %.3f ms (want [5, 8])\n", svc / 1e6);
+	srv = tu_server_svc_us(stats, 400, "p50_us", 10);
 	check_near("sojourn p50", soj / 1e3, cl, 0.15);
-	assert_true(svc >= 5e6 && svc <= 8e6);
+	assert_true(tu_svc_near("service p50", svc, srv));
 	assert_int_equal(ebee_stop_tracing(eb, pid), 0);
 	tu_stop(pid);
 }
@@ -271,8 +276,14 @@ static int cmp_d(const void *a, const void *b)
 
 /* Probes attached and detached in a loop (an io workload started and stopped
  * next to a conn workload, each start also walking /proc): queries of the
- * conn workload from another thread return within 1 ms at the 99.9th
- * percentile. They used to wait behind the one lock held across attaching. */
+ * conn workload from another thread do not wait for an attach. They used to
+ * wait behind the one lock held across attaching, which put a query issued
+ * during a round (most of them: the rounds run back to back) at half a round
+ * on average and the slowest ones at a whole round. So the bound is the same
+ * run's own attach/detach round, not a fixed time: p99.9 of the queries below
+ * a quarter of the median round (on this host p99.9 about 5 us, rounds about
+ * 100 ms on the socket path and over 1 s on the syscall path). A preempted
+ * query thread stretches the tail, but the rounds stretch with the same load. */
 static void test_queries_never_wait_for_attach(void **state)
 {
 	struct ebee_trace_opts conn = topts(EBEE_MODE_CONN), io = topts(EBEE_MODE_IO);
@@ -280,7 +291,8 @@ static void test_queries_never_wait_for_attach(void **state)
 	const char *extra[] = { "--delay-ms", "1", NULL };
 	pthread_t t;
 	int port, rounds = 0;
-	double end, p999, worst;
+	double end, p999, worst, round_med, t0;
+	double *round_ms = calloc(100000, sizeof(double));
 	pid_t a, b;
 
 	NEED_ROOT();
@@ -294,19 +306,26 @@ static void test_queries_never_wait_for_attach(void **state)
 	q.lat_us = calloc(q.cap, sizeof(double));
 	assert_non_null(q.lat_us);
 	assert_int_equal(pthread_create(&t, NULL, query_thread, &q), 0);
-	for (end = tu_now() + 4; tu_now() < end || rounds < 3; rounds++) {
+	assert_non_null(round_ms);
+	for (end = tu_now() + 4; (tu_now() < end || rounds < 3) && rounds < 100000; rounds++) {
+		t0 = tu_now();
 		assert_int_equal(ebee_start_tracing(eb, b, &io), 0);
 		assert_int_equal(ebee_stop_tracing(eb, b), 0);
+		round_ms[rounds] = (tu_now() - t0) * 1e3;
 	}
 	q.stop = 1;
 	pthread_join(t, NULL);
 	qsort(q.lat_us, q.n, sizeof(double), cmp_d);
 	p999 = q.lat_us[(size_t)((q.n - 1) * 0.999)];
 	worst = q.lat_us[q.n - 1];
-	printf("  %d attach/detach rounds, %zu queries: p50 %.1f us, p99.9 %.1f us, max %.1f us\n",
-	       rounds, q.n, q.lat_us[q.n / 2], p999, worst);
+	qsort(round_ms, rounds, sizeof(double), cmp_d);
+	round_med = round_ms[rounds / 2];
+	printf("  %d attach/detach rounds (median %.3f ms), %zu queries: p50 %.1f us, "
+	       "p99.9 %.1f us (want below %.1f us), max %.1f us\n",
+	       rounds, round_med, q.n, q.lat_us[q.n / 2], p999, round_med * 1e3 / 4, worst);
 	free(q.lat_us);
-	assert_true(p999 < 1000.0);
+	free(round_ms);
+	assert_true(p999 < round_med * 1e3 / 4);
 	assert_true(q.n >= 1000);
 	assert_int_equal(ebee_stop_tracing(eb, a), 0);
 	tu_stop(a);

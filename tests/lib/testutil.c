@@ -295,6 +295,38 @@ long long tu_field(const char *text, const char *key)
 	return -1;
 }
 
+long long tu_server_svc_us(const char *stats_file, long long want, const char *key,
+			   double timeout_s)
+{
+	double end = tu_now() + timeout_s;
+
+	do {
+		char text[256] = "";
+		FILE *f = fopen(stats_file, "r");
+
+		if (f) {
+			size_t n = fread(text, 1, sizeof(text) - 1, f);
+
+			text[n] = '\0';
+			fclose(f);
+			if (tu_field(text, "count") >= want)
+				return tu_field(text, key);
+		}
+		tu_sleep_ms(20);
+	} while (tu_now() < end);
+	fprintf(stderr, "%s: no count >= %lld within %.0f s\n", stats_file, want, timeout_s);
+	return -1;
+}
+
+bool tu_svc_near(const char *what, double ebee_ns, long long server_us)
+{
+	double e = ebee_ns / 1e3, tol = server_us * TU_SVC_REL + TU_SVC_ABS_US;
+
+	printf("  %s: ebee %.0f us, server's own %lld us (want within %.0f us)\n", what, e,
+	       server_us, tol);
+	return server_us > 0 && e >= server_us - tol && e <= server_us + tol;
+}
+
 pid_t tu_start_cpr(int *port, const char *const extra[])
 {
 	return tu_start_server("cpr_server", port, extra);

@@ -45,6 +45,24 @@ long long tu_field(const char *text, const char *key);
 /* A fresh temporary directory (removed by tu_cleanup). */
 const char *tu_tmpdir(void);
 
+/* A fixture's own service-time percentile (key "p50_us", "p90_us" or "p99_us") from its
+ * --stats-file, once that says it counted at least `want` requests (waits up to timeout_s:
+ * the fixture rewrites it at most every 100 ms); -1 on timeout. */
+long long tu_server_svc_us(const char *stats_file, long long want, const char *key,
+			   double timeout_s);
+/* Whether ebee's latency (ns) is within TU_SVC_REL of the server's own (us) plus TU_SVC_ABS_US;
+ * prints both. The server's clock starts when accept or the request's first read returned and
+ * stops when the response's last write returned; ebee's covers the same span plus the syscall
+ * entries and exits around it (conn: up to the close right after). The relative part covers a
+ * thread preempted between those returns and ebee's hooks on a loaded host or a slow guest
+ * (the p50 moves with it, both sides alike); the absolute part covers the few syscalls. It is
+ * small enough to catch the errors that matter: a client's think time or close delay counted,
+ * two requests merged into one, a response ended before its last piece, each at least the
+ * server's own time or 2 ms in the tests that use it. */
+#define TU_SVC_REL    0.10
+#define TU_SVC_ABS_US 500.0
+bool tu_svc_near(const char *what, double ebee_ns, long long server_us);
+
 /* cpr_server from build/fixtures with extra args; waits until ready and
  * returns its pid, port in *port. */
 pid_t tu_start_cpr(int *port, const char *const extra[]);
