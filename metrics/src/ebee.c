@@ -673,7 +673,7 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		msg_len = sizeof(dummy);
 	}
 	msg[0] = 0;
-	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_opts, on_request_ctx));
+	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_opts, attach));
 	if (err) {
 		snprintf(msg, msg_len,
 			 err == -E2BIG ? "ebee: struct ebee_opts of %zu bytes sets fields unknown "
