@@ -116,11 +116,12 @@ t0=$SECONDS
 pl=$VM_DIR/payload
 rm -rf "$pl"
 mkdir -p "$pl"
+# (install first: make must not see the copy's build/*.d files under build/vm)
+make -C "$VM_REPO" -s --no-print-directory install DESTDIR="$pl/.vm-destdir" >"$VM_DIR/install.log" 2>&1 ||
+	{ cat "$VM_DIR/install.log"; lane_fail "make install DESTDIR= failed"; }
 tar -C "$VM_REPO" --exclude=./.git --exclude=./build/vm --exclude=./build/asan \
 	--exclude=./build/test-logs -cf - . | tar -C "$pl" -xf - ||
 	lane_fail "cannot copy the checkout"
-make -C "$VM_REPO" -s --no-print-directory install DESTDIR="$pl/.vm-destdir" >"$VM_DIR/install.log" 2>&1 ||
-	{ cat "$VM_DIR/install.log"; lane_fail "make install DESTDIR= failed"; }
 mb=$(($(du -sm "$pl" | cut -f1) + 1024))
 mkfs.ext4 -q -F -L vmrepo -d "$pl" "$VM_DIR/payload.img.$$" "${mb}M" >/dev/null || lane_fail "mkfs.ext4 -d of the checkout failed"
 mv "$VM_DIR/payload.img.$$" "$VM_DIR/payload.img"
