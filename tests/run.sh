@@ -27,7 +27,7 @@ logdir=build/test-logs
 mkdir -p "$logdir"
 
 run_one() {
-	local prog=$1 name log rc p f s why
+	local prog=$1 name log rc p f s why t
 	name=$(basename "$prog")
 	log=$logdir/$name.log
 	[ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || return 0
@@ -37,9 +37,11 @@ run_one() {
 		skip=$((skip + 1))
 		return 0
 	fi
+	t=$SECONDS
 	timeout -k 10 "$timeout_s" "$prog" >"$log" 2>&1
 	rc=$?
 	cat "$log"
+	echo "--- $name: $((SECONDS - t)) s"
 	if grep -q '^\[==========\]' "$log"; then
 		p=$(grep -c '^\[       OK \]' "$log")
 		# cmocka names each failed/skipped test twice (inline, then in a list)
