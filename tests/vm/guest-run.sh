@@ -17,9 +17,6 @@ fin() {
 	sleep 30
 	exit 0
 }
-# where the boot went (TCG boots take 1-5 minutes on a busy host)
-systemd-analyze time 2>/dev/null | head -1
-systemd-analyze critical-chain vm-job.service 2>/dev/null | sed -n '4,12p'
 # The host's checkout (tests/, build/, fixtures) at the same path as on the host, from the
 # second disk; the installed pieces (make install DESTDIR=) into /.
 mkdir -p "$VM_REPO_PATH"
