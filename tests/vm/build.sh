@@ -18,7 +18,7 @@ GUEST_PKGS="systemd-sysv udev kmod dbus iproute2 procps util-linux psmisc python
 	memcached nginx-light libmemcached-tools curl time ca-certificates
 	libbpf1 libelf1 libcgroup2 libcpupower1 libinih1 libmicrohttpd12 libsystemd0
 	libgrpc++1.51 libprotobuf32 liburing2 libcmocka0 zlib1g
-	gcc libc6-dev binutils make pkg-config libbpf-dev libelf-dev zlib1g-dev
+	gcc libc6-dev libstdc++-12-dev binutils make pkg-config libbpf-dev libelf-dev zlib1g-dev
 	man-db bash-completion prometheus initramfs-tools"
 KERNEL_61=linux-image-amd64
 

@@ -160,6 +160,7 @@ boot() { # boot K ACCEL: one guest, bounded by timeout; its results land in its 
 		-device virtio-rng-pci -nic none -display none -monitor none \
 		-serial "file:$run/console.log" -no-reboot >"$run/qemu.log" 2>&1
 	echo $? >"$run/qemu.rc"
+	date +%s >"$run/t1"
 }
 
 start() { # start K: fresh run folder and share, then the guest in the background
@@ -184,7 +185,7 @@ start() { # start K: fresh run folder and share, then the guest in the backgroun
 
 report() { # report K: one line, the logs kept in build/test-logs/vm-K, counts added
 	local k=$1 run=$VM_DIR/run-$1 logs=$VM_REPO/build/test-logs/vm-$1 secs ver rc
-	secs=$(($(date +%s) - $(cat "$run/t0")))
+	secs=$(($(cat "$run/t1" 2>/dev/null || date +%s) - $(cat "$run/t0")))
 	rm -rf "$logs"
 	mkdir -p "$logs"
 	[ -d "$run/share/test-logs" ] && cp -a "$run/share/test-logs/." "$logs/"
