@@ -100,13 +100,19 @@ passwd -R "$rootfs" -d root >/dev/null 2>&1 || true
 cat >"$rootfs/usr/local/sbin/vm-guest-run" <<'STUB'
 #!/bin/sh
 mkdir -p /mnt/vmshare
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 vmshare /mnt/vmshare ||
-	{ echo "vm-guest: cannot mount the 9p share"; exit 1; }
+# without udev settling, the virtio-9p device may not be bound yet: try for a minute
+modprobe 9pnet_virtio 2>/dev/null
+i=0
+until mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 vmshare /mnt/vmshare 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -ge 60 ] && { echo "vm-guest: cannot mount the 9p share"; exit 1; }
+	sleep 1
+done
 exec /bin/bash /mnt/vmshare/guest-run.sh
 STUB
 chmod 755 "$rootfs/usr/local/sbin/vm-guest-run"
-# (no systemd-udev-settle: the disks are in devtmpfs from the kernel's probe, and mount -t 9p
-# loads its modules itself; settling costs a minute or more under TCG)
+# (no systemd-udev-settle, which costs a minute or more under TCG: the disks are in devtmpfs
+# from the kernel's probe, and the stub retries the 9p mount until its device is bound)
 cat >"$rootfs/etc/systemd/system/vm-job.service" <<'UNIT'
 [Unit]
 Description=Run the VM lane's job from the 9p share, then power off
