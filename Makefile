@@ -324,16 +324,24 @@ uninstall:
 
 # ---------------------------------------------------------------- targets
 .DEFAULT_GOAL := all
-.PHONY: all test test-busy unit integration bench demo run deps clean help format figure11-sim policy-bench figure11-claim
+.PHONY: all test test-host test-busy vm unit integration bench demo run deps clean help format figure11-sim policy-bench figure11-claim
 
 all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 
 tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 
 # `make test` is what CI runs: the sanitizer pass (`make asan`: unit tests and the config
-# fuzz under ASan+UBSan, about half a minute), then every unit and integration test, ending
-# with one summary line.
+# fuzz under ASan+UBSan, about half a minute), then every unit and integration test on the
+# host, then the VM lane (tests/vm: Debian 12 guests under qemu, 6.1 and 6.12, cgroup v2
+# under systemd, running the integration suite; see tests/vm/README.md), ending with one
+# summary line, the sum of host and guests. `make test-host` is the same without guests;
+# `make vm` the guests alone.
 test: tests-build
+	$(Q)$(MAKE) --no-print-directory asan
+	$(Q)rc=0; tests/run.sh all || rc=1; \
+		tests/vm/run.sh --host-summary build/test-logs/summary || rc=1; exit $$rc
+
+test-host: tests-build
 	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)tests/run.sh all
 
@@ -342,6 +350,9 @@ test: tests-build
 # exactly what load; it dies with the run on every exit path).
 test-busy: tests-build
 	$(Q)tests/busy.sh tests/run.sh all
+
+vm: tests-build
+	$(Q)tests/vm/run.sh
 
 unit: tests-build
 	$(Q)tests/run.sh unit
@@ -411,7 +422,9 @@ help:
 	@echo 'make [V=1] TARGET'
 	@echo '  all          build BPF objects, libebee.a, libact.a, libparties.a, ebee, parties, fixtures'
 	@echo '  test         build and run every unit and integration test (root for integration)'
-	@echo '  test-busy    every unit and integration test under load (tests/busy.sh: one CPU spinning, one disk writer)'
+	@echo '  test-host    the same without the VM lane (quick iterations)'
+	@echo '  test-busy    the host suite under load (tests/busy.sh: one CPU spinning, one disk writer)'
+	@echo '  vm           the VM lane alone: Debian 12 guests (6.1, 6.12) under qemu (root)'
 	@echo '  unit         unit tests only (no root)'
 	@echo '  integration  integration tests only (root, real BPF, servers, cgroups)'
 	@echo '  bench        benchmarks: print figures as ratios measured side by side'
@@ -428,4 +441,5 @@ help:
 	@echo '  format       clang-format every C file'
 	@echo '  clean        remove build/'
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (build/vm holds the guests' root filesystems: not ours, and full of rc?.d folders)
+-include $(shell find $(BUILD) -path $(BUILD)/vm -prune -o -type f -name '*.d' -print 2>/dev/null)
