@@ -34,9 +34,12 @@ pid_t tu_start_grpc_server(int *port, long delay_us, const char *const extra[])
 	return pid;
 }
 
+double tu_grpc_client_wall_s;
+
 int tu_grpc_client(int port, int n, int k, const char *const extra[], long long *ok,
 		   long long *deadline)
 {
+	double t0 = tu_now();
 	char p[16], ns[16], ks[16], out[512], *argv[40];
 	int i = 0, rc;
 
@@ -55,6 +58,7 @@ int tu_grpc_client(int port, int n, int k, const char *const extra[], long long 
 	argv[i] = NULL;
 	out[0] = 0;
 	rc = tu_run(argv, out, sizeof(out), 120);
+	tu_grpc_client_wall_s = tu_now() - t0;
 	if (ok)
 		*ok = tu_field(out, "ok");
 	if (deadline)

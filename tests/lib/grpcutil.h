@@ -12,6 +12,8 @@ pid_t tu_start_grpc_server(int *port, long delay_us, const char *const extra[]);
 /* Run grpc_client against port: n calls, k in flight, extra args; the
  * counts it printed ("ok", "deadline"; either may be NULL). Its exit status,
  * or -1 if it could not run. */
+/* Wall time (s) of the last tu_grpc_client() run. */
+extern double tu_grpc_client_wall_s;
 int tu_grpc_client(int port, int n, int k, const char *const extra[], long long *ok,
 		   long long *deadline);
 
