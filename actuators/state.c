@@ -21,12 +21,14 @@
  * Records are written before the change they allow to undo.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "act_state.h"
@@ -43,6 +45,8 @@
  * than a couple of retries means daemons starting and ending in a loop.
  */
 #define ACT_LOCK_TRIES 10
+/* 50 ms waits for the lock of a daemon that is gone (its unexec'd child): 5 s */
+#define ACT_LOCK_DEAD_WAITS 100
 
 #define GROW(arr, n)                                                   \
 	({                                                             \
@@ -237,8 +241,8 @@ static int mkdir_p(const char *file)
 int act__state_lock(const char *state_path, pid_t *holder)
 {
 	char path[ACT_PATH_MAX + 8], buf[32];
+	int fd, err, dead_wait = 0;
 	ssize_t n;
-	int fd, err;
 
 	err = mkdir_p(state_path);
 	if (err)
@@ -256,6 +260,19 @@ int act__state_lock(const char *state_path, pid_t *holder)
 			buf[n > 0 ? n : 0] = '\0';
 			*holder = (pid_t)strtol(buf, NULL, 10);
 			close(fd);
+			/* Held, but the daemon that wrote its pid is gone: a command
+			 * it forked and had not exec'd yet still has the lock's open
+			 * file, and dies with it (PR_SET_PDEATHSIG) a moment later.
+			 * Wait for that, bounded, rather than refuse a --cleanup
+			 * run right after a SIGKILL. */
+			if (err == -EBUSY && *holder > 0 && kill(*holder, 0) && errno == ESRCH &&
+			    dead_wait++ < ACT_LOCK_DEAD_WAITS) {
+				struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+				nanosleep(&ts, NULL);
+				tries--;
+				continue;
+			}
 			return err;
 		}
 		/* the holder unlinks the file when it ends: a lock on an unlinked file is none */

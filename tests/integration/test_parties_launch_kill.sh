@@ -61,11 +61,11 @@ strace -o /dev/null -e trace=setpgid -e inject=setpgid:delay_enter=10000000 \
 S=$!
 P=
 c=
-end=$((SECONDS + 30))
+end=$((SECONDS + 60))
 while [ $SECONDS -lt $end ]; do
-	# strace's only child is the daemon
-	[ -n "$P" ] || read -r P 2>/dev/null <"/proc/$S/task/$S/children"
-	[ -n "$P" ] && read -r c 2>/dev/null <"/proc/$P/task/$P/children"
+	# strace's only child is the daemon; its child may be any thread's
+	[ -n "$P" ] || P=$(cat /proc/$S/task/*/children 2>/dev/null | tr -s ' \n' ' ' | cut -d' ' -f1)
+	[ -n "$P" ] && c=$(cat /proc/$P/task/*/children 2>/dev/null | tr -s ' \n' ' ' | cut -d' ' -f1)
 	[ -n "$c" ] && break
 	sleep 0.01
 done
