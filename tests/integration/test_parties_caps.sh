@@ -32,7 +32,7 @@ PT_PIDS+=($ROOTPID)
 port=$(free_port)
 {
 	pt_ini_controller 200
-	printf '[resources]\ncpus = 0-1\nquota = true\n'
+	printf '[resources]\nsmt = shared\ncpus = 0-1\nquota = true\n'
 	pt_ini_server web "$port" 2 2 50 "cores = 1"
 	printf '[workload rootd]\npid = %s\ntarget_ms = 50\ncores = 1\nsource = client:%s\n' \
 		"$ROOTPID" "$PT_TMP/feed"

@@ -25,6 +25,7 @@ PT_PIDS+=($!)
 	pt_ini_controller 200
 	cat <<INI
 [resources]
+smt = shared
 cpus = 0-1
 cores = false
 quota = true

@@ -39,7 +39,7 @@ bad "$PT_TMP/bad.ini:5: workload a: feed file $PT_TMP/nope does not exist"
 : >"$PT_TMP/feed"
 sleep 30 &
 PT_PIDS+=($!)
-printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload a]\npid = %d\ntarget_ms = 1\ncores = 1\nsource = client:%s\n[workload b]\ncommand = touch %s\ntarget_ms = 1\n' \
+printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\nsmt = shared\ncpus = 0-1\nquota = true\n[workload a]\npid = %d\ntarget_ms = 1\ncores = 1\nsource = client:%s\n[workload b]\ncommand = touch %s\ntarget_ms = 1\n' \
 	"$PT_PARENT" "$PT_TMP/state" "$PT_TMP/cfg.jsonl" "$!" "$PT_TMP/feed" "$PT_TMP/launched" >"$PT_TMP/dry.ini"
 (for i in $(seq 1 15); do echo "$((i * 100)) 5000 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
 PT_PIDS+=($!)

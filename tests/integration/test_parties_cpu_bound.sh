@@ -23,6 +23,7 @@ port=$(free_port)
 	pt_ini_controller 500
 	cat <<INI
 [resources]
+smt = shared
 cpus = 0-1
 [policy parties]
 first = cores

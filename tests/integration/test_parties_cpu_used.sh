@@ -12,6 +12,7 @@ pt_require build/parties
 	echo "policy = static" # nothing moves while we measure
 	cat <<INI
 [resources]
+smt = shared
 cpus = 0-1
 [workload burn]
 command = sh -c 'sh -c "while :; do :; done" & wait'

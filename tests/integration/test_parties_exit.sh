@@ -12,6 +12,7 @@ PT_PIDS+=($other)
 	pt_ini_controller
 	cat <<INI
 [resources]
+smt = shared
 cpus = 0-1
 [policy parties]
 first = cores

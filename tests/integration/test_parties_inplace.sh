@@ -60,6 +60,7 @@ ini()
 		cat <<INI
 ebee = false
 [resources]
+smt = shared
 cpus = 0-1
 cores = true
 quota = true
@@ -140,6 +141,7 @@ if [ -x build/fixtures/cpr_server ] && [ -x build/loadgen ]; then
 		pt_ini_controller 200
 		cat <<INI
 [resources]
+smt = shared
 cpus = 0-1
 cores = true
 quota = true

@@ -51,6 +51,7 @@ feeder=$!
 	cat <<INI
 ebee = false
 [resources]
+smt = shared
 cpus = 0-$((ncpu - 1))
 cores = true
 quota = true

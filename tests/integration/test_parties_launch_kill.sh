@@ -28,7 +28,7 @@ trap 'kill_left; pt_cleanup' EXIT
 # ini SCRIPT: the command runs SCRIPT under sh, placed on one core
 ini()
 {
-	printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\ncpus = 0-1\n[workload web]\ncommand = /bin/sh %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
+	printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\nsmt = shared\ncpus = 0-1\n[workload web]\ncommand = /bin/sh %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
 		"$PT_PARENT" "$PT_TMP/state" "$PT_TMP/log.jsonl" "$1" "$PT_TMP/feed" >"$PT_TMP/parties.ini"
 }
 

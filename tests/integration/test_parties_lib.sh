@@ -1,6 +1,11 @@
 # shellcheck shell=bash
 # Helpers for the parties integration tests (sourced, not run: no exec bit).
 #
+# The tests' configs say `smt = shared`: they move cpus (`cpus = 0-1`, one workload on
+# cpu 0), which on an SMT machine (the VM lane's 2x2x2 guest, where cpus 0-1 are one
+# core's two threads) the default `smt = whole` refuses as a split core.
+# test_parties_topology.sh tests whole cores.
+#
 # Every test: root, built binaries, a throwaway cgroup parent parties-test-<pid>,
 # a temporary directory, and a cleanup trap that stops what it started, repairs
 # the machine with `parties --cleanup` if a cgroup is left, and removes files.
@@ -93,7 +98,7 @@ pt_feed_workload()
 # with a 1 ms target and one core, decisions every 100 ms.
 pt_ini_feed_dry()
 {
-	printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
+	printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\n[resources]\nsmt = shared\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
 		"$PT_PARENT" "$PT_TMP/state" "$WEB" "$PT_TMP/feed" >"$PT_TMP/dry.ini"
 }
 

@@ -38,7 +38,7 @@ PT_PIDS+=($!)
 
 {
 	pt_ini_controller 200
-	printf '[resources]\ncpus = 0-%d\n' $((ncpu - 1))
+	printf '[resources]\nsmt = shared\ncpus = 0-%d\n' $((ncpu - 1))
 	printf '[policy parties]\nfirst = cores\n'
 	printf '[workload a]\npid = %s\ntarget_ms = 10\ncores = 1\nsource = client:%s\n' \
 		"$PID_a" "$PT_TMP/feed_a"

@@ -13,7 +13,7 @@ PT_PIDS+=($A)
 : >"$PT_TMP/feed"
 (for i in $(seq 1 600); do echo "$((i * 100)) 500 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
 PT_PIDS+=($!)
-printf '[controller]\ninterval_ms = 200\ncgroup_parent = %s\nstate_dir = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
+printf '[controller]\ninterval_ms = 200\ncgroup_parent = %s\nstate_dir = %s\n[resources]\nsmt = shared\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
 	"$PT_PARENT" "$PT_TMP/state" "$A" "$PT_TMP/feed" >"$PT_TMP/parties.ini"
 pt_parties -c "$PT_TMP/parties.ini" --dry-run --log "$PT_TMP/log.jsonl" --duration 60
 pt_wait_started

@@ -17,6 +17,7 @@ papi=$(free_port)
 	pt_ini_controller
 	cat <<INI
 [resources]
+smt = shared
 cpus = 0-1
 cores = false
 quota = true

@@ -97,8 +97,8 @@ rm -f "$PT_TMP/t.ini"
 
 # what the machine cannot honour, and names that are cgroup files
 wl "pid = $other"
-printf '[resources]\ncpus = 0-%d\n' "$(nproc)" >>"$PT_TMP/t.ini"
-refuse "t.ini:8: cpus: cpu $(nproc) is not online"
+printf '[resources]\nsmt = shared\ncpus = 0-%d\n' "$(nproc)" >>"$PT_TMP/t.ini"
+refuse "t.ini:9: cpus: cpu $(nproc) is not online"
 wl "pid = $other" "ebee_mode = grpc" "source = ebee"
 refuse "t.ini:7: workload a: ebee_mode grpc, but process $other (and its descendants) maps no libgrpc"
 for n in tasks notify_on_release release_agent cgroup.procs cpuset.cpus; do

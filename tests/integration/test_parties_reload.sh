@@ -12,7 +12,7 @@ pt_feed_workload 100 500
 ini()
 {
 	# ini INTERVAL TARGET_MS SLACK_UP [EXTRA WORKLOAD KEY]
-	printf '[controller]\ninterval_ms = %s\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\ncpus = 0-1\nquota = true\n[policy parties]\nslack_up = %s\n[workload web]\npid = %s\ntarget_ms = %s\ncores = 1\nsource = client:%s\n%s' \
+	printf '[controller]\ninterval_ms = %s\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\nsmt = shared\ncpus = 0-1\nquota = true\n[policy parties]\nslack_up = %s\n[workload web]\npid = %s\ntarget_ms = %s\ncores = 1\nsource = client:%s\n%s' \
 		"$1" "$PT_TMP" "$PT_TMP/state" "$PT_TMP/log.jsonl" "$3" "$WEB" "$2" "$PT_TMP/feed" "${4:-}" |
 		sed "s|cgroup_parent = $PT_TMP|cgroup_parent = $PT_PARENT|" >"$PT_TMP/p.ini"
 }
@@ -48,7 +48,7 @@ echo "ok: good file applied (target 10 ms, interval 200 ms, policy settings)"
 
 # --- bad file: file:line, the running configuration stays
 ini 200 0 0.1
-hup "reload failed" "reload failed, keeping the running configuration: $PT_TMP/p.ini:13: target_ms must be > 0" \
+hup "reload failed" "reload failed, keeping the running configuration: $PT_TMP/p.ini:14: target_ms must be > 0" \
 	"bad file not reported with file:line"
 [ "$(last_target "$PT_TMP/log.jsonl")" = 10000 ] || die "a bad file changed the target"
 echo "ok: bad file refused with file:line, target still 10 ms"

@@ -15,7 +15,7 @@ chown nobody "$PT_TMP/pub/log.jsonl"
 # ini LOG: a quota-managed workload of the test's own, decisions every 100 ms
 ini()
 {
-	printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
+	printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\nsmt = shared\ncpus = 0-1\nquota = true\n[workload web]\npid = %s\ntarget_ms = 1\ncores = 1\nsource = client:%s\n' \
 		"$PT_PARENT" "$PT_TMP/state" "$1" "$WEB" "$PT_TMP/feed" >"$PT_TMP/parties.ini"
 }
 

@@ -55,6 +55,7 @@ state_dir = /run/$UNIT
 log = $D/log.jsonl
 ebee = false
 [resources]
+smt = shared
 cpus = 0-$((ncpu - 1))
 [policy parties]
 first = cores

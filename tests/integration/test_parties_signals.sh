@@ -16,6 +16,7 @@ orig=$(grep -E '^[0-9]+:cpuset:' /proc/$srv/cgroup)
 	pt_ini_controller 200
 	cat <<INI
 [resources]
+smt = shared
 cpus = 0-1
 quota = true
 [workload web]
