@@ -22,7 +22,13 @@ PT_PIDS+=($!)
 # the scripts, and a child of parties not yet exec'd (its command line is the daemon's)
 MATCH="sleep $TOKEN\\.|$PT_TMP/(fork|setsid|many)\\.sh|-c $PT_TMP/parties.ini --duration"
 left() { pgrep -f "$MATCH"; }
-kill_left() { pkill -KILL -f "$MATCH" 2>/dev/null; }
+# SIGKILL is asynchronous: wait (bounded) until they are gone, or the cgroups they are in
+# cannot be removed after them
+kill_left()
+{
+	pkill -KILL -f "$MATCH" 2>/dev/null
+	for _ in $(seq 100); do left >/dev/null || break; sleep 0.05; done
+}
 trap 'kill_left; pt_cleanup' EXIT
 
 # ini SCRIPT: the command runs SCRIPT under sh, placed on one core
@@ -49,7 +55,9 @@ cleanup_check()
 # --- 1. SIGKILL between the fork and what the daemon records after it. That window is
 # too short to hit from here: strace holds the daemon's first system call after the fork
 # (setpgid of the child, 10 s) so that SIGKILL lands in it (strace follows the daemon only:
-# the child runs on as it would).
+# the child runs on as it would). strace forks short-lived children of its own at start-up
+# (its ptrace feature checks, with strace's command line): the daemon is the child that
+# runs build/parties.
 cat >"$PT_TMP/fork.sh" <<SH
 sleep $TOKEN.1 &
 sleep $TOKEN.2 &
@@ -59,17 +67,27 @@ ini "$PT_TMP/fork.sh"
 strace -o /dev/null -e trace=setpgid -e inject=setpgid:delay_enter=10000000 \
 	build/parties -c "$PT_TMP/parties.ini" --duration 30 2>"$PT_TMP/parties.err" &
 S=$!
+EXE=$(readlink -f build/parties)
 P=
 c=
 end=$((SECONDS + 60))
 while [ $SECONDS -lt $end ]; do
-	# strace's only child is the daemon; its child may be any thread's
-	[ -n "$P" ] || P=$(cat /proc/$S/task/*/children 2>/dev/null | tr -s ' \n' ' ' | cut -d' ' -f1)
-	[ -n "$P" ] && c=$(cat /proc/$P/task/*/children 2>/dev/null | tr -s ' \n' ' ' | cut -d' ' -f1)
+	if [ -z "$P" ]; then
+		for p in $(pgrep -P "$S"); do
+			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$EXE" ] && P=$p
+		done
+	fi
+	# its child may be any thread's (pgrep -P: the parent process, any thread)
+	[ -n "$P" ] && c=$(pgrep -P "$P" | head -n 1)
 	[ -n "$c" ] && break
 	sleep 0.01
 done
-[ -n "$c" ] || { cat "$PT_TMP/parties.err"; kill -KILL "$S"; die "the daemon did not fork under strace"; }
+[ -n "$c" ] || {
+	cat "$PT_TMP/parties.err"
+	kill -KILL "$S" ${P:+"$P"} 2>/dev/null
+	wait "$S" 2>/dev/null
+	die "the daemon did not fork under strace (strace $S, daemon ${P:-not found})"
+}
 kill -KILL "$P"
 wait "$S" 2>/dev/null
 # not recorded yet, so it dies with the daemon (its parent-death signal), cleanup or not

@@ -60,10 +60,16 @@ pt_cleanup()
 	if [ -n "$(pt_cgroups_left)" ] && [ -f "$PT_TMP/parties.ini" ]; then
 		build/parties -c "$PT_TMP/parties.ini" --cleanup >/dev/null 2>&1
 	fi
-	# last resort: empty cgroups that are ours by name
-	for p in /sys/fs/cgroup/*/"$PT_PARENT"/* /sys/fs/cgroup/*/"$PT_PARENT" \
-		/sys/fs/cgroup/*/"$PT_PARENT".cmd/* /sys/fs/cgroup/*/"$PT_PARENT".cmd; do
-		[ -d "$p" ] && rmdir "$p" 2>/dev/null
+	# last resort: empty cgroups that are ours by name; a process SIGKILLed a moment ago
+	# still holds its cgroup until it has exited, so a few tries
+	local try
+	for try in 1 2 3 4 5; do
+		for p in /sys/fs/cgroup/*/"$PT_PARENT"/* /sys/fs/cgroup/*/"$PT_PARENT" \
+			/sys/fs/cgroup/*/"$PT_PARENT".cmd/* /sys/fs/cgroup/*/"$PT_PARENT".cmd; do
+			[ -d "$p" ] && rmdir "$p" 2>/dev/null
+		done
+		[ -z "$(pt_cgroups_left)" ] && break
+		sleep 0.2
 	done
 	[ -n "${PT_KEEP:-}" ] && cp -r "$PT_TMP" /tmp/pt-keep; rm -rf "$PT_TMP"
 }
