@@ -59,7 +59,7 @@ int reload_check(const char *path, const struct cfg *cur, struct cfg *n, char *m
 		return needs_restart(msg, len, f, "ebee, ebee_window_ms, stale_intervals or seed");
 	if (memcmp(&cur->cpus, &n->cpus, sizeof(cur->cpus)) || !SAME(cores) || !SAME(freq) ||
 	    !SAME(freq_min_khz) || !SAME(freq_max_khz) || !SAME(freq_step_khz) || !SAME(quota) ||
-	    !SAME(quota_step_mc) || !SAME(quota_total_mc) || !SAME(smt))
+	    !SAME(quota_step_mc) || !SAME(quota_total_mc) || !SAME(smt) || !SAME(cfs_period_us))
 		return needs_restart(msg, len, f, "[resources]");
 	if (!SAME(nwl))
 		return needs_restart(msg, len, f, "the number of workloads (%d -> %d)", cur->nwl,
