@@ -3,7 +3,8 @@
 # group holds a 10 ms period (v1 cpu.cfs_period_us, v2 the second field of cpu.max) and
 # every quota parties writes is in that period (0.3 cores = 3000 us, and after the policy
 # upsizes it, quota x 10000); without the key the period is the kernel's 100 ms, as before
-# the key existed. At exit the group is restored. Bounded: about 10 s.
+# the key existed; a SIGHUP that changes it is refused (it needs a restart). At exit the
+# group is restored. Bounded: about 10 s.
 #
 # The workload is a sleeping process of the test's own whose client feed reports 5 ms
 # against a 1 ms target, so PARTIES upsizes its quota from the free pool.
@@ -77,6 +78,14 @@ echo "after upsizes (t=$t s): period $per us, quota $quo us, the log's last quot
 [ "$quo" -ge $((want - 1000)) ] && [ "$quo" -le $((want + 1000)) ] ||
 	die "the group's quota $quo us is not the log's quota in a 10 ms period ($want us)"
 [ "$quo" -ge 5000 ] || die "quota $quo us per 10 ms is below 0.5 cores"
+# a new period needs a restart (every group would have to be rewritten): SIGHUP refuses it
+sed -i 's/^cfs_period_us = 10000$/cfs_period_us = 20000/' "$PT_TMP/parties.ini"
+kill -HUP "$PT_PARTIES"
+pt_until 5 grep -q "\[resources\] changed: that needs a restart" "$PT_TMP/parties.err" ||
+	{ cat "$PT_TMP/parties.err"; die "a changed cfs_period_us was not refused on SIGHUP"; }
+read -r per quo <<<"$(cg_period_quota web)"
+[ "$per" = 10000 ] || die "after a refused reload the period is $per us, not 10000"
+echo "SIGHUP with cfs_period_us = 20000: refused (needs a restart), the period stays 10000 us"
 pt_stop_restored TERM
 kill "$WEB" 2>/dev/null
 
