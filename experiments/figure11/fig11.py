@@ -579,8 +579,10 @@ def summary(argv):
     L = []
     if st:
         L.append("study: %s" % st.get("description", ""))
-        L.append("calibration: hotel 100%% = %s rps (p99 <= 25 ms); memcached knee %s rps at "
+        L.append("calibration%s: hotel 100%% = %s rps (p99 <= 25 ms); memcached knee %s rps at "
                  "p99 %s us -> target %s us%s" % (
+                     " over the unshaped veth (sizes the link; the targets and 100%s are the "
+                     "shaped calibration's, below)" if cal.get("shaped") else "",
                      cal.get("hotel"), cal.get("memcached"), cal.get("mc_knee_p99_us"),
                      st.get("mc_target_us"),
                      " (%gx the knee, a sensitivity run)" % st["mc_target_mult"]
@@ -653,7 +655,8 @@ def compare(feeds):
                  "neither scaled down in %d" % (f, sooner, n, later, n - sooner - later - neither,
                                                 neither))
         if a is None:
-            verdict = "no rep where both scaled down: no lead to give"
+            verdict = ("no rep where both scaled down, so no lead in seconds; sooner in %d "
+                       "(the other never did), later in %d" % (sooner, later))
         elif sooner == n and a["min"] > 0:
             verdict = "sooner in every rep, by %s" % fmt(a, " s")
         elif later == n and a["max"] < 0:

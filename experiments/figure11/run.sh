@@ -326,6 +326,11 @@ calibrate_hotel() { # -> HOTEL_MAX, HOTEL_BYTES, HOTEL_FLOOR_US (p99 at the firs
 		done
 	fi
 	HOTEL_MAX=$lo
+	if [ "$HOTEL_MAX" -eq 0 ]; then
+		echo "run.sh: calibration failed: hotel ${CP:+(through the shaped link) }met 25 ms at no rate down to $mid rps, alone at its max quota (a busy machine?)" >&2
+		stop_parties
+		return 1
+	fi
 	if [ -z "$CP" ]; then
 		HOTEL_BYTES=$(probe hotel $((lo / 2 > 0 ? lo / 2 : 1)))
 		echo "  hotel: 100% = $HOTEL_MAX rps; bytes per request (down, up): $HOTEL_BYTES"
@@ -358,6 +363,11 @@ calibrate_memcached() { # -> MC_MAX, MC_KNEE_US, MC_BYTES, curve in $CALD/mc-cur
 		[ -z "$min_p99" ] || [ "$p99" -lt "$min_p99" ] && min_p99=$p99
 		# saturated: it did not keep up, or p99 is 10x the lowest so far (or the cap)
 		if [ "$ach" -lt $((r * 98 / 100)) ] || [ "$p99" -gt $((min_p99 * 10)) ] || [ $r -ge 64000 ]; then
+			# not even the first rate kept up (a busy machine, a narrow link): start lower
+			if [ $last -eq 0 ] && [ $r -gt 125 ]; then
+				r=$((r / 2))
+				continue
+			fi
 			break
 		fi
 		last=$r
@@ -373,13 +383,14 @@ calibrate_memcached() { # -> MC_MAX, MC_KNEE_US, MC_BYTES, curve in $CALD/mc-cur
 		done
 	fi
 	(IFS=,; echo "[${pts[*]}]") >"$CALD/${CP}mc-curve.json"
-	read -r MC_MAX MC_KNEE_US <<<"$($PY $HERE/fig11.py knee "$CALD/${CP}mc-curve.json")" || return 1
+	read -r MC_MAX MC_KNEE_US <<<"$($PY $HERE/fig11.py knee "$CALD/${CP}mc-curve.json")"
+	[ -n "$MC_KNEE_US" ] || { echo "run.sh: no knee in memcached's ${CP}curve (see $CALD/${CP}mc-curve.json)" >&2; return 1; }
 	MC_FLOOR_US=$min_p99
 	if [ -z "$CP" ]; then
 		MC_BYTES=$(probe memcached 2000 --no-preload)
 		echo "  memcached: knee $MC_MAX rps at p99 $MC_KNEE_US us; bytes per request (down, up): $MC_BYTES"
 	else
-		echo "  ${CP}memcached: knee $MC_MAX rps at p99 $MC_KNEE_US us (lowest p99 of the curve: $MC_FLOOR_US us)"
+		echo "  ${CP}memcached: knee $MC_MAX rps at p99 $MC_KNEE_US us (lowest p99 of its doubling sweep: $MC_FLOOR_US us)"
 	fi
 	stop_parties
 }
@@ -461,7 +472,7 @@ EOF
 		echo "run.sh: warning: hotel's p99 at 100 rps through its link ($HOTEL_FLOOR_US us) is not below its 25 ms target"
 	MC_TARGET_US=$($PY -c "print(round($MC_KNEE_US * $MC_MULT))")
 	MC_RATE=$($PY -c "print(round($MC_MAX * $MC_PCT / 100))")
-	TARGETS_DESC="through the shaped link: hotel 25 ms (the paper's; its p99 alone at 100 rps there: $HOTEL_FLOOR_US us); memcached ${MC_MULT}x the p99 at the knee of its curve through its share ($MC_KNEE_US us at $MC_MAX rps; lowest p99 of that curve $MC_FLOOR_US us) = $MC_TARGET_US us"
+	TARGETS_DESC="through the shaped link: hotel 25 ms (the paper's; its p99 alone at 100 rps there: $HOTEL_FLOOR_US us); memcached ${MC_MULT}x the p99 at the knee of its curve through its share ($MC_KNEE_US us at $MC_MAX rps; lowest p99 of its doubling sweep $MC_FLOOR_US us) = $MC_TARGET_US us"
 	case "$HOTEL_PEAK_RES" in
 	fail*) PAST="past its saturation: alone at its max quota it does not keep up or exceeds 25 ms" ;;
 	*) PAST="NOT past its saturation on this calibration: alone at its max quota it kept up within 25 ms" ;;

@@ -64,6 +64,12 @@ kill -0 "$RUN" 2>/dev/null && die "run.sh still running after 600 s"
 wait "$RUN"
 rc=$?
 RUN=
+# hotel alone, at its maximum quota, over 25 ms even at a few requests a second: the
+# machine is too busy to host the study (the lines say what was measured), not a bug
+if [ $rc -ne 0 ] && grep -q "calibration failed: hotel .*met 25 ms at no rate" "$OUT/run.out"; then
+	grep "hotel \(sweep\|bisect\)\|calibration failed" "$OUT/run.out"
+	skip "hotel alone missed 25 ms at every calibration rate: the machine is too busy (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+fi
 [ $rc -eq 0 ] || { tail -30 "$OUT/run.out"; die "run.sh exited $rc"; }
 echo "run.sh --deconfound --smoke: ok; cpu periods seen in the servers' groups:$periods"
 [ "$periods" = " 10000 " ] || die "the servers' groups held periods '$periods', not only 10000 us"
