@@ -701,7 +701,7 @@ def plot(argv):
         ax2.plot(xs, ys, color="tab:orange", lw=0.7, alpha=0.5, label="memcached achieved")
         ax2.set_ylabel("memcached rps", color="tab:orange")
         ax2.set_ylim(0, meta["mc_rate"] * 2.5)
-        ax.set_ylim(0, meta["hotel_max"] * 1.15)
+        ax.set_ylim(0, meta["hotel_max"] * max(r for _, r in meta["schedule"]) / 100.0 * 1.15)
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = ax2.get_legend_handles_labels()
         ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left", ncol=2)
@@ -753,10 +753,13 @@ def plot(argv):
         for r in range(4):
             axes[r][c].set_xlim(-2, end + 2)
             axes[r][c].grid(alpha=0.3)
-    fig.suptitle("Figure 11: hotel search 7%%->100%%->7%% next to memcached at %g%% of its max; "
-                 "PARTIES moving CPU quota (0.1-core steps)\n%s; p99 over the same trailing "
+    fig.suptitle("Figure 11: hotel search 7%%->%g%%->7%% next to memcached at %g%% of its max; "
+                 "PARTIES moving CPU quota (0.1-core steps%s)\n%s; p99 over the same trailing "
                  "%.1f s in every feed\n%s"
-                 % (st["mc_pct"], st["cpu_desc"], st["window_ms"] / 1000.0, st["link_desc"]),
+                 % (st.get("peak_pct", 100), st["mc_pct"],
+                    ", cfs period %g ms" % (st["cfs_period_us"] / 1000.0)
+                    if st.get("cfs_period_us") else "",
+                    st["cpu_desc"], st["window_ms"] / 1000.0, st["link_desc"]),
                  fontsize=8.5)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     for ext in ("png", "pdf"):
