@@ -463,7 +463,7 @@ c["shaped"] = {"hotel": $HOTEL_MAX, "hotel_floor_p99_us": $HOTEL_FLOOR_US,
                "mc_curve": json.load(open("$CALD/shaped-mc-curve.json")),
                "link_kbit_hotel": $LINK_KBIT, "link_kbit_memcached": $LINK_MC_KBIT,
                "cfs_period_us": ${CFS_PERIOD_US:-None},
-               "note": "through the shaped link the runs use, alone at max_quota on CPU $SRV_CPUS; hotel_peak_alone: 'pass|fail p99_us achieved_rps' at the peak rate; floors: p99 at the lowest rate of each sweep"}
+               "note": "through the shaped link the runs use, alone at max_quota on CPU $SRV_CPUS; hotel_peak_alone: 'pass|fail p99_us achieved_rps' at the peak rate; hotel_floor_p99_us: hotel's p99 at the first rate of its sweep (100 rps); mc_floor_p99_us: the lowest p99 of memcached's doubling sweep"}
 json.dump(c, open(sys.argv[1], "w"), indent=1)
 EOF
 	fi
