@@ -61,7 +61,7 @@ PEAK_PCT=""
 DECONFOUND=0
 SMOKE=0
 GIVEN=" "
-usage() { sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "run.sh: $1 needs a value (see --help)" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
 	GIVEN="$GIVEN$1 "
