@@ -24,25 +24,6 @@
  */
 #define ACT_COUNT_TASKS_MAX 16384
 
-bool act__valid_name(const char *s)
-{
-	size_t n;
-
-	if (!s || !*s || !strcmp(s, ".") || !strcmp(s, ".."))
-		return false;
-	n = strlen(s);
-	if (n >= ACT_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '.' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
 int act__check_wl_opts(struct act *act, const struct act_workload_opts *opts)
 {
 	if (opts && opts->sz < offsetof(struct act_workload_opts, freq_max_khz) +
@@ -68,72 +49,6 @@ int act__check_initial(struct act *act, const char *name, const struct act_workl
 		return act__quota_check(act, name, opts->quota_mc, quota_us);
 	}
 	return 0;
-}
-
-struct act_workload *act__wl_new(struct act *act, const char *name, const char *grp, pid_t pid)
-{
-	struct act_workload *wl = calloc(1, sizeof(*wl));
-
-	if (!wl)
-		return NULL;
-	wl->act = act;
-	wl->pid = pid;
-	wl->quota_mc = -1;
-	snprintf(wl->name, sizeof(wl->name), "%s", name);
-	snprintf(wl->grp, sizeof(wl->grp), "%s", grp);
-	return wl;
-}
-
-bool act__wl_listed(const struct act *act, const struct act_workload *wl)
-{
-	for (const struct act_workload *w = act->wls; w; w = w->next)
-		if (w == wl)
-			return true;
-	return false;
-}
-
-void act__wl_unlink(struct act *act, struct act_workload *wl)
-{
-	for (struct act_workload **p = &act->wls; *p; p = &(*p)->next)
-		if (*p == wl) {
-			*p = wl->next;
-			return;
-		}
-}
-
-int act__wl_release(struct act *act, struct act_workload *wl)
-{
-	int err = 0, e;
-	struct act_rec_wl *r = act__rec_find_wl(&act->rec, wl->name);
-
-	if (wl->inplace) {
-		if (r && r->inplace)
-			err = act__restore_inplace(act, r);
-	} else if (managed_cgroup(act)) {
-		err = act__empty_group(act, wl->grp, &wl->origin);
-		if (!err) {
-			err = act->cg->remove(act->cgbe, wl->grp);
-			if (err == -ENOENT)
-				err = 0;
-		}
-	}
-	if (managed_freq(act)) {
-		e = act__freq_restore(act, &wl->cpus);
-		if (e && !err)
-			err = e;
-	}
-	act__rec_drop_wl(&act->rec, wl->name);
-	e = act__save_state(act);
-	return err ? err : e;
-}
-
-void act__wl_undo(struct act *act, struct act_workload *wl)
-{
-	char msg[sizeof(act->err)];
-
-	memcpy(msg, act->err, sizeof(msg));
-	act__wl_release(act, wl);
-	memcpy(act->err, msg, sizeof(msg));
 }
 
 /* ---------------------------------------------------------------- adding */
@@ -293,14 +208,6 @@ int act_workload_remove(struct act *act, struct act_workload *wl)
 		   err ? " (with errors)" : "");
 	free(wl);
 	return err;
-}
-
-struct act_workload *act_workload_find(struct act *act, const char *name)
-{
-	for (struct act_workload *wl = act ? act->wls : NULL; wl; wl = wl->next)
-		if (!strcmp(wl->name, name))
-			return wl;
-	return err_ptr(-ENOENT);
 }
 
 const char *act_workload_name(const struct act_workload *wl)

@@ -194,29 +194,3 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 	act_be_log(act, ACT_LOG_INFO, "workload %s managed in place in cgroup %s", name, cgroup);
 	return wl;
 }
-
-int act__restore_inplace(struct act *act, const struct act_rec_wl *r)
-{
-	int err = 0, e;
-
-	if (!act->cg->exists(act->cgbe, r->grp)) {
-		act_be_log(act, ACT_LOG_INFO, "workload %s: cgroup %s is gone: nothing to restore",
-			   r->name, r->grp);
-		return 0;
-	}
-	if (r->has_cpus && managed_cpuset(act))
-		err = act->cg->set_cpus(act->cgbe, r->grp, &r->cpus);
-	if (r->has_mems && managed_cpuset(act) && act->cg->set_mems) {
-		e = act->cg->set_mems(act->cgbe, r->grp, r->mems);
-		if (e && !err)
-			err = e;
-	}
-	if (r->has_quota && managed_quota(act)) {
-		e = act->cg->set_quota(act->cgbe, r->grp, r->quota_us, r->period_us);
-		if (e && !err)
-			err = e;
-	}
-	act_be_log(act, ACT_LOG_INFO, "workload %s: cgroup %s restored as found%s", r->name, r->grp,
-		   err ? " (with errors)" : "");
-	return err;
-}
