@@ -26,7 +26,7 @@
  *   subtree.c           v2: controllers enabled on the path to a group, and put back
  *   wl_list.c           the list of workload handles, workload names
  *   persist.c           the records written to the state file before each write
- *   state.c             the records themselves and the state file's format (act_state.h)
+ *   records.c           the records themselves and the state file's format (act_records.h)
  *   log.c               messages: the log callback and act_last_error()
  *
  * Not part of the public interface.
@@ -40,7 +40,7 @@
 #include <sys/types.h>
 
 #include "act_backend.h"
-#include "act_state.h"
+#include "act_records.h"
 
 /* act_last_error()'s buffer: the longest message names two cgroup paths. */
 #define ACT_ERR_MAX 512
@@ -125,7 +125,7 @@ void act__fmt_cpus(const struct act_cpumask *m, char *buf, size_t len);
 /* ---- persist.c */
 
 /* Write the records to the state file (no-op in dry-run or without one). */
-int act__save_state(struct act *act);
+int act__persist(struct act *act);
 void act__drop_state_file(struct act *act);
 
 /* ---- parent.c */

@@ -27,7 +27,7 @@ static void act_free(struct act *act)
 	}
 	if (act->cg && act->cgbe)
 		act->cg->close(act->cgbe);
-	act__state_unlock(act->state_path, act->lock_fd);
+	act__state_file_unlock(act->state_path, act->lock_fd);
 	free(act->leftover);
 	free(act->leftover_cmds);
 	if (act->fq && act->fqbe)
@@ -218,7 +218,7 @@ static int take_lock(struct act *act)
 
 	if (!act->state_path[0])
 		return 0;
-	fd = act__state_lock(act->state_path, &holder);
+	fd = act__state_file_lock(act->state_path, &holder);
 	if (fd == -EBUSY)
 		return ERR(
 		    act, -EBUSY,
@@ -339,7 +339,7 @@ int act_restore(struct act *act)
 		act__rec_free(&act->rec);
 		act__drop_state_file(act);
 	} else {
-		act__save_state(act); /* keep what could not be put back for a later repair */
+		act__persist(act); /* keep what could not be put back for a later repair */
 	}
 	return first;
 }

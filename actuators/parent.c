@@ -18,7 +18,7 @@ int act__ensure_parent(struct act *act)
 	/* the proof of ownership goes to the state file before the cgroup exists */
 	if (!act->rec.owns_parent) {
 		act->rec.owns_parent = true;
-		err = act__save_state(act);
+		err = act__persist(act);
 		if (err)
 			return err;
 	}

@@ -4,7 +4,7 @@
  * before any change) written to the state file, so that a restore in this
  * process or a later one knows how to put things back; and the state file
  * removed once everything is back. Every front file calls these; they call
- * only state.c and log.c, so the calls go one way.
+ * only records.c and log.c, so the calls go one way.
  */
 #include <errno.h>
 #include <string.h>
@@ -12,13 +12,13 @@
 
 #include "act_front.h"
 
-int act__save_state(struct act *act)
+int act__persist(struct act *act)
 {
 	int err;
 
 	if (act->dry_run || !act->state_path[0])
 		return 0;
-	err = act__state_save(act->state_path, &act->rec);
+	err = act__state_file_write(act->state_path, &act->rec);
 	if (err)
 		return ERR(act, err, "cannot write the state file %s: %s", act->state_path,
 			   strerror(-err));

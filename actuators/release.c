@@ -31,7 +31,7 @@ int act__wl_release(struct act *act, struct act_workload *wl)
 			err = e;
 	}
 	act__rec_drop_wl(&act->rec, wl->name);
-	e = act__save_state(act);
+	e = act__persist(act);
 	return err ? err : e;
 }
 

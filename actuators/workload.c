@@ -86,7 +86,7 @@ static int add_record(struct act *act, struct act_workload *wl)
 	rw.origin = wl->origin;
 	snprintf(rw.name, sizeof(rw.name), "%s", wl->name);
 	err = act__rec_add_wl(&act->rec, &rw);
-	return err ? err : act__save_state(act);
+	return err ? err : act__persist(act);
 }
 
 /* Its quota, then its threads: the group is complete before the workload runs in it. */
@@ -131,7 +131,7 @@ static void add_rollback(struct act *act, struct act_workload *wl, bool created)
 		act__wl_undo(act, wl);
 	} else {
 		act__rec_drop_wl(&act->rec, wl->name);
-		act__save_state(act);
+		act__persist(act);
 	}
 	free(wl);
 }
@@ -228,7 +228,7 @@ const struct act_cpumask *act_workload_cpus(const struct act_workload *wl)
 /* ---------------------------------------------------------------- read back */
 
 /* The span of the frequency limits of cpus, and whether they differ. */
-static void get_freq_span(struct act *act, const struct act_cpumask *cpus, struct act_state *st)
+static void get_freq_span(struct act *act, const struct act_cpumask *cpus, struct act_current *cur)
 {
 	bool first = true;
 	int cpu;
@@ -239,12 +239,12 @@ static void get_freq_span(struct act *act, const struct act_cpumask *cpus, struc
 
 		if (act->fq->get(act->fqbe, cpu, &mn, &mx))
 			continue;
-		if (!first && (mn != st->freq_min_khz || mx != st->freq_max_khz))
-			st->freq_mixed = true;
-		if (first || mn < st->freq_min_khz)
-			st->freq_min_khz = mn;
-		if (first || mx > st->freq_max_khz)
-			st->freq_max_khz = mx;
+		if (!first && (mn != cur->freq_min_khz || mx != cur->freq_max_khz))
+			cur->freq_mixed = true;
+		if (first || mn < cur->freq_min_khz)
+			cur->freq_min_khz = mn;
+		if (first || mx > cur->freq_max_khz)
+			cur->freq_max_khz = mx;
 		first = false;
 	}
 }
@@ -259,30 +259,30 @@ static int count_tasks(struct act *act, const char *grp)
 	return (int)n;
 }
 
-int act_get(struct act *act, const struct act_workload *wl, struct act_state *st)
+int act_get(struct act *act, const struct act_workload *wl, struct act_current *cur)
 {
 	int err;
 
-	if (!act || !wl || !st || !act__wl_listed(act, wl))
+	if (!act || !wl || !cur || !act__wl_listed(act, wl))
 		return -EINVAL;
-	memset(st, 0, sizeof(*st));
-	st->quota_us = -1;
+	memset(cur, 0, sizeof(*cur));
+	cur->quota_us = -1;
 	if (managed_cpuset(act)) {
-		err = act->cg->get_cpus(act->cgbe, wl->grp, &st->cpus);
+		err = act->cg->get_cpus(act->cgbe, wl->grp, &cur->cpus);
 		if (err)
 			return ERR(act, err, "workload %s: cannot read its cpus: %s", wl->name,
 				   strerror(-err));
 	}
 	if (managed_quota(act)) {
-		err = act->cg->get_quota(act->cgbe, wl->grp, &st->quota_us, &st->period_us);
+		err = act->cg->get_quota(act->cgbe, wl->grp, &cur->quota_us, &cur->period_us);
 		if (err)
 			return ERR(act, err, "workload %s: cannot read its quota: %s", wl->name,
 				   strerror(-err));
-		st->quota_mc = act_quota_us_to_mc(st->quota_us, st->period_us);
+		cur->quota_mc = act_quota_us_to_mc(cur->quota_us, cur->period_us);
 	}
 	if (managed_cgroup(act))
-		st->nr_tasks = count_tasks(act, wl->grp);
+		cur->nr_tasks = count_tasks(act, wl->grp);
 	if (managed_freq(act))
-		get_freq_span(act, managed_cpuset(act) ? &st->cpus : &wl->cpus, st);
+		get_freq_span(act, managed_cpuset(act) ? &cur->cpus : &wl->cpus, cur);
 	return 0;
 }

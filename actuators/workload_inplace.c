@@ -130,7 +130,7 @@ static int inplace_write(struct act *act, struct act_workload *wl, const struct 
 
 	err = act__rec_add_wl(&act->rec, rw);
 	if (!err)
-		err = act__save_state(act);
+		err = act__persist(act);
 	if (!err && managed_cpuset(act))
 		err = act__set_mems(act, wl->grp, &wl->cpus);
 	if (!err && managed_cpuset(act))
