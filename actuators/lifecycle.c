@@ -15,25 +15,6 @@
 
 #include "act_front.h"
 
-int act__save_state(struct act *act)
-{
-	int err;
-
-	if (act->dry_run || !act->state_path[0])
-		return 0;
-	err = act__state_save(act->state_path, &act->rec);
-	if (err)
-		return ERR(act, err, "cannot write the state file %s: %s", act->state_path,
-			   strerror(-err));
-	return 0;
-}
-
-void act__drop_state_file(struct act *act)
-{
-	if (!act->dry_run && act->state_path[0])
-		unlink(act->state_path);
-}
-
 static void act_free(struct act *act)
 {
 	struct act_workload *wl, *next;
@@ -46,7 +27,7 @@ static void act_free(struct act *act)
 	}
 	if (act->cg && act->cgbe)
 		act->cg->close(act->cgbe);
-	act__state_unlock(act->state_path, act->lock_fd);
+	act__state_file_unlock(act->state_path, act->lock_fd);
 	free(act->leftover);
 	free(act->leftover_cmds);
 	if (act->fq && act->fqbe)
@@ -229,29 +210,6 @@ static int act_new(const struct act_opts *opts, struct act **out)
 	return 0;
 }
 
-int act__ensure_parent(struct act *act)
-{
-	int err;
-
-	if (act->parent_created || !managed_cgroup(act))
-		return 0;
-	/* the proof of ownership goes to the state file before the cgroup exists */
-	if (!act->rec.owns_parent) {
-		act->rec.owns_parent = true;
-		err = act__save_state(act);
-		if (err)
-			return err;
-	}
-	err = act__subtree_enable(act, act->parent);
-	if (!err)
-		err = act->cg->create(act->cgbe, act->parent, &act->caps.cpus);
-	if (err)
-		return ERR(act, err, "cannot create the parent cgroup %s: %s%s", act->parent,
-			   strerror(-err), err == -EACCES || err == -EPERM ? " (run as root)" : "");
-	act->parent_created = true;
-	return 0;
-}
-
 /* One daemon (or --cleanup) per parent at a time: the second is refused, naming the first. */
 static int take_lock(struct act *act)
 {
@@ -260,7 +218,7 @@ static int take_lock(struct act *act)
 
 	if (!act->state_path[0])
 		return 0;
-	fd = act__state_lock(act->state_path, &holder);
+	fd = act__state_file_lock(act->state_path, &holder);
 	if (fd == -EBUSY)
 		return ERR(
 		    act, -EBUSY,
@@ -381,7 +339,7 @@ int act_restore(struct act *act)
 		act__rec_free(&act->rec);
 		act__drop_state_file(act);
 	} else {
-		act__save_state(act); /* keep what could not be put back for a later repair */
+		act__persist(act); /* keep what could not be put back for a later repair */
 	}
 	return first;
 }

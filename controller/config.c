@@ -21,6 +21,7 @@
 #include <ini.h>
 
 #include "config.h"
+#include "topology.h"
 
 struct cfg_ctx {
 	struct cfg *c;
@@ -707,7 +708,7 @@ static int resolve(struct cfg_ctx *x)
 	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */
 		for (int i = 0; i < sim_cfg_ncpus(&c->sim) && i < ACT_CPUMASK_MAX; i++)
 			act_cpumask_set(&c->cpus, i);
-	if (act_cpumask_empty(&c->cpus) && cfg_online_cpus(&c->cpus))
+	if (act_cpumask_empty(&c->cpus) && act_topo_online(NULL, &c->cpus))
 		return bad_at(x, 0,
 			      "cannot read /sys/devices/system/cpu/online; set [resources] cpus");
 	ncpus = act_cpumask_count(&c->cpus);

@@ -80,12 +80,12 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 	}
 	for (int i = 0; i < c->nwl; i++) {
 		const struct cfg_workload *w = &c->wl[i];
-		struct inplace_roots r;
 		char msg[512];
+		struct cgfs r;
 
 		if (w->find != CFG_FIND_CGROUP && w->find != CFG_FIND_UNIT)
 			continue;
-		if (inplace_roots_find(&r) ||
+		if (cgfs_find(&r, NULL, NULL) ||
 		    inplace_resolve(&r, w, m->grp[i], sizeof(m->grp[i]), msg, sizeof(msg))) {
 			snprintf(err, len, "workload %s: %s", w->name, msg);
 			mach_close(m);

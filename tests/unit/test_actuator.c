@@ -473,7 +473,7 @@ static void test_add_overlap_remove(void **state)
 {
 	struct act_workload *a, *b;
 	struct act_cpumask m;
-	struct act_state st;
+	struct act_current st;
 	char want[64];
 
 	act = open_fake(false);
@@ -599,7 +599,7 @@ static void test_swap_and_rollback(void **state)
 static void test_quota(void **state)
 {
 	struct act_workload *a;
-	struct act_state st;
+	struct act_current st;
 
 	act = open_fake(false);
 	a = add("a", "0");
@@ -766,7 +766,7 @@ static void test_freq(void **state)
 	struct act_workload *a;
 	struct act_cpumask m;
 	unsigned long r;
-	struct act_state st;
+	struct act_current st;
 
 	act = open_fake(false);
 	assert_non_null(act);
@@ -823,7 +823,7 @@ static void test_freq(void **state)
 static void test_dry_run_no_writes(void **state)
 {
 	struct act_workload *a;
-	struct act_state st;
+	struct act_current st;
 	struct act_cpumask m;
 
 	act = open_fake(true);
