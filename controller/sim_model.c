@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../metrics/src/window.h"
+#include "window.h"
 #include "sim_model.h"
 
 enum ev_kind { EV_SEND = 0, EV_ARRIVE, EV_DONE };
