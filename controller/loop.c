@@ -760,6 +760,8 @@ static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_o
 	ow->cpu_used = w->cpu_used;
 }
 
+_Static_assert(POL_NODES_MAX == ACT_TOPO_NODES_MAX, "policy.h's node bound is the actuators'");
+
 /* The cores as handed out: what one is, siblings and nodes, units per node. */
 static void observe_topology(const struct loop *l, struct pol_observation *o)
 {
@@ -768,6 +770,7 @@ static void observe_topology(const struct loop *l, struct pol_observation *o)
 
 	t->smt = l->cfg->smt;
 	t->topo = &l->caps.topo;
+	t->threads_max = l->caps.topo.threads_max;
 	if (!l->res[POL_RES_CORES].avail)
 		return;
 	t->cpus = l->cores.handout;

@@ -42,8 +42,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpulist.h"
-#include "topology.h"
+#include "cpulist.h" /* common/: a plain value type */
+
+/* The machine's topology as the actuators read it: the loop's, opaque here
+ * (policies never see the actuators; what they need of it is copied into
+ * struct pol_topology). */
+struct act_topo;
+
+/* NUMA node ids 0..63 (the loop checks it equals the actuators' bound). */
+#define POL_NODES_MAX 64
 
 enum pol_res {
 	POL_RES_CORES = 0, /* cores in the workload's cpuset; unit: one core as smt says */
@@ -129,12 +136,13 @@ struct pol_wl_obs {
 /* The machine's cores as the loop hands them out: sibling groups and NUMA
  * nodes (read from sysfs, or the simulator's made-up machine). */
 struct pol_topology {
-	enum pol_smt smt;	     /* what one unit of POL_RES_CORES is */
-	const struct act_topo *topo; /* online cpus, siblings (act_topo_siblings()), nodes */
-	struct act_cpumask cpus;     /* the cpus that may be handed out */
-	uint64_t nodes;		     /* nodes that have some of them */
-	long node_units[ACT_TOPO_NODES_MAX]; /* units of POL_RES_CORES on each node */
-	long node_free[ACT_TOPO_NODES_MAX];  /* of which free now */
+	enum pol_smt smt;		/* what one unit of POL_RES_CORES is */
+	const struct act_topo *topo;	/* the loop's (opaque to policies) */
+	int threads_max;		/* most threads any core has (1 without SMT) */
+	struct act_cpumask cpus;	/* the cpus that may be handed out */
+	uint64_t nodes;			/* nodes that have some of them */
+	long node_units[POL_NODES_MAX]; /* units of POL_RES_CORES on each node */
+	long node_free[POL_NODES_MAX];	/* of which free now */
 };
 
 struct pol_observation {

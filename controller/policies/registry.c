@@ -114,7 +114,7 @@ double pol_threads_per_core(const struct pol_observation *obs, int i)
 		return 1;
 	if (w->alloc[POL_RES_CORES] > 0 && w->threads > 0)
 		return (double)w->threads / (double)w->alloc[POL_RES_CORES];
-	if (obs->topo.topo && obs->topo.topo->threads_max > 1)
-		return obs->topo.topo->threads_max;
+	if (obs->topo.threads_max > 1)
+		return obs->topo.threads_max;
 	return 1;
 }

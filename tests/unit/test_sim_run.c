@@ -20,6 +20,7 @@
 #include "config.h"
 #include "policy.h"
 #include "sim_run.h"
+#include "topology.h" /* the topology the simulator made up, behind policy.h's opaque pointer */
 
 static const char *const small_ini = "[controller]\n"
 				     "interval_ms = 500\n"
