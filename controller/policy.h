@@ -222,6 +222,13 @@ struct pol_ops {
 			const struct pol_decision *dec, const struct pol_outcome *out);
 	/* Optional: free state. */
 	void (*exit)(void *state);
+	/* Optional: the decision interval its settings ask for. *interval_ms
+	 * comes in as [controller] interval_ms (ctl_set: written in the file,
+	 * else its default); the op may change it, and says in note (shown at
+	 * start) what of the file it did not take as written. params are
+	 * already checked by check_param. */
+	void (*interval)(const struct pol_param *params, int nparams, bool ctl_set,
+			 unsigned int *interval_ms, char *note, size_t note_len);
 	/* Optional: the policy's published variants, NULL-terminated, each one
 	 * "key=value" setting of [policy NAME] (parties: its two flavours).
 	 * `parties --list-policies` lists one line per variant, so a benchmark
