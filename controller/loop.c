@@ -731,15 +731,16 @@ static void workload_gone(struct loop *l, int i, char *event, size_t len)
 static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_obs *ow)
 {
 	struct loop_wl *w = &l->wl[i];
-	const struct src_sample *smp[2] = { &w->last, &w->last_aux };
+	const struct src_sample *smp[2] = { &w->last, &w->last_aux }, *se, *sc;
 	const struct src *src[2] = { w->src, w->aux };
 	uint64_t ns;
 
+	src_by_kind(w->src, &w->last, w->aux, &w->last_aux, &se, &sc);
+	if (sc && sc->state == POL_LAT_FRESH)
+		ow->p99_client_ns = sc->p99_ns;
 	for (int k = 0; k < 2; k++) {
 		if (!src[k] || smp[k]->state != POL_LAT_FRESH)
 			continue;
-		if (src[k]->ops->kind == SRC_CLIENT)
-			ow->p99_client_ns = smp[k]->p99_ns;
 		if (!isnan(smp[k]->p99_service_ns))
 			ow->p99_service_ns = smp[k]->p99_service_ns;
 		if (!isnan(smp[k]->p99_sojourn_ns))
@@ -1017,16 +1018,9 @@ static void log_record(struct loop *l, const char *event)
 	for (int i = 0; i < l->nwl; i++) {
 		const struct loop_wl *w = &l->wl[i];
 		const struct pol_wl_obs *o = &l->obs.wl[i];
-		const struct src_sample *se = NULL, *sc = NULL;
+		const struct src_sample *se, *sc;
 
-		if (w->src && w->src->ops->kind == SRC_EBEE)
-			se = &w->last;
-		if (w->src && w->src->ops->kind == SRC_CLIENT)
-			sc = &w->last;
-		if (w->aux && w->aux->ops->kind == SRC_EBEE)
-			se = &w->last_aux;
-		if (w->aux && w->aux->ops->kind == SRC_CLIENT)
-			sc = &w->last_aux;
+		src_by_kind(w->src, &w->last, w->aux, &w->last_aux, &se, &sc);
 		log_json_obj(&j, NULL);
 		log_json_str(&j, "name", w->name);
 		log_json_int(&j, "pid", w->pid);
