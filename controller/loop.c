@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include "opts.h"
 #include "procfs.h"
 
 uint64_t loop_now_ms(void)
@@ -590,22 +591,16 @@ static int add_workloads(struct loop *l, char *err, size_t len)
 
 /*
  * struct loop_args may grow, so it is read as libbpf reads its options
- * (OPTS_VALID, OPTS_GET): a caller built with an older loop.h passes a
- * smaller sz and gets the defaults of the optional fields it lacks (log,
- * alive, alive_ctx); one built with a newer loop.h must leave zero what this
- * file does not know.
+ * (common/opts.h): a caller built with an older loop.h passes a smaller sz
+ * and gets the defaults of the optional fields it lacks (log, alive,
+ * alive_ctx); one built with a newer loop.h must leave zero what this file
+ * does not know.
  */
-#define LOOP_ARGS_HAS(a, f)	 ((a)->sz >= offsetof(struct loop_args, f) + sizeof((a)->f))
-#define LOOP_ARGS_GET(a, f, def) (LOOP_ARGS_HAS(a, f) ? (a)->f : (def))
-
 static bool loop_args_valid(const struct loop_args *a)
 {
-	if (!a || !LOOP_ARGS_HAS(a, aux)) /* cfg .. aux are required */
-		return false;
-	for (size_t i = sizeof(*a); i < a->sz; i++)
-		if (((const char *)a)[i])
-			return false;
-	return true;
+	/* cfg .. aux are required */
+	return a && !opts_check_min(a, OPTS_KNOWN_END(struct loop_args, aux),
+				    OPTS_KNOWN_END(struct loop_args, alive_ctx));
 }
 
 int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
@@ -621,14 +616,14 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 		return -EINVAL;
 	}
 	c = a->cfg;
-	alive = LOOP_ARGS_GET(a, alive, NULL);
+	alive = OPTS_GET(a, alive, NULL);
 	l->cfg = c;
 	l->pol = a->pol;
 	l->mops = a->mops;
 	l->mctx = a->mctx;
-	l->log = LOOP_ARGS_GET(a, log, NULL);
+	l->log = OPTS_GET(a, log, NULL);
 	l->alive = alive ? alive : loop_pid_alive;
-	l->alive_ctx = alive ? LOOP_ARGS_GET(a, alive_ctx, NULL) : l;
+	l->alive_ctx = alive ? OPTS_GET(a, alive_ctx, NULL) : l;
 	l->nwl = c->nwl;
 	for (int i = 0; i < l->nwl; i++) {
 		struct loop_wl *w = &l->wl[i];
