@@ -56,7 +56,8 @@ MAY_actuators/include  := actuators/include common
 MAY_actuators          := actuators/include actuators common
 MAY_controller         := controller actuators/include metrics/include common
 # policies see an observation and return a decision: the policy interface, nothing else
-MAY_controller/policies := controller/policy.h controller/cfg_key.h common/cpulist.h
+MAY_controller/policies := controller/policy.h controller/cfg_key.h common/cpulist.h \
+			   common/opts.h
 MAY_experiments        := experiments common
 uniq = $(if $(1),$(firstword $(1)) $(call uniq,$(filter-out $(firstword $(1)),$(1))))
 layer_inc = $(addprefix -I,$(call uniq,$(foreach a,$(MAY_$(1)),$(if $(filter BUILD,$(a)),$(BUILD),\

@@ -249,6 +249,17 @@ void pol_decision_init(struct pol_decision *dec, const struct pol_observation *o
  * lasts. */
 void pol_grant(const struct pol_observation *obs, int r, const long *want,
 	       struct pol_decision *dec);
+/* A table-driven policy's one setting (controller/cfg_key.h): set at base,
+ * or refused with what is wrong (an unknown key: the table's names). 0 or
+ * -EINVAL. */
+struct cfg_key;
+int pol_param_set(const struct cfg_key *tab, int n, void *base, const char *key, const char *val,
+		  char *err, size_t err_len);
+/* init()'s settings applied in file order by set() to base; the first one
+ * refused is named in a->err_param. 0, or set()'s error. */
+int pol_parse_params(struct pol_init_args *a, void *base,
+		     int (*set)(void *base, const char *key, const char *val, char *err,
+				size_t err_len));
 /* CPUs' worth of CPU time (the unit of cpu_used) in one unit of POL_RES_CORES
  * for workload i: 1, or under smt = whole its own threads per core (the
  * machine's most before it has any). */

@@ -361,22 +361,24 @@ static int pt_check_param(const char *key, const char *val, char *err, size_t le
 	return pt_param(&p, key, val, err, len);
 }
 
+/* pt_param() as pol_parse_params() calls it */
+static int pt_set(void *p, const char *key, const char *val, char *err, size_t len)
+{
+	return pt_param(p, key, val, err, len);
+}
+
 static int pt_init(void **state, struct pol_init_args *args)
 {
 	struct pt_state *st = calloc(1, sizeof(*st));
+	int err;
 
 	if (!st)
 		return -ENOMEM;
 	pt_defaults(&st->p);
-	for (int i = 0; i < args->nparams; i++) {
-		int err = pt_param(&st->p, args->params[i].key, args->params[i].val, args->err,
-				   args->err_len);
-		if (err) {
-			if (args->sz >= sizeof(*args))
-				args->err_param = i;
-			free(st);
-			return err;
-		}
+	err = pol_parse_params(args, &st->p, pt_set);
+	if (err) {
+		free(st);
+		return err;
 	}
 	if (st->p.slack_up >= st->p.slack_down) {
 		snprintf(args->err, args->err_len, "slack_up (%g) must be below slack_down (%g)",
