@@ -67,11 +67,12 @@ def make_conf(template, feed, policy, scale, sets=None):
     return "\n".join(out) + "\n"
 
 
-def simulate(parties, conf, seed, log):
-    """One parties --simulate run: its stderr, whose last line is the summary
-    (exits the study, with parties' message, when the run fails)."""
-    r = subprocess.run([parties, "-c", conf, "--simulate", "--seed", str(seed), "--log", log],
-                       capture_output=True, text=True)
+def simulate(parties, conf, seed, log, prefix=()):
+    """One parties --simulate run (under prefix, e.g. nice): its stderr, whose
+    last line is the summary (exits the study, with parties' message, when the
+    run fails)."""
+    r = subprocess.run(list(prefix) + [parties, "-c", conf, "--simulate", "--seed", str(seed),
+                                       "--log", log], capture_output=True, text=True)
     if r.returncode:
         raise SystemExit("parties failed (%s): %s" % (conf, r.stderr.strip()))
     return r.stderr
