@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "act_front.h"
+#include "opts.h"
 
 static void act_free(struct act *act)
 {
@@ -47,12 +48,8 @@ static struct act *act_alloc(const struct act_opts *opts, const char *parent)
 	if (!act)
 		return NULL;
 	act->lock_fd = -1;
-	act->adopt_pgrps =
-	    opts->sz >= offsetof(struct act_opts, adopt_pgrps) + sizeof(bool) && opts->adopt_pgrps;
-	act->cmd_cgroup =
-	    opts->sz >= offsetof(struct act_opts, cmd_cgroup) + sizeof(opts->cmd_cgroup)
-		? opts->cmd_cgroup
-		: ACT_CMD_CGROUP_AUTO;
+	act->adopt_pgrps = OPTS_GET(opts, adopt_pgrps, false);
+	act->cmd_cgroup = OPTS_GET(opts, cmd_cgroup, ACT_CMD_CGROUP_AUTO);
 	snprintf(act->parent, sizeof(act->parent), "%s", parent);
 	act->dry_run = opts->dry_run;
 	act->log = opts->log;
@@ -128,9 +125,7 @@ static int restrict_cpus(struct act *act, const struct act_cpumask *cpus)
  * without cpuset.mems (the kernel's default: every node). */
 static void read_topology(struct act *act, const struct act_opts *opts)
 {
-	const char *root = opts->sz >= offsetof(struct act_opts, topo_root) + sizeof(char *)
-			       ? opts->topo_root
-			       : NULL;
+	const char *root = OPTS_GET(opts, topo_root, NULL);
 	int err = act_topo_read(&act->topo, root);
 
 	if (err) {
@@ -187,8 +182,19 @@ static int act_new(const struct act_opts *opts, struct act **out)
 	struct act *act;
 	int err;
 
-	if (!opts || opts->sz < offsetof(struct act_opts, backend_ctx) + sizeof(void *))
+	if (!opts)
 		return -EINVAL;
+	/* parent .. backend_ctx are required; a newer caller's tail must be zero */
+	err = opts_check_min(opts, OPTS_KNOWN_END(struct act_opts, backend_ctx),
+			     OPTS_KNOWN_END(struct act_opts, topo_root));
+	if (err) {
+		act_be_log(NULL, ACT_LOG_WARN,
+			   err == -E2BIG ? "struct act_opts of %zu bytes sets fields unknown to "
+					   "this build (built against a newer actuator.h?)"
+					 : "struct act_opts has a bad size (%zu)",
+			   opts->sz);
+		return err;
+	}
 	parent = opts->parent ? opts->parent : ACT_DEFAULT_PARENT;
 	if (!act__valid_name(parent)) {
 		act_be_log(NULL, ACT_LOG_WARN,

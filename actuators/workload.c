@@ -14,6 +14,7 @@
 
 #include "act_front.h"
 #include "act_proc.h"
+#include "opts.h"
 #include "procfs.h"
 
 /*
@@ -26,9 +27,16 @@
 
 int act__check_wl_opts(struct act *act, const struct act_workload_opts *opts)
 {
-	if (opts && opts->sz < offsetof(struct act_workload_opts, freq_max_khz) +
-				   sizeof(opts->freq_max_khz))
-		return ERR(act, -EINVAL, "act_workload_opts.sz is not set");
+	int err = opts_check_min(opts, OPTS_KNOWN_END(struct act_workload_opts, freq_max_khz),
+				 OPTS_KNOWN_END(struct act_workload_opts, freq_max_khz));
+
+	if (err == -E2BIG)
+		return ERR(act, err,
+			   "struct act_workload_opts of %zu bytes sets fields unknown to this "
+			   "build (built against a newer actuator.h?)",
+			   opts->sz);
+	if (err)
+		return ERR(act, err, "act_workload_opts.sz is not set");
 	return 0;
 }
 

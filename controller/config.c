@@ -647,43 +647,21 @@ static int handler(void *user, const char *section, const char *key, const char 
 /* ------------------------------------------------------------ resolve */
 
 /*
- * PARTIES' released controller samples every 100 ms, and its 5-sample votes
- * and 10 s cool-down (100 samples) are counted in those samples: `flavour =
- * code` forces 100 ms over [controller] interval_ms, which a config shared
- * with the paper's flavour sets for 500 ms. Another interval for this policy
- * is `interval_ms` in [policy parties]. Either way round, what was not taken
- * from the file as written goes to c->note, said at start.
+ * A policy's settings may ask for another decision interval than [controller]
+ * interval_ms (its ops' interval()): the policy knows its keys, the config
+ * only hands them over.
  */
-static void resolve_parties_interval(struct cfg *c)
+static void resolve_policy_interval(struct cfg *c)
 {
-	const char *flavour = "paper", *own = NULL;
-	unsigned int ctl = c->interval_ms;
-	bool ctl_set = c->line_of[CFG_INTERVAL_MS] > 0, code;
+	const struct pol_ops *ops = pol_find(c->policy);
+	struct pol_param params[CFG_MAX_PARAMS];
 
-	for (int i = 0; i < c->nparams; i++) {
-		if (!strcmp(c->params[i].key, "flavour"))
-			flavour = c->params[i].val;
-		else if (!strcmp(c->params[i].key, "interval_ms"))
-			own = c->params[i].val;
-	}
-	code = !strcmp(flavour, "code");
-	if (own) {
-		c->interval_ms = (unsigned int)strtod(own, NULL); /* checked by the policy */
-		snprintf(c->note, sizeof(c->note),
-			 "policy parties: interval %u ms from [policy parties] interval_ms%s%s",
-			 c->interval_ms,
-			 code ? " (flavour = code; the released code samples every 100 ms)" : "",
-			 ctl_set && ctl != c->interval_ms ? ", not [controller] interval_ms" : "");
-	} else if (code) {
-		c->interval_ms = 100;
-		if (ctl_set && ctl != 100)
-			snprintf(
-			    c->note, sizeof(c->note),
-			    "policy parties: flavour = code samples every 100 ms, as the released "
-			    "code; [controller] interval_ms = %u is not used (set interval_ms in "
-			    "[policy parties] to run it at another interval)",
-			    ctl);
-	}
+	if (!ops || !ops->interval)
+		return;
+	for (int i = 0; i < c->nparams; i++)
+		params[i] = (struct pol_param){ c->params[i].key, c->params[i].val };
+	ops->interval(params, c->nparams, c->line_of[CFG_INTERVAL_MS] > 0, &c->interval_ms, c->note,
+		      sizeof(c->note));
 }
 
 /*
@@ -701,8 +679,7 @@ static int resolve(struct cfg_ctx *x)
 	for (int i = 0; i < x->nall; i++)
 		if (!strcmp(x->all[i].policy, c->policy))
 			c->params[c->nparams++] = x->all[i].p;
-	if (!strcmp(c->policy, "parties"))
-		resolve_parties_interval(c);
+	resolve_policy_interval(c);
 	if (!c->ebee_window_ms)
 		c->ebee_window_ms = 2 * c->interval_ms;
 	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */

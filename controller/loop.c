@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include "opts.h"
 #include "procfs.h"
 
 uint64_t loop_now_ms(void)
@@ -590,22 +591,16 @@ static int add_workloads(struct loop *l, char *err, size_t len)
 
 /*
  * struct loop_args may grow, so it is read as libbpf reads its options
- * (OPTS_VALID, OPTS_GET): a caller built with an older loop.h passes a
- * smaller sz and gets the defaults of the optional fields it lacks (log,
- * alive, alive_ctx); one built with a newer loop.h must leave zero what this
- * file does not know.
+ * (common/opts.h): a caller built with an older loop.h passes a smaller sz
+ * and gets the defaults of the optional fields it lacks (log, alive,
+ * alive_ctx); one built with a newer loop.h must leave zero what this file
+ * does not know.
  */
-#define LOOP_ARGS_HAS(a, f)	 ((a)->sz >= offsetof(struct loop_args, f) + sizeof((a)->f))
-#define LOOP_ARGS_GET(a, f, def) (LOOP_ARGS_HAS(a, f) ? (a)->f : (def))
-
 static bool loop_args_valid(const struct loop_args *a)
 {
-	if (!a || !LOOP_ARGS_HAS(a, aux)) /* cfg .. aux are required */
-		return false;
-	for (size_t i = sizeof(*a); i < a->sz; i++)
-		if (((const char *)a)[i])
-			return false;
-	return true;
+	/* cfg .. aux are required */
+	return a && !opts_check_min(a, OPTS_KNOWN_END(struct loop_args, aux),
+				    OPTS_KNOWN_END(struct loop_args, alive_ctx));
 }
 
 int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
@@ -621,14 +616,14 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 		return -EINVAL;
 	}
 	c = a->cfg;
-	alive = LOOP_ARGS_GET(a, alive, NULL);
+	alive = OPTS_GET(a, alive, NULL);
 	l->cfg = c;
 	l->pol = a->pol;
 	l->mops = a->mops;
 	l->mctx = a->mctx;
-	l->log = LOOP_ARGS_GET(a, log, NULL);
+	l->log = OPTS_GET(a, log, NULL);
 	l->alive = alive ? alive : loop_pid_alive;
-	l->alive_ctx = alive ? LOOP_ARGS_GET(a, alive_ctx, NULL) : l;
+	l->alive_ctx = alive ? OPTS_GET(a, alive_ctx, NULL) : l;
 	l->nwl = c->nwl;
 	for (int i = 0; i < l->nwl; i++) {
 		struct loop_wl *w = &l->wl[i];
@@ -731,15 +726,16 @@ static void workload_gone(struct loop *l, int i, char *event, size_t len)
 static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_obs *ow)
 {
 	struct loop_wl *w = &l->wl[i];
-	const struct src_sample *smp[2] = { &w->last, &w->last_aux };
+	const struct src_sample *smp[2] = { &w->last, &w->last_aux }, *se, *sc;
 	const struct src *src[2] = { w->src, w->aux };
 	uint64_t ns;
 
+	src_by_kind(w->src, &w->last, w->aux, &w->last_aux, &se, &sc);
+	if (sc && sc->state == POL_LAT_FRESH)
+		ow->p99_client_ns = sc->p99_ns;
 	for (int k = 0; k < 2; k++) {
 		if (!src[k] || smp[k]->state != POL_LAT_FRESH)
 			continue;
-		if (src[k]->ops->kind == SRC_CLIENT)
-			ow->p99_client_ns = smp[k]->p99_ns;
 		if (!isnan(smp[k]->p99_service_ns))
 			ow->p99_service_ns = smp[k]->p99_service_ns;
 		if (!isnan(smp[k]->p99_sojourn_ns))
@@ -760,6 +756,8 @@ static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_o
 	ow->cpu_used = w->cpu_used;
 }
 
+_Static_assert(POL_NODES_MAX == ACT_TOPO_NODES_MAX, "policy.h's node bound is the actuators'");
+
 /* The cores as handed out: what one is, siblings and nodes, units per node. */
 static void observe_topology(const struct loop *l, struct pol_observation *o)
 {
@@ -768,6 +766,7 @@ static void observe_topology(const struct loop *l, struct pol_observation *o)
 
 	t->smt = l->cfg->smt;
 	t->topo = &l->caps.topo;
+	t->threads_max = l->caps.topo.threads_max;
 	if (!l->res[POL_RES_CORES].avail)
 		return;
 	t->cpus = l->cores.handout;
@@ -1014,16 +1013,9 @@ static void log_record(struct loop *l, const char *event)
 	for (int i = 0; i < l->nwl; i++) {
 		const struct loop_wl *w = &l->wl[i];
 		const struct pol_wl_obs *o = &l->obs.wl[i];
-		const struct src_sample *se = NULL, *sc = NULL;
+		const struct src_sample *se, *sc;
 
-		if (w->src && w->src->ops->kind == SRC_EBEE)
-			se = &w->last;
-		if (w->src && w->src->ops->kind == SRC_CLIENT)
-			sc = &w->last;
-		if (w->aux && w->aux->ops->kind == SRC_EBEE)
-			se = &w->last_aux;
-		if (w->aux && w->aux->ops->kind == SRC_CLIENT)
-			sc = &w->last_aux;
+		src_by_kind(w->src, &w->last, w->aux, &w->last_aux, &se, &sc);
 		log_json_obj(&j, NULL);
 		log_json_str(&j, "name", w->name);
 		log_json_int(&j, "pid", w->pid);

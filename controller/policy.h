@@ -42,8 +42,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpulist.h"
-#include "topology.h"
+#include "cpulist.h" /* common/: a plain value type */
+
+/* The machine's topology as the actuators read it: the loop's, opaque here
+ * (policies never see the actuators; what they need of it is copied into
+ * struct pol_topology). */
+struct act_topo;
+
+/* NUMA node ids 0..63 (the loop checks it equals the actuators' bound). */
+#define POL_NODES_MAX 64
 
 enum pol_res {
 	POL_RES_CORES = 0, /* cores in the workload's cpuset; unit: one core as smt says */
@@ -129,12 +136,13 @@ struct pol_wl_obs {
 /* The machine's cores as the loop hands them out: sibling groups and NUMA
  * nodes (read from sysfs, or the simulator's made-up machine). */
 struct pol_topology {
-	enum pol_smt smt;	     /* what one unit of POL_RES_CORES is */
-	const struct act_topo *topo; /* online cpus, siblings (act_topo_siblings()), nodes */
-	struct act_cpumask cpus;     /* the cpus that may be handed out */
-	uint64_t nodes;		     /* nodes that have some of them */
-	long node_units[ACT_TOPO_NODES_MAX]; /* units of POL_RES_CORES on each node */
-	long node_free[ACT_TOPO_NODES_MAX];  /* of which free now */
+	enum pol_smt smt;		/* what one unit of POL_RES_CORES is */
+	const struct act_topo *topo;	/* the loop's (opaque to policies) */
+	int threads_max;		/* most threads any core has (1 without SMT) */
+	struct act_cpumask cpus;	/* the cpus that may be handed out */
+	uint64_t nodes;			/* nodes that have some of them */
+	long node_units[POL_NODES_MAX]; /* units of POL_RES_CORES on each node */
+	long node_free[POL_NODES_MAX];	/* of which free now */
 };
 
 struct pol_observation {
@@ -214,6 +222,13 @@ struct pol_ops {
 			const struct pol_decision *dec, const struct pol_outcome *out);
 	/* Optional: free state. */
 	void (*exit)(void *state);
+	/* Optional: the decision interval its settings ask for. *interval_ms
+	 * comes in as [controller] interval_ms (ctl_set: written in the file,
+	 * else its default); the op may change it, and says in note (shown at
+	 * start) what of the file it did not take as written. params are
+	 * already checked by check_param. */
+	void (*interval)(const struct pol_param *params, int nparams, bool ctl_set,
+			 unsigned int *interval_ms, char *note, size_t note_len);
 	/* Optional: the policy's published variants, NULL-terminated, each one
 	 * "key=value" setting of [policy NAME] (parties: its two flavours).
 	 * `parties --list-policies` lists one line per variant, so a benchmark
@@ -234,6 +249,17 @@ void pol_decision_init(struct pol_decision *dec, const struct pol_observation *o
  * lasts. */
 void pol_grant(const struct pol_observation *obs, int r, const long *want,
 	       struct pol_decision *dec);
+/* A table-driven policy's one setting (controller/cfg_key.h): set at base,
+ * or refused with what is wrong (an unknown key: the table's names). 0 or
+ * -EINVAL. */
+struct cfg_key;
+int pol_param_set(const struct cfg_key *tab, int n, void *base, const char *key, const char *val,
+		  char *err, size_t err_len);
+/* init()'s settings applied in file order by set() to base; the first one
+ * refused is named in a->err_param. 0, or set()'s error. */
+int pol_parse_params(struct pol_init_args *a, void *base,
+		     int (*set)(void *base, const char *key, const char *val, char *err,
+				size_t err_len));
 /* CPUs' worth of CPU time (the unit of cpu_used) in one unit of POL_RES_CORES
  * for workload i: 1, or under smt = whole its own threads per core (the
  * machine's most before it has any). */

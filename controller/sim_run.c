@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include "opts.h"
 #include "sim_model.h"
 #include "sim_run.h"
 
@@ -393,17 +394,25 @@ static void log_summary(FILE *log, const struct cfg *c, const struct sim_run_res
 
 int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err, size_t len)
 {
+	/* every field is read; a newer caller's tail must be zero */
+	int ret = opts_check_min(o, OPTS_KNOWN_END(struct sim_run_opts, duration_s),
+				 OPTS_KNOWN_END(struct sim_run_opts, duration_s));
 	const struct cfg *c = o->cfg;
 	struct loop_args la = { .sz = sizeof(la) };
 	static struct loop loop; /* large: not on the stack */
 	struct simmach m = { 0 };
-	double dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
-	double w0, c0;
+	double dur, w0, c0;
 	uint64_t end_ms, t;
 	bool lagged = false;
-	int ret;
 
 	memset(res, 0, sizeof(*res));
+	if (ret) {
+		snprintf(err, len,
+			 "sim_run: struct sim_run_opts of %zu bytes, not one this build reads",
+			 o->sz);
+		return ret;
+	}
+	dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
 	if (!c->sim.enabled) {
 		snprintf(err, len, "%s: no [simulation] section: nothing to simulate", c->file);
 		return -EINVAL;

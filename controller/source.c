@@ -30,6 +30,22 @@ void src_close(struct src *s)
 		s->ops->close(s);
 }
 
+void src_by_kind(const struct src *src, const struct src_sample *s, const struct src *aux,
+		 const struct src_sample *a, const struct src_sample **ebee,
+		 const struct src_sample **client)
+{
+	const struct src *k[2] = { src, aux };
+	const struct src_sample *v[2] = { s, a };
+
+	*ebee = *client = NULL;
+	for (int i = 0; i < 2; i++) {
+		if (k[i] && k[i]->ops->kind == SRC_EBEE)
+			*ebee = v[i];
+		else if (k[i] && k[i]->ops->kind == SRC_CLIENT)
+			*client = v[i];
+	}
+}
+
 int src_open_lib(const struct cfg *c, struct src_ebee **eb, char *msg, size_t msg_len)
 {
 	bool need_ebee = c->ebee == CFG_ON;

@@ -55,6 +55,13 @@ struct src {
 };
 
 int src_read(struct src *s, uint64_t now_ms, struct src_sample *out);
+/* A workload's samples by what their sources are: *ebee the sample of its
+ * ebee source, *client that of its client feed, NULL where it has none of
+ * that kind (src and aux may be NULL; the kind is the sources' own, so the
+ * loop need not know the kinds). */
+void src_by_kind(const struct src *src, const struct src_sample *s, const struct src *aux,
+		 const struct src_sample *a, const struct src_sample **ebee,
+		 const struct src_sample **client);
 /* NULL is fine. */
 void src_close(struct src *s);
 
