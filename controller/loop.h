@@ -36,14 +36,15 @@ struct loop_caps {
 struct loop_mach_ops {
 	int (*caps)(void *m, struct loop_caps *caps);
 	/* Manage workload wl (index in the config) running as pid, with its
-	 * initial allocation; cpus NULL when cores are not managed, quota_mc 0 =
-	 * unlimited, freq_khz 0 = leave. */
+	 * initial allocation: cpus NULL when cores are not managed; alloc[r]
+	 * of every value resource (res/res.h), 0 when r is not managed (quota
+	 * 0 = unlimited, freq 0 = leave). */
 	int (*add)(void *m, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		   long quota_mc, long freq_khz);
-	/* Give each wls[i] exactly cpus[i], as one change. */
+		   const long alloc[POL_RES_COUNT]);
+	/* Give each wls[i] exactly cpus[i], as one change (the cores partition). */
 	int (*assign_cpus)(void *m, const int *wls, const struct act_cpumask *cpus, int n);
-	int (*set_quota)(void *m, int wl, long quota_mc);
-	int (*set_freq)(void *m, int wl, long freq_khz);
+	/* Set value resource r of workload wl to v, in the loop's unit. */
+	int (*set)(void *m, enum pol_res r, int wl, long v);
 	/* The workload is gone: put back what was changed for it. */
 	int (*remove)(void *m, int wl);
 	/* Optional: CPU time the workload has used so far, in ns (cgroup or
