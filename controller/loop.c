@@ -44,9 +44,7 @@ bool loop_pid_alive(void *ctx, int wl, pid_t pid)
 	return procfs_alive(pid, l && wl >= 0 && wl < l->nwl ? l->wl[wl].start : 0);
 }
 
-static void sat(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void sat(char *dst, size_t len, const char *fmt, ...)
+void loop_msg(char *dst, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -99,7 +97,7 @@ static int policy_init(const struct cfg *c, const struct pol_ops *pol, void **st
 
 	*state = NULL;
 	if (!pol || !pol->decide) {
-		sat(err, len, "%s: policy %s has no decide()", c->file, pol ? pol->name : "?");
+		loop_msg(err, len, "%s: policy %s has no decide()", c->file, pol ? pol->name : "?");
 		return -EINVAL;
 	}
 	if (!pol->init)
@@ -110,15 +108,15 @@ static int policy_init(const struct cfg *c, const struct pol_ops *pol, void **st
 	if (!ret)
 		return 0;
 	if (pa.err_param >= 0 && pa.err_param < c->nparams)
-		sat(err, len, "%s:%d: [policy %s] %s", c->file, c->params[pa.err_param].line,
-		    pol->name, perr);
+		loop_msg(err, len, "%s:%d: [policy %s] %s", c->file, c->params[pa.err_param].line,
+			 pol->name, perr);
 	else /* a combination of settings: the last one given, or where the policy is chosen */
-		sat(err, len, "%s:%d: policy %s: %s", c->file,
-		    c->nparams		     ? c->params[c->nparams - 1].line
-		    : c->line_of[CFG_POLICY] ? c->line_of[CFG_POLICY]
-		    : c->nwl		     ? c->wl[0].line
-					     : 1,
-		    pol->name, perr[0] ? perr : strerror(-ret));
+		loop_msg(err, len, "%s:%d: policy %s: %s", c->file,
+			 c->nparams		  ? c->params[c->nparams - 1].line
+			 : c->line_of[CFG_POLICY] ? c->line_of[CFG_POLICY]
+			 : c->nwl		  ? c->wl[0].line
+						  : 1,
+			 pol->name, perr[0] ? perr : strerror(-ret));
 	return ret;
 }
 
@@ -154,8 +152,8 @@ static int add_workloads(struct loop *l, char *err, size_t len)
 		ret = l->mops->add(l->mctx, i, w->name, w->pid,
 				   l->res[POL_RES_CORES].avail ? &w->cpus : NULL, alloc);
 		if (ret) {
-			sat(err, len, "workload %s (pid %d): %s", w->name, (int)w->pid,
-			    l->mops->last_error(l->mctx));
+			loop_msg(err, len, "workload %s (pid %d): %s", w->name, (int)w->pid,
+				 l->mops->last_error(l->mctx));
 			return ret;
 		}
 		w->added = true;
@@ -191,8 +189,9 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 
 	memset(l, 0, sizeof(*l));
 	if (!loop_args_valid(a)) {
-		sat(err, len, "loop_init: struct loop_args of %zu bytes, not one this build reads",
-		    a ? a->sz : 0);
+		loop_msg(err, len,
+			 "loop_init: struct loop_args of %zu bytes, not one this build reads",
+			 a ? a->sz : 0);
 		return -EINVAL;
 	}
 	c = a->cfg;
@@ -226,8 +225,8 @@ int loop_init(struct loop *l, const struct loop_args *a, char *err, size_t len)
 	}
 	ret = l->mops->caps(l->mctx, &l->caps);
 	if (ret) {
-		sat(err, len, "cannot read what the machine supports: %s",
-		    l->mops->last_error(l->mctx));
+		loop_msg(err, len, "cannot read what the machine supports: %s",
+			 l->mops->last_error(l->mctx));
 		goto fail;
 	}
 	if (act_cpumask_empty(&l->caps.topo.online))
@@ -253,22 +252,6 @@ fail:
 	for (int i = 0; i < l->nwl; i++)
 		l->wl[i].src = l->wl[i].aux = NULL; /* still the caller's */
 	return ret;
-}
-
-void loop_print_cores(const struct loop *l, FILE *f)
-{
-	char buf[2304];
-
-	if (!l->res[POL_RES_CORES].avail)
-		return;
-	cores_describe(&l->cores, NULL, buf, sizeof(buf));
-	fprintf(f, "parties: topology: %s\n", buf);
-	for (int i = 0; i < l->nwl; i++) {
-		if (!l->wl[i].alive)
-			continue;
-		cores_describe(&l->cores, &l->wl[i].cpus, buf, sizeof(buf));
-		fprintf(f, "parties: workload %s: %s\n", l->wl[i].name, buf);
-	}
 }
 
 int loop_alive_count(const struct loop *l)
@@ -304,7 +287,7 @@ static void workload_gone(struct loop *l, int i, char *event, size_t len)
 int loop_validate(const struct loop *l, const struct pol_decision *dec, char *why, size_t len)
 {
 	if (dec->nwl != l->nwl) {
-		sat(why, len, "decision for %d workloads, there are %d", dec->nwl, l->nwl);
+		loop_msg(why, len, "decision for %d workloads, there are %d", dec->nwl, l->nwl);
 		return -EINVAL;
 	}
 	for (int r = 0; r < POL_RES_COUNT; r++)
@@ -321,21 +304,21 @@ int loop_validate(const struct loop *l, const struct pol_decision *dec, char *wh
 			if (v == w->alloc[r])
 				goto count;
 			if (!w->alive) {
-				sat(why, len, "%s: workload %s is gone", rn, w->name);
+				loop_msg(why, len, "%s: workload %s is gone", rn, w->name);
 				return -EINVAL;
 			}
 			if (!l->res[r].avail) {
-				sat(why, len, "%s for %s: not a resource here", rn, w->name);
+				loop_msg(why, len, "%s for %s: not a resource here", rn, w->name);
 				return -EINVAL;
 			}
 			if (v < w->min[r]) {
-				sat(why, len, "%s for %s: %ld below its minimum %ld", rn, w->name,
-				    pol_res_shown(r, v), pol_res_shown(r, w->min[r]));
+				loop_msg(why, len, "%s for %s: %ld below its minimum %ld", rn,
+					 w->name, pol_res_shown(r, v), pol_res_shown(r, w->min[r]));
 				return -EINVAL;
 			}
 			if (v > w->max[r]) {
-				sat(why, len, "%s for %s: %ld above its maximum %ld", rn, w->name,
-				    pol_res_shown(r, v), pol_res_shown(r, w->max[r]));
+				loop_msg(why, len, "%s for %s: %ld above its maximum %ld", rn,
+					 w->name, pol_res_shown(r, v), pol_res_shown(r, w->max[r]));
 				return -EINVAL;
 			}
 		count:
@@ -343,8 +326,8 @@ int loop_validate(const struct loop *l, const struct pol_decision *dec, char *wh
 				sum += v;
 		}
 		if (l->res[r].pooled && l->res[r].avail && sum > l->res[r].total) {
-			sat(why, len, "%s: %ld asked for, %ld exist", rn, pol_res_shown(r, sum),
-			    pol_res_shown(r, l->res[r].total));
+			loop_msg(why, len, "%s: %ld asked for, %ld exist", rn,
+				 pol_res_shown(r, sum), pol_res_shown(r, l->res[r].total));
 			return -EINVAL;
 		}
 	}
@@ -371,18 +354,18 @@ static void apply_values(struct loop *l, enum pol_res r, const struct pol_decisi
 			if (l->res[r].pooled && want > cur &&
 			    res_used(l, r) + (want - cur) > l->res[r].total) {
 				if (out->applied)
-					sat(out->why, sizeof(out->why),
-					    "%s of %s: not raised, the decrease it needed did "
-					    "not happen",
-					    pol_res_str(r), l->wl[i].name);
+					loop_msg(out->why, sizeof(out->why),
+						 "%s of %s: not raised, the decrease it needed did "
+						 "not happen",
+						 pol_res_str(r), l->wl[i].name);
 				out->applied = false;
 				continue;
 			}
 			if (l->mops->set(l->mctx, r, i, want)) {
 				if (out->applied)
-					sat(out->why, sizeof(out->why), "%s of %s: %s",
-					    pol_res_str(r), l->wl[i].name,
-					    l->mops->last_error(l->mctx));
+					loop_msg(out->why, sizeof(out->why), "%s of %s: %s",
+						 pol_res_str(r), l->wl[i].name,
+						 l->mops->last_error(l->mctx));
 				out->applied = false;
 				continue;
 			}
@@ -425,8 +408,8 @@ int loop_step(struct loop *l, uint64_t now_ms)
 	memset(&l->out, 0, sizeof(l->out));
 	ret = l->pol->decide(l->pol_state, &l->obs, &l->dec);
 	if (ret) {
-		sat(l->out.why, sizeof(l->out.why), "policy %s failed (%s): allocation kept",
-		    l->pol->name, strerror(-ret));
+		loop_msg(l->out.why, sizeof(l->out.why), "policy %s failed (%s): allocation kept",
+			 l->pol->name, strerror(-ret));
 		pol_decision_init(&l->dec, &l->obs);
 	} else if (loop_validate(l, &l->dec, l->out.why, sizeof(l->out.why))) {
 		l->stats.rejected++;

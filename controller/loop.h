@@ -30,7 +30,9 @@ struct loop_caps {
 	/* Their siblings and nodes (sysfs, or the model's); no online cpu =
 	 * not reported, taken as one node without SMT. */
 	struct act_topo topo;
-	long freq_min_khz, freq_max_khz;
+	/* The range the machine offers of a value resource (res_ops act_range,
+	 * sim_range), in the loop's unit; 0..0 when it says none. */
+	long lo[POL_RES_COUNT], hi[POL_RES_COUNT];
 };
 
 struct loop_mach_ops {
@@ -159,6 +161,9 @@ void loop_fini(struct loop *l);
  * must still have; NULL compares no start time. */
 bool loop_pid_alive(void *ctx, int wl, pid_t pid);
 uint64_t loop_now_ms(void);
+/* vsnprintf() into a message buffer (err, why), truncated silently: the
+ * loop's and the resources' (res/) messages. */
+void loop_msg(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Validate a decision against the loop's state; 0 or -EINVAL with why set.
  * Exposed for tests. */

@@ -156,14 +156,13 @@ static int m_caps(void *p, struct loop_caps *k)
 		const char *why = NULL;
 
 		k->res[r] = res_table[r]->act_can && res_table[r]->act_can(c, &why);
+		if (res_table[r]->act_range)
+			res_table[r]->act_range(c, &k->lo[r], &k->hi[r]);
 		snprintf(k->why[r], sizeof(k->why[r]), "%s",
 			 why ? why : "parties has no actuator for it");
 	}
 	k->cpus = c->cpus;
 	k->topo = *act_topology(m->act);
-	/* whole MHz, the unit of the config's steps and of the log */
-	k->freq_min_khz = (long)(c->freq_min_khz / 1000 * 1000);
-	k->freq_max_khz = (long)(c->freq_max_khz / 1000 * 1000);
 	return 0;
 }
 

@@ -47,8 +47,11 @@ static int sm_caps(void *p, struct loop_caps *k)
 	struct simmach *m = p;
 
 	memset(k, 0, sizeof(*k));
-	for (int r = 0; r < POL_RES_COUNT; r++)
+	for (int r = 0; r < POL_RES_COUNT; r++) {
 		k->res[r] = true;
+		if (res_table[r]->sim_range)
+			res_table[r]->sim_range(m->cfg, &k->lo[r], &k->hi[r]);
+	}
 	for (int c = 0; c < m->ncpus; c++)
 		act_cpumask_set(&k->cpus, c);
 	/* the made-up machine's siblings and nodes, as sysfs would show them; a
@@ -56,8 +59,6 @@ static int sm_caps(void *p, struct loop_caps *k)
 	 * siblings is not in the model) */
 	act_topo_synth(&k->topo, m->cfg->nodes, m->cfg->cores / m->cfg->nodes,
 		       m->cfg->threads_per_core, m->cfg->numbering == 1);
-	k->freq_min_khz = m->fmin;
-	k->freq_max_khz = m->fmax;
 	return 0;
 }
 

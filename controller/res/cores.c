@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Cores: a partition of the managed cpus ([resources] cores, cpus, smt;
- * a workload's cores, min_cores, max_cores, cpus). Which cpus a count of
- * cores is, is cores.[ch]; the cpuset actuator writes them, as one change
- * for every workload that moves.
+ * Cores: a partition of the managed cpus ([resources] cores, smt; a
+ * workload's cores, min_cores, max_cores; the managed cpus and a workload's
+ * explicit cpus are config.c's keys, which quota's defaults use too). Which
+ * cpus a count of cores is, is cores.[ch]; the cpuset actuator writes them,
+ * as one change for every workload that moves.
  */
 #include <errno.h>
 #include <math.h>
@@ -11,6 +12,29 @@
 #include <string.h>
 
 #include "res.h"
+
+/* Its keys: [resources] and [workload NAME] (configs/example.ini). */
+static const struct res_key cores_keys[] = {
+	RES_KEY(CFG_CORES, "cores", CFG_KEY_BOOL, RES_C(cores), .def = true),
+	/* what a core handed out is (policy.h, enum pol_smt) */
+	RES_KEY(CFG_SMT, "smt", CFG_KEY_CHOICE, RES_C(smt),
+		.names = (const char *const[]){ "whole", "primary", "shared", NULL },
+		.msg = "%s: '%s' must be whole, primary or shared", .def = POL_SMT_WHOLE),
+	RES_WL_KEY(CFG_WL_MIN_CORES, "min_cores", CFG_KEY_WHOLE, RES_W(min_cores), .lo = 1,
+		   .hi = ACT_CPUMASK_MAX, .def = 1),
+	/* 0: every managed cpu (its cfg_resolve) */
+	RES_WL_KEY(CFG_WL_MAX_CORES, "max_cores", CFG_KEY_WHOLE, RES_W(max_cores), .lo = 0,
+		   .hi = ACT_CPUMASK_MAX),
+	RES_WL_INITIAL(CFG_WL_CORES, "cores", CFG_KEY_WHOLE, RES_W(cores), .lo = 1,
+		       .hi = ACT_CPUMASK_MAX),
+};
+
+static void cores_cfg_resolve(struct cfg *c)
+{
+	for (int i = 0; i < c->nwl; i++)
+		if (!c->wl[i].max_cores)
+			c->wl[i].max_cores = act_cpumask_count(&c->cpus);
+}
 
 /* A workload's explicit cpus under smt: whole units, as many as its bounds
  * allow (the config counted cpus; under whole a core is more than one). */
@@ -23,18 +47,18 @@ static int check_wl_units(const struct loop *l, int i, char *err, size_t len)
 	char why[192];
 
 	if (cores_check(&l->cores, &w->cpus, why, sizeof(why))) {
-		res_err(err, len, "%s:%d: workload %s: %s", c->file, line, w->name, why);
+		loop_msg(err, len, "%s:%d: workload %s: %s", c->file, line, w->name, why);
 		return -EINVAL;
 	}
 	n = cores_count(&l->cores, &w->cpus);
 	if ((w->cores && w->cores != n) || n < lw->min[POL_RES_CORES] ||
 	    n > lw->max[POL_RES_CORES]) {
-		res_err(err, len, "%s:%d: workload %s: cpus are %d cores (smt = %s), not %s",
-			c->file, line, w->name, n,
-			c->smt == POL_SMT_WHOLE	    ? "whole"
-			: c->smt == POL_SMT_PRIMARY ? "primary"
-						    : "shared",
-			w->cores ? "its cores =" : "within min_cores..max_cores");
+		loop_msg(err, len, "%s:%d: workload %s: cpus are %d cores (smt = %s), not %s",
+			 c->file, line, w->name, n,
+			 c->smt == POL_SMT_WHOLE     ? "whole"
+			 : c->smt == POL_SMT_PRIMARY ? "primary"
+						     : "shared",
+			 w->cores ? "its cores =" : "within min_cores..max_cores");
 		return -EINVAL;
 	}
 	return 0;
@@ -52,21 +76,22 @@ static int cores_limits(struct loop *l, char *err, size_t len)
 		char buf[64], buf2[192];
 
 		if (!k->res[POL_RES_CORES]) {
-			res_err(err, len, "cores are a resource but cpusets cannot be set here: %s",
-				k->why[POL_RES_CORES]);
+			loop_msg(err, len,
+				 "cores are a resource but cpusets cannot be set here: %s",
+				 k->why[POL_RES_CORES]);
 			return -EOPNOTSUPP;
 		}
 		if (!act_cpumask_subset(&c->cpus, &k->cpus)) {
 			act_cpumask_format(&k->cpus, buf, sizeof(buf));
-			res_err(err, len, "%s:%d: [resources] cpus: only %s can be assigned here",
-				c->file, c->line_of[CFG_CPUS], buf);
+			loop_msg(err, len, "%s:%d: [resources] cpus: only %s can be assigned here",
+				 c->file, c->line_of[CFG_CPUS], buf);
 			return -ERANGE;
 		}
 		r->avail = true;
 		if (cores_init(&l->cores, &k->topo, &c->cpus, c->smt, buf2, sizeof(buf2))) {
-			res_err(err, len, "%s:%d: %s", c->file,
-				c->line_of[CFG_SMT] ? c->line_of[CFG_SMT] : c->line_of[CFG_CPUS],
-				buf2);
+			loop_msg(err, len, "%s:%d: %s", c->file,
+				 c->line_of[CFG_SMT] ? c->line_of[CFG_SMT] : c->line_of[CFG_CPUS],
+				 buf2);
 			return -EINVAL;
 		}
 		r->total = l->cores.nunits;
@@ -114,9 +139,9 @@ static int initial_cpus(struct loop *l, char *err, size_t len)
 		}
 		for (int k = 0; k < want; k++) {
 			if (cores_grow(&l->cores, &l->wl[i].cpus, &free, -1)) {
-				res_err(err, len,
-					"workload %s: no core left for its initial allocation",
-					l->wl[i].name);
+				loop_msg(err, len,
+					 "workload %s: no core left for its initial allocation",
+					 l->wl[i].name);
 				return -ENOSPC;
 			}
 		}
@@ -161,37 +186,37 @@ static int validate_cpus(const struct loop *l, const struct pol_decision *dec, c
 		if (d->set_node &&
 		    (!l->wl[i].alive || !l->res[POL_RES_CORES].avail || d->node < 0 ||
 		     d->node >= ACT_TOPO_NODES_MAX || !cores_units_on(l, d->node))) {
-			res_err(why, len, "node %d for %s: %s", d->node, l->wl[i].name,
-				!l->wl[i].alive		       ? "it is gone"
-				: !l->res[POL_RES_CORES].avail ? "cores are not a resource here"
-							       : "no managed core is on it");
+			loop_msg(why, len, "node %d for %s: %s", d->node, l->wl[i].name,
+				 !l->wl[i].alive		? "it is gone"
+				 : !l->res[POL_RES_CORES].avail ? "cores are not a resource here"
+								: "no managed core is on it");
 			return -EINVAL;
 		}
 		if (!d->set_cpus)
 			continue;
 		if (!l->wl[i].alive || !l->res[POL_RES_CORES].avail) {
-			res_err(why, len, "cpus for %s: %s", l->wl[i].name,
-				l->wl[i].alive ? "cores are not a resource here" : "it is gone");
+			loop_msg(why, len, "cpus for %s: %s", l->wl[i].name,
+				 l->wl[i].alive ? "cores are not a resource here" : "it is gone");
 			return -EINVAL;
 		}
 		if (!act_cpumask_subset(&d->cpus, &l->cfg->cpus)) {
-			res_err(why, len, "cpus for %s: not all managed", l->wl[i].name);
+			loop_msg(why, len, "cpus for %s: not all managed", l->wl[i].name);
 			return -EINVAL;
 		}
 		if (cores_check(&l->cores, &d->cpus, msg, sizeof(msg))) {
-			res_err(why, len, "cpus for %s: %s", l->wl[i].name, msg);
+			loop_msg(why, len, "cpus for %s: %s", l->wl[i].name, msg);
 			return -EINVAL;
 		}
 		if (cores_count(&l->cores, &d->cpus) != d->alloc[POL_RES_CORES]) {
-			res_err(why, len, "cpus for %s: %d %s for %ld cores", l->wl[i].name,
-				cores_count(&l->cores, &d->cpus),
-				l->cfg->smt == POL_SMT_SHARED ? "cpus" : "cores",
-				d->alloc[POL_RES_CORES]);
+			loop_msg(why, len, "cpus for %s: %d %s for %ld cores", l->wl[i].name,
+				 cores_count(&l->cores, &d->cpus),
+				 l->cfg->smt == POL_SMT_SHARED ? "cpus" : "cores",
+				 d->alloc[POL_RES_CORES]);
 			return -EINVAL;
 		}
 		if (act_cpumask_intersects(&d->cpus, &seen)) {
-			res_err(why, len, "cpus for %s: given to another workload too",
-				l->wl[i].name);
+			loop_msg(why, len, "cpus for %s: given to another workload too",
+				 l->wl[i].name);
 			return -EINVAL;
 		}
 		act_cpumask_or(&seen, &seen, &d->cpus);
@@ -249,7 +274,7 @@ static void apply_cpus(struct loop *l, const struct pol_decision *dec, struct po
 	*changed = true;
 	if (l->mops->assign_cpus(l->mctx, wls, nc, n)) {
 		out->applied = false;
-		res_err(out->why, sizeof(out->why), "cores: %s", l->mops->last_error(l->mctx));
+		loop_msg(out->why, sizeof(out->why), "cores: %s", l->mops->last_error(l->mctx));
 		return;
 	}
 	for (int k = 0; k < n; k++) {
@@ -268,6 +293,22 @@ static void log_cores(struct log_json *j, const struct loop *l, const struct loo
 	log_json_str(j, "cpus", l->res[POL_RES_CORES].avail ? buf : NULL);
 }
 
+void loop_print_cores(const struct loop *l, FILE *f)
+{
+	char buf[2304];
+
+	if (!l->res[POL_RES_CORES].avail)
+		return;
+	cores_describe(&l->cores, NULL, buf, sizeof(buf));
+	fprintf(f, "parties: topology: %s\n", buf);
+	for (int i = 0; i < l->nwl; i++) {
+		if (!l->wl[i].alive)
+			continue;
+		cores_describe(&l->cores, &l->wl[i].cpus, buf, sizeof(buf));
+		fprintf(f, "parties: workload %s: %s\n", l->wl[i].name, buf);
+	}
+}
+
 static bool cores_managed(const struct cfg *c)
 {
 	return c->cores;
@@ -282,6 +323,9 @@ static bool cores_can(const struct act_caps *c, const char **why)
 /* The simulator's cores are the count of cpus assign_cpus() gives. */
 const struct res_ops res_cores_ops = {
 	.name = "cores",
+	.keys = cores_keys,
+	.nkeys = sizeof(cores_keys) / sizeof(cores_keys[0]),
+	.cfg_resolve = cores_cfg_resolve,
 	.shown_div = 1,
 	.limits = cores_limits,
 	.initial = initial_cpus,

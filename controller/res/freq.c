@@ -11,12 +11,25 @@
 
 #include "res.h"
 
+/* Its keys: [resources] and [workload NAME] (configs/example.ini). */
+static const struct res_key freq_keys[] = {
+	RES_KEY(CFG_FREQ, "freq", CFG_KEY_TRISTATE, RES_C(freq), .def = CFG_AUTO),
+	RES_KEY(CFG_FREQ_MIN_MHZ, "freq_min_mhz", CFG_KEY_WHOLE, RES_C(freq_min_khz), .lo = 0,
+		.hi = 100000, .scale = 1000),
+	RES_KEY(CFG_FREQ_MAX_MHZ, "freq_max_mhz", CFG_KEY_WHOLE, RES_C(freq_max_khz), .lo = 0,
+		.hi = 100000, .scale = 1000),
+	RES_KEY(CFG_FREQ_STEP_MHZ, "freq_step_mhz", CFG_KEY_WHOLE, RES_C(freq_step_khz), .lo = 1,
+		.hi = 10000, .scale = 1000, .def = 100),
+	RES_WL_INITIAL(CFG_WL_FREQ_MHZ, "freq_mhz", CFG_KEY_WHOLE, RES_W(freq_khz), .lo = 0,
+		       .hi = 100000, .scale = 1000),
+};
+
 static int freq_limits(struct loop *l, char *err, size_t len)
 {
 	const struct cfg *c = l->cfg;
 	const struct loop_caps *k = &l->caps;
 	struct pol_res_info *r = &l->res[POL_RES_FREQ];
-	long fmin = k->freq_min_khz, fmax = k->freq_max_khz;
+	long fmin = k->lo[POL_RES_FREQ], fmax = k->hi[POL_RES_FREQ];
 
 	if (c->freq_min_khz && c->freq_min_khz > fmin)
 		fmin = c->freq_min_khz;
@@ -24,8 +37,8 @@ static int freq_limits(struct loop *l, char *err, size_t len)
 		fmax = c->freq_max_khz;
 	*r = (struct pol_res_info){ .step = c->freq_step_khz };
 	if (c->freq == CFG_ON && !k->res[POL_RES_FREQ]) {
-		res_err(err, len, "[resources] freq = true but cpufreq cannot be used here: %s",
-			k->why[POL_RES_FREQ]);
+		loop_msg(err, len, "[resources] freq = true but cpufreq cannot be used here: %s",
+			 k->why[POL_RES_FREQ]);
 		return -EOPNOTSUPP;
 	}
 	if (c->freq != CFG_OFF && k->res[POL_RES_FREQ] && fmin < fmax)
@@ -61,6 +74,19 @@ static bool freq_can(const struct act_caps *c, const char **why)
 	return c->cpufreq;
 }
 
+/* whole MHz, the unit of the config's steps and of the log */
+static void freq_range(const struct act_caps *c, long *lo, long *hi)
+{
+	*lo = (long)(c->freq_min_khz / 1000 * 1000);
+	*hi = (long)(c->freq_max_khz / 1000 * 1000);
+}
+
+static void freq_sim_range(const struct cfg_sim *s, long *lo, long *hi)
+{
+	*lo = s->freq_min_khz;
+	*hi = s->freq_max_khz;
+}
+
 static void freq_add(struct act_workload_opts *o, long v)
 {
 	o->freq_max_khz = (unsigned long)v;
@@ -83,14 +109,18 @@ static void freq_sim(struct res_sim *s, long f)
 
 const struct res_ops res_freq_ops = {
 	.name = "freq",
+	.keys = freq_keys,
+	.nkeys = sizeof(freq_keys) / sizeof(freq_keys[0]),
 	.shown_div = 1000, /* MHz */
 	.limits = freq_limits,
 	.initial = initial_freq,
 	.managed = freq_managed,
 	.act_res = ACT_RES_CPUFREQ,
 	.act_can = freq_can,
+	.act_range = freq_range,
 	.act_add = freq_add,
 	.act_set = freq_set,
+	.sim_range = freq_sim_range,
 	.sim_set = freq_sim,
 	.log_key = "freq_mhz",
 	.log_div = 1000, /* kHz inside, MHz in the log */

@@ -11,6 +11,54 @@
 
 #include "res.h"
 
+#define XSTR(x) STR(x)
+#define STR(x)	#x
+/* Quotas become integers (milli-cores, then cgroup us): keep them far from overflow. */
+#define CORES_MAX                                                                \
+	{                                                                        \
+		-INFINITY, ACT_CPUMASK_MAX, 0,                                   \
+		    "%s must be at most " XSTR(ACT_CPUMASK_MAX) " cores, not %s" \
+	}
+
+/* Its keys: [resources] and [workload NAME] (configs/example.ini). */
+static const struct res_key quota_keys[] = {
+	RES_KEY(CFG_QUOTA, "quota", CFG_KEY_BOOL, RES_C(quota)),
+	RES_KEY(CFG_QUOTA_STEP, "quota_step", CFG_KEY_REAL, RES_C(quota_step_mc),
+		.rule = { CFG_KEY_ABOVE(0.01, false, "%s must be at least 0.01 cores, not %s"),
+			  CORES_MAX },
+		.scale = 1000, .def = 0.1),
+	/* 0: every managed cpu (its cfg_resolve) */
+	RES_KEY(CFG_QUOTA_TOTAL, "quota_total", CFG_KEY_REAL, RES_C(quota_total_mc),
+		.rule = { CFG_KEY_ABOVE(0, false, "%s must be >= 0, not %s"), CORES_MAX },
+		.scale = 1000),
+	RES_WL_INITIAL(
+	    CFG_WL_QUOTA, "quota", CFG_KEY_REAL, RES_W(quota_mc),
+	    .rule = { CFG_KEY_ABOVE(0, true, "%s must be > 0 cores, not %s"), CORES_MAX },
+	    .scale = 1000),
+	/* not given: quota_step (its cfg_resolve) */
+	RES_WL_KEY(CFG_WL_MIN_QUOTA, "min_quota", CFG_KEY_REAL, RES_W(min_quota_mc),
+		   .rule = { CFG_KEY_ABOVE(0, true, "%s must be > 0 cores, not %s"), CORES_MAX },
+		   .scale = 1000),
+	/* 0: quota_total (its cfg_resolve) */
+	RES_WL_KEY(CFG_WL_MAX_QUOTA, "max_quota", CFG_KEY_REAL, RES_W(max_quota_mc),
+		   .rule = { CFG_KEY_ABOVE(0, false, "%s must be >= 0 cores, not %s"), CORES_MAX },
+		   .scale = 1000),
+};
+
+static void quota_cfg_resolve(struct cfg *c)
+{
+	if (!c->quota_total_mc)
+		c->quota_total_mc = 1000L * act_cpumask_count(&c->cpus);
+	for (int i = 0; i < c->nwl; i++) {
+		struct cfg_workload *w = &c->wl[i];
+
+		if (!w->line_of[CFG_WL_MIN_QUOTA])
+			w->min_quota_mc = c->quota_step_mc;
+		if (!w->max_quota_mc)
+			w->max_quota_mc = c->quota_total_mc;
+	}
+}
+
 static int quota_limits(struct loop *l, char *err, size_t len)
 {
 	const struct cfg *c = l->cfg;
@@ -22,9 +70,9 @@ static int quota_limits(struct loop *l, char *err, size_t len)
 				    .total = c->quota_total_mc };
 	if (c->quota) {
 		if (!k->res[POL_RES_QUOTA]) {
-			res_err(err, len,
-				"[resources] quota = true but cpu quota cannot be set here: %s",
-				k->why[POL_RES_QUOTA]);
+			loop_msg(err, len,
+				 "[resources] quota = true but cpu quota cannot be set here: %s",
+				 k->why[POL_RES_QUOTA]);
 			return -EOPNOTSUPP;
 		}
 		r->avail = true;
@@ -97,6 +145,9 @@ static void quota_sim(struct res_sim *s, long v)
 
 const struct res_ops res_quota_ops = {
 	.name = "quota",
+	.keys = quota_keys,
+	.nkeys = sizeof(quota_keys) / sizeof(quota_keys[0]),
+	.cfg_resolve = quota_cfg_resolve,
 	.shown_div = 1,
 	.limits = quota_limits,
 	.initial = initial_quota,

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The one table of resources, built from POL_RES_LIST (policy.h). */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "res.h"
@@ -17,13 +15,21 @@ const struct res_ops *const res_table[POL_RES_COUNT] = {
 #undef RES_ENTRY
 };
 
-void res_err(char *dst, size_t len, const char *fmt, ...)
+bool res_keys_same(const struct cfg *a, const struct cfg *b, bool wl, int i)
 {
-	va_list ap;
+	const char *pa = wl ? (const char *)&a->wl[i] : (const char *)a;
+	const char *pb = wl ? (const char *)&b->wl[i] : (const char *)b;
 
-	va_start(ap, fmt);
-	vsnprintf(dst, len, fmt, ap);
-	va_end(ap);
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		for (int k = 0; k < res_table[r]->nkeys; k++) {
+			const struct res_key *rk = &res_table[r]->keys[k];
+
+			if (rk->wl == wl && !rk->initial &&
+			    memcmp(pa + rk->key.off, pb + rk->key.off, rk->key.size))
+				return false;
+		}
+	}
+	return true;
 }
 
 long res_used(const struct loop *l, enum pol_res r)
