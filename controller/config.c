@@ -385,7 +385,7 @@ static int wl_ebee_mode(const struct cfg_key *k, void *base, const char *val, vo
 #define W(f) CFG_KEY_AT(struct cfg_workload, f)
 
 /* [controller] is cfg_keys[0 .. CFG_CPUS - 1], [resources] the rest; the
- * resources' own keys are filled in from their res_ops (keys_init()). */
+ * resources' own keys are filled in from their res_ops (keys_fill()). */
 static struct cfg_key cfg_keys[CFG_NKEYS] = {
 	/* the paper's; the original code sampled every 100 ms */
 	[CFG_INTERVAL_MS] = { "interval_ms", CFG_KEY_WHOLE, C(interval_ms), .lo = 10, .hi = 60000,
