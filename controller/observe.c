@@ -2,7 +2,7 @@
 /*
  * The observation (observe.h): what each workload's sources said, its
  * averaged p99 and slack history, request rate and CPU used, the allocation
- * with its bounds, and the cores as handed out.
+ * with its bounds, and what each resource adds (res_ops observe).
  */
 #include <math.h>
 #include <stdio.h>
@@ -43,30 +43,6 @@ static void observe_more(struct loop *l, int i, uint64_t now_ms, struct pol_wl_o
 		w->cpu_have = true;
 	}
 	ow->cpu_used = w->cpu_used;
-}
-
-/* The cores as handed out: what one is, siblings and nodes, units per node. */
-static void observe_topology(const struct loop *l, struct pol_observation *o)
-{
-	struct pol_topology *t = &o->topo;
-	struct act_cpumask free;
-
-	t->smt = l->cfg->smt;
-	t->topo = &l->caps.topo;
-	if (!l->res[POL_RES_CORES].avail)
-		return;
-	t->cpus = l->cores.handout;
-	t->nodes = act_topo_nodes_of(&l->caps.topo, &t->cpus);
-	free = t->cpus;
-	for (int i = 0; i < l->nwl; i++)
-		if (l->wl[i].alive)
-			act_cpumask_andnot(&free, &free, &l->wl[i].cpus);
-	for (int n = 0; n < ACT_TOPO_NODES_MAX; n++) {
-		if (!(t->nodes >> n & 1))
-			continue;
-		t->node_units[n] = cores_free_on(&l->cores, &t->cpus, n);
-		t->node_free[n] = cores_free_on(&l->cores, &free, n);
-	}
 }
 
 /* The averaging window ("long slack") over fresh samples only, and the
@@ -123,7 +99,9 @@ void loop_observe(struct loop *l, uint64_t now_ms)
 	o->interval_ms = l->cfg->interval_ms;
 	o->nwl = l->nwl;
 	memcpy(o->res, l->res, sizeof(o->res));
-	observe_topology(l, o);
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (res_table[r]->observe)
+			res_table[r]->observe(l, o);
 	for (int r = 0; r < POL_RES_COUNT; r++)
 		if (o->res[r].pooled)
 			o->res[r].free = o->res[r].total - res_used(l, (enum pol_res)r);
@@ -141,9 +119,6 @@ void loop_observe(struct loop *l, uint64_t now_ms)
 		ow->p99_ns = ow->p99_avg_ns = ow->slack = ow->slack_avg = NAN;
 		ow->rps = ow->cpu_used = NAN;
 		ow->p99_client_ns = ow->p99_service_ns = ow->p99_sojourn_ns = NAN;
-		ow->cpus = w->cpus;
-		ow->threads = act_cpumask_count(&w->cpus);
-		ow->nodes = act_topo_nodes_of(&l->caps.topo, &w->cpus);
 		if (!w->alive)
 			continue;
 		memset(&w->last, 0, sizeof(w->last));

@@ -309,6 +309,36 @@ void loop_print_cores(const struct loop *l, FILE *f)
 	}
 }
 
+/* The cores as handed out (what one is, siblings and nodes, units per
+ * node), and each workload's cpus, threads and nodes. */
+static void cores_observe(const struct loop *l, struct pol_observation *o)
+{
+	struct pol_topology *t = &o->topo;
+	struct act_cpumask free;
+
+	for (int i = 0; i < l->nwl; i++) {
+		o->wl[i].cpus = l->wl[i].cpus;
+		o->wl[i].threads = act_cpumask_count(&l->wl[i].cpus);
+		o->wl[i].nodes = act_topo_nodes_of(&l->caps.topo, &l->wl[i].cpus);
+	}
+	t->smt = l->cfg->smt;
+	t->topo = &l->caps.topo;
+	if (!l->res[POL_RES_CORES].avail)
+		return;
+	t->cpus = l->cores.handout;
+	t->nodes = act_topo_nodes_of(&l->caps.topo, &t->cpus);
+	free = t->cpus;
+	for (int i = 0; i < l->nwl; i++)
+		if (l->wl[i].alive)
+			act_cpumask_andnot(&free, &free, &l->wl[i].cpus);
+	for (int n = 0; n < ACT_TOPO_NODES_MAX; n++) {
+		if (!(t->nodes >> n & 1))
+			continue;
+		t->node_units[n] = cores_free_on(&l->cores, &t->cpus, n);
+		t->node_free[n] = cores_free_on(&l->cores, &free, n);
+	}
+}
+
 static bool cores_managed(const struct cfg *c)
 {
 	return c->cores;
@@ -331,6 +361,7 @@ const struct res_ops res_cores_ops = {
 	.initial = initial_cpus,
 	.validate = validate_cpus,
 	.apply = apply_cpus,
+	.observe = cores_observe,
 	.managed = cores_managed,
 	.act_res = ACT_RES_CPUSET,
 	.act_can = cores_can,

@@ -94,6 +94,11 @@ struct res_ops {
 	void (*apply)(struct loop *l, const struct pol_decision *dec, struct pol_outcome *out,
 		      bool *changed);
 
+	/* Optional: what the observation says of it beyond alloc, min and max
+	 * (cores: the topology, each workload's cpus, threads and nodes); every
+	 * interval, managed or not. */
+	void (*observe)(const struct loop *l, struct pol_observation *o);
+
 	/* --- the machine (machine.c) --- */
 	/* The config manages it: act_open() is asked for act_res. */
 	bool (*managed)(const struct cfg *c);
