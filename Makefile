@@ -112,7 +112,8 @@ EBEE_SRCS := $(wildcard metrics/src/*.c) common/procfs.c common/window.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
-CTL_SRCS  := $(filter-out controller/main.c,$(wildcard controller/*.c controller/policies/*.c))
+CTL_SRCS  := $(filter-out controller/main.c,$(wildcard controller/*.c controller/policies/*.c \
+	controller/res/*.c))
 CTL_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS))
 # common/: small modules both programs use (Prometheus exposition, HTTP endpoint, /proc)
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c))

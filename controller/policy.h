@@ -11,25 +11,10 @@
  *
  * Resources are a table indexed by enum pol_res; a policy iterates it and
  * skips what is not available, so a new resource (say LLC ways) needs no
- * change in a policy that does not want to name it. What it does need, in
- * controller/:
- *
- *   policy.h               its enum pol_res entry (and its unit, below);
- *   policies/registry.c    its name (the log's reasons, parties' wheel =);
- *   config.c               the keys that manage and bound it (documented in
- *                          configs/example.ini);
- *   loop.c                 its loop_res[] entry: limits from the config and
- *                          the machine, initial allocation, how a decision is
- *                          applied (a value per workload, or a partition as
- *                          cores are), its log field;
- *   loop.h                 the struct loop_mach_ops op that sets it, and its
- *                          initial value in add();
- *   machine.c              that op over its actuator (actuators/), and its
- *                          lines in the act_open() and caps tables (a
- *                          resource missing there is reported unavailable);
- *   sim_run.c              that op over the model (--simulate offers every
- *                          resource);
- *   pmetrics.c             its Prometheus series.
+ * change in a policy that does not want to name it. A resource is one file,
+ * controller/res/NAME.c (its struct res_ops: config, limits, initial
+ * allocation, validation, actuator, simulator, log field, Prometheus series),
+ * plus its line in POL_RES_LIST below; controller/README.md shows one.
  *
  * Adding a policy: write controller/policies/NAME.c defining
  * `const struct pol_ops pol_NAME_ops` and add one line to the table in
@@ -52,12 +37,26 @@ struct act_topo;
 /* NUMA node ids 0..63 (the loop checks it equals the actuators' bound). */
 #define POL_NODES_MAX 64
 
+/*
+ * The resources, in enum order (the log's field order): X(ENUM, name), name
+ * being controller/res/name.c's struct res_ops res_name_ops. Units:
+ *   CORES  cores in the workload's cpuset; one core as smt says
+ *   FREQ   max frequency of the workload's CPUs; kHz
+ *   QUOTA  CFS bandwidth; milli-cores (1000 = one CPU)
+ */
+#define POL_RES_LIST(X) \
+	X(CORES, cores) \
+	X(FREQ, freq)   \
+	X(QUOTA, quota)
+
+/* clang-format off */
 enum pol_res {
-	POL_RES_CORES = 0, /* cores in the workload's cpuset; unit: one core as smt says */
-	POL_RES_FREQ,	   /* max frequency of the workload's CPUs; unit: kHz */
-	POL_RES_QUOTA,	   /* CFS bandwidth; unit: milli-cores (1000 = one CPU) */
+#define POL_RES_ENUM(e, n) POL_RES_##e,
+	POL_RES_LIST(POL_RES_ENUM)
+#undef POL_RES_ENUM
 	POL_RES_COUNT,
 };
+/* clang-format on */
 
 /*
  * What one unit of POL_RES_CORES is ([resources] smt =). On a machine

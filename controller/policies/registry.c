@@ -69,35 +69,6 @@ void pol_grant(const struct pol_observation *obs, int r, const long *want, struc
 	}
 }
 
-static const char *const res_names[POL_RES_COUNT] = {
-	[POL_RES_CORES] = "cores",
-	[POL_RES_FREQ] = "freq",
-	[POL_RES_QUOTA] = "quota",
-};
-
-const char *pol_res_str(enum pol_res r)
-{
-	if ((int)r < 0 || r >= POL_RES_COUNT)
-		return NULL;
-	return res_names[r];
-}
-
-long pol_res_shown(enum pol_res r, long v)
-{
-	return r == POL_RES_FREQ ? v / 1000 : v;
-}
-
-int pol_res_parse(const char *s, enum pol_res *r)
-{
-	for (int i = 0; i < POL_RES_COUNT; i++) {
-		if (!strcmp(s, res_names[i])) {
-			*r = (enum pol_res)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 void pol_decision_init(struct pol_decision *dec, const struct pol_observation *obs)
 {
 	memset(dec, 0, sizeof(*dec));
