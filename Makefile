@@ -35,7 +35,37 @@ ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CFLAGS   ?= -O2 -g
 VERSION  := 0.1.0
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
-CPPFLAGS := -D_GNU_SOURCE -Imetrics/include -Iactuators/include -Icontroller -Icommon -Ibpf -I$(BUILD)
+# The layers (README.md, "Layout"): what each folder's files may include, one table. An entry
+# is a folder (with everything below it) or one header; BUILD is the generated headers
+# (skeletons, vmlinux.h). A file may also include its own folder. Each layer's objects get the
+# -I flags of its entries alone, so the compiler cannot find a header across a layer, and
+# `make check-layers` (tests/lint/layers.py, run by `make test` and `make unit`) refuses what
+# -I cannot stop: a relative path into another layer, or a header of an allowed folder that a
+# one-file entry leaves out. Files in no layer (tests/, fixtures) see every public folder.
+LAYERS := bpf common metrics/include metrics/src metrics/cli actuators/include actuators \
+	  controller controller/policies experiments
+MAY_bpf                := bpf BUILD
+MAY_common             := common
+MAY_metrics/include    := metrics/include
+# libebee is installed alone: of common/ only what it compiles in (procfs.c, window.c) or
+# what is header-only (opts.h)
+MAY_metrics/src        := metrics/src metrics/include common/procfs.h common/window.h \
+			  common/opts.h bpf/ebee_common.h BUILD
+MAY_metrics/cli        := metrics/cli metrics/include common
+MAY_actuators/include  := actuators/include common
+MAY_actuators          := actuators/include actuators common
+MAY_controller         := controller actuators/include metrics/include common
+# policies see an observation and return a decision: the policy interface, nothing else
+MAY_controller/policies := controller/policy.h controller/cfg_key.h common/cpulist.h \
+			   common/opts.h
+MAY_experiments        := experiments common
+uniq = $(if $(1),$(firstword $(1)) $(call uniq,$(filter-out $(firstword $(1)),$(1))))
+layer_inc = $(addprefix -I,$(call uniq,$(foreach a,$(MAY_$(1)),$(if $(filter BUILD,$(a)),$(BUILD),\
+	    $(if $(filter %.h,$(a)),$(patsubst %/,%,$(dir $(a))),$(a))))))
+# Outside the layers: tests and fixtures (tests of internals name private headers by path)
+LAYER_INC = -Imetrics/include -Iactuators/include -Icontroller -Icommon -Ibpf -I$(BUILD)
+$(foreach l,$(LAYERS),$(eval $(BUILD)/obj/$(l)/%.o $(BUILD)/pic/$(l)/%.o: LAYER_INC = $(call layer_inc,$(l))))
+CPPFLAGS  = -D_GNU_SOURCE $(LAYER_INC)
 DEPFLAGS  = -MMD -MP
 # -lstdc++: libebee demangles libgrpc's C++ symbols with __cxa_demangle (metrics/src/grpc_elf.c).
 LDLIBS   := -lbpf -lelf -lz -lcgroup -lcpupower -linih -lmicrohttpd -lpthread -lm -lstdc++
@@ -73,15 +103,17 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # ---------------------------------------------------------------- libraries
-# common/procfs.c (processes read from /proc) is compiled into libebee as well: libebee.a and
+# common/procfs.c (processes read from /proc) and common/window.c (the request window, which the
+# simulator uses too) are compiled into libebee as well: libebee.a and
 # libebee.so are installed alone, so they cannot lean on libcommon.a; the version script keeps
 # it unexported from the .so, and the installed .a is sealed the same way ($(LIBEBEE_DIST)). A
 # program built here that links both archives takes one copy (the same object).
-EBEE_SRCS := $(wildcard metrics/src/*.c) common/procfs.c
+EBEE_SRCS := $(wildcard metrics/src/*.c) common/procfs.c common/window.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
-CTL_SRCS  := $(filter-out controller/main.c,$(wildcard controller/*.c controller/policies/*.c))
+CTL_SRCS  := $(filter-out controller/main.c,$(wildcard controller/*.c controller/policies/*.c \
+	controller/res/*.c))
 CTL_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CTL_SRCS))
 # common/: small modules both programs use (Prometheus exposition, HTTP endpoint, /proc)
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard common/*.c))
@@ -324,7 +356,7 @@ uninstall:
 
 # ---------------------------------------------------------------- targets
 .DEFAULT_GOAL := all
-.PHONY: all test test-all test-busy vm unit integration bench demo run deps clean help format figure11-sim policy-bench figure11-claim
+.PHONY: all test test-all test-busy vm unit check-layers integration bench demo run deps clean help format figure11-sim policy-bench figure11-claim
 
 all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 
@@ -336,11 +368,11 @@ tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 # 6.1 and 6.12, cgroup v2 under systemd, the integration suite inside them) is `make vm`,
 # and `make test-all` is both with one summed closing line. The lane is not in `make test`
 # yet because it is not green in the guests (tests/vm/README.md, "Status").
-test: tests-build
+test: tests-build check-layers
 	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)tests/run.sh all
 
-test-all: tests-build
+test-all: tests-build check-layers
 	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)rc=0; tests/run.sh all || rc=1; \
 		tests/vm/run.sh --host-summary build/test-logs/summary || rc=1; exit $$rc
@@ -348,13 +380,13 @@ test-all: tests-build
 # The suite on a busy machine: every unit and integration test while one process spins on
 # a CPU at normal priority and another writes to disk continuously (tests/busy.sh says
 # exactly what load; it dies with the run on every exit path).
-test-busy: tests-build
+test-busy: tests-build check-layers
 	$(Q)tests/busy.sh tests/run.sh all
 
 vm: tests-build
 	$(Q)tests/vm/run.sh
 
-unit: tests-build
+unit: tests-build check-layers
 	$(Q)tests/run.sh unit
 
 integration: tests-build
@@ -389,6 +421,16 @@ asan:
 		TEST_BUILD=build/asan tests/run.sh unit
 	$(Q)if [ "$$(id -u)" -eq 0 ]; then PARTIES=build/asan/parties FUZZ_N=300 \
 		tests/integration/test_parties_fuzz.sh; else echo "asan: fuzz skipped (needs root)"; fi
+
+# The include layers (LAYERS and MAY_* above): the tree must pass, and the same check must
+# refuse a planted include across a layer, so it is shown able to fail every time it runs.
+LAYER_TABLE = $(foreach l,$(LAYERS),'$(l)=$(MAY_$(l))')
+check-layers:
+	$(Q)python3 tests/lint/layers.py $(BUILD) $(LAYER_TABLE)
+	$(Q)python3 tests/lint/layers.py --plant controller/policies/static.c:actuator.h \
+		$(BUILD) $(LAYER_TABLE) >/dev/null
+	$(Q)python3 tests/lint/layers.py --plant controller/sim_model.c:../metrics/src/mode.h \
+		$(BUILD) $(LAYER_TABLE) >/dev/null
 
 demo: all
 	$(Q)experiments/demo/run.sh
@@ -426,6 +468,7 @@ help:
 	@echo '  test-busy    the host suite under load (tests/busy.sh: one CPU spinning, one disk writer)'
 	@echo '  vm           the VM lane alone: Debian 12 guests (6.1, 6.12) under qemu (root)'
 	@echo '  unit         unit tests only (no root)'
+	@echo '  check-layers no file includes across a layer it may not (README.md, Layout)'
 	@echo '  integration  integration tests only (root, real BPF, servers, cgroups)'
 	@echo '  bench        benchmarks: print figures as ratios measured side by side'
 	@echo '  asan         ASan+UBSan build (build/asan) of the unit tests and parties; runs them and the config fuzz'

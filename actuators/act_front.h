@@ -10,16 +10,23 @@
  * write. So at any point a restore, in this process or a later one, knows how
  * to put things back.
  *
- *   lifecycle.c         act_open/act_close/act_cleanup/act_restore, the state file
+ * Calls go one way, down this list (a file calls only files below it):
+ *
+ *   lifecycle.c         act_open/act_close/act_cleanup/act_restore
  *   leftovers.c         what an earlier instance left: its records, cgroups, process groups
+ *   workload_inplace.c  act_workload_add_inplace
+ *   workload.c          act_workload_add/remove/attach, the checks of a new workload, act_get
+ *   release.c           putting one workload back (threads, group or in-place values, freqs)
+ *   parent.c            the parent cgroup, created once, its ownership recorded first
  *   commands.c          a cgroup of its own per launched command (cmd_cgroup.c below it)
- *   workload.c          act_workload_add/remove/attach, look-ups, act_get
- *   workload_inplace.c  act_workload_add_inplace and putting its cgroup back
  *   assign.c            core assignments: the proposal checked, then applied
  *   quota.c             CPU quota (milli-cores) of a workload
  *   frequency.c         frequency limits, with rollback and restore
  *   threads.c           moving threads into a workload's group and back out
  *   subtree.c           v2: controllers enabled on the path to a group, and put back
+ *   wl_list.c           the list of workload handles, workload names
+ *   persist.c           the records written to the state file before each write
+ *   records.c           the records themselves and the state file's format (act_records.h)
  *   log.c               messages: the log callback and act_last_error()
  *
  * Not part of the public interface.
@@ -33,7 +40,7 @@
 #include <sys/types.h>
 
 #include "act_backend.h"
-#include "act_state.h"
+#include "act_records.h"
 
 /* act_last_error()'s buffer: the longest message names two cgroup paths. */
 #define ACT_ERR_MAX 512
@@ -115,11 +122,14 @@ static inline bool managed_freq(const struct act *act)
 /* m as a core list for a message, cut with "..." if it does not fit. */
 void act__fmt_cpus(const struct act_cpumask *m, char *buf, size_t len);
 
-/* ---- lifecycle.c */
+/* ---- persist.c */
 
 /* Write the records to the state file (no-op in dry-run or without one). */
-int act__save_state(struct act *act);
+int act__persist(struct act *act);
 void act__drop_state_file(struct act *act);
+
+/* ---- parent.c */
+
 /* Create the parent cgroup, its ownership recorded first; once. */
 int act__ensure_parent(struct act *act);
 
@@ -143,26 +153,29 @@ void act__cmd_stop_unadopted(struct act *act);
 
 /* ---- workload.c */
 
-/* One path component of [A-Za-z0-9_.-], shorter than ACT_NAME_MAX, not . or .. */
-bool act__valid_name(const char *s);
 /* opts is NULL or has its sz set far enough to hold every field read. */
 int act__check_wl_opts(struct act *act, const struct act_workload_opts *opts);
 /* The initial cores and quota of a new workload: valid, free, and the quota in us. */
 int act__check_initial(struct act *act, const char *name, const struct act_workload_opts *opts,
 		       int64_t *quota_us);
-/* A new handle (not yet listed) for name in group grp. */
-struct act_workload *act__wl_new(struct act *act, const char *name, const char *grp, pid_t pid);
-bool act__wl_listed(const struct act *act, const struct act_workload *wl);
-void act__wl_unlink(struct act *act, struct act_workload *wl);
+
+/* ---- release.c */
+
 /* Threads back, frequencies back, group removed (in place: values back), records dropped. */
 int act__wl_release(struct act *act, struct act_workload *wl);
 /* Undo a half-made workload: release it, keeping the message of what failed. */
 void act__wl_undo(struct act *act, struct act_workload *wl);
-
-/* ---- workload_inplace.c */
-
 /* Write an in-place workload's cgroup values back as recorded. */
 int act__restore_inplace(struct act *act, const struct act_rec_wl *r);
+
+/* ---- wl_list.c */
+
+/* One path component of [A-Za-z0-9_.-], shorter than ACT_NAME_MAX, not . or .. */
+bool act__valid_name(const char *s);
+/* A new handle (not yet listed) for name in group grp. */
+struct act_workload *act__wl_new(struct act *act, const char *name, const char *grp, pid_t pid);
+bool act__wl_listed(const struct act *act, const struct act_workload *wl);
+void act__wl_unlink(struct act *act, struct act_workload *wl);
 
 /* ---- assign.c */
 

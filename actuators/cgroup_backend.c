@@ -61,10 +61,10 @@ static bool is_dir(const char *path)
 }
 
 /* v1: cpuset and cpu are separate hierarchies, each usable if mounted. */
-static void find_v1(struct cgbe *be, int init_err)
+static void find_v1(struct cgbe *be, const struct cgfs *fs, int init_err)
 {
-	act__cg_v1_mount("cpuset", be->cpuset_mnt, sizeof(be->cpuset_mnt));
-	act__cg_v1_mount("cpu", be->cpu_mnt, sizeof(be->cpu_mnt));
+	snprintf(be->cpuset_mnt, sizeof(be->cpuset_mnt), "%s", fs->v1_cpuset);
+	snprintf(be->cpu_mnt, sizeof(be->cpu_mnt), "%s", fs->v1_cpu);
 	if (!be->cpuset_mnt[0])
 		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
 			 "no cgroup v1 cpuset hierarchy is mounted "
@@ -87,9 +87,9 @@ static void find_v1(struct cgbe *be, int init_err)
 }
 
 /* v2: one hierarchy; each controller usable if the root lists it. */
-static void find_v2(struct cgbe *be, int init_err)
+static void find_v2(struct cgbe *be, const struct cgfs *fs, int init_err)
 {
-	act__cg_v2_mount(be->cpuset_mnt, sizeof(be->cpuset_mnt));
+	snprintf(be->cpuset_mnt, sizeof(be->cpuset_mnt), "%s", fs->v2);
 	snprintf(be->cpu_mnt, sizeof(be->cpu_mnt), "%s", be->cpuset_mnt);
 	if (!be->cpuset_mnt[0]) {
 		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
@@ -97,7 +97,7 @@ static void find_v2(struct cgbe *be, int init_err)
 		snprintf(be->quota_reason, sizeof(be->quota_reason), "%s", be->cpuset_reason);
 		return;
 	}
-	if (act__cg_listed(be->cpuset_mnt, "cgroup.controllers", "cpuset"))
+	if (cgfs_listed(be->cpuset_mnt, "cgroup.controllers", "cpuset"))
 		be->cpuset = !init_err;
 	else
 		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason),
@@ -114,10 +114,12 @@ static void find_v2(struct cgbe *be, int init_err)
 static int cg_open(const struct act_be_conf *conf, void **out, int version)
 {
 	struct cgbe *be = calloc(1, sizeof(*be));
+	struct cgfs fs;
 	int err;
 
 	if (!be)
 		return -ENOMEM;
+	cgfs_find(&fs, NULL, NULL); /* unreadable: nothing mounted, said per controller */
 	be->conf = conf;
 	be->act = conf->act;
 	be->version = version;
@@ -126,9 +128,9 @@ static int cg_open(const struct act_be_conf *conf, void **out, int version)
 		act_be_log(be->act, ACT_LOG_INFO, "libcgroup initialisation failed: %s",
 			   strerror(-err));
 	if (version == 1)
-		find_v1(be, err);
+		find_v1(be, &fs, err);
 	else
-		find_v2(be, err);
+		find_v2(be, &fs, err);
 	if (!(conf->resources & ACT_RES_CPUSET) && be->cpuset) {
 		be->cpuset = false;
 		snprintf(be->cpuset_reason, sizeof(be->cpuset_reason), "not requested");
@@ -159,7 +161,7 @@ static void cg_close(void *p)
 static int read_cpus(const char *path, struct act_cpumask *m)
 {
 	char buf[CG_CPULIST_MAX];
-	int err = act__read_file(path, buf, sizeof(buf));
+	int err = cgfs_read_file(path, buf, sizeof(buf));
 
 	return err ? err : act_cpumask_parse(buf, m);
 }
@@ -172,8 +174,8 @@ static int cg_probe(void *p, struct act_caps *caps)
 
 	caps->cgroup_version = be->cpuset || be->quota ? be->version : 0;
 	if (be->cpuset) {
-		act__cg_path(path, sizeof(path), be->cpuset_mnt, NULL,
-			     be->version == 1 ? "cpuset.effective_cpus" : "cpuset.cpus.effective");
+		cgfs_path(path, sizeof(path), be->cpuset_mnt, NULL,
+			  be->version == 1 ? "cpuset.effective_cpus" : "cpuset.cpus.effective");
 		err = read_cpus(path, &caps->cpus);
 	}
 	if (err)
@@ -194,7 +196,7 @@ static const char *cg_path(void *p, enum act_resource res, const char *grp, char
 {
 	struct cgbe *be = p;
 
-	if (act__cg_path(buf, len, res == ACT_RES_QUOTA ? be->cpu_mnt : be->cpuset_mnt, grp, NULL))
+	if (cgfs_path(buf, len, res == ACT_RES_QUOTA ? be->cpu_mnt : be->cpuset_mnt, grp, NULL))
 		return NULL;
 	return buf;
 }
@@ -204,10 +206,9 @@ static bool cg_exists(void *p, const char *grp)
 	struct cgbe *be = p;
 	char path[ACT_PATH_MAX];
 
-	if (be->cpuset && !act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, NULL) &&
-	    is_dir(path))
+	if (be->cpuset && !cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, NULL) && is_dir(path))
 		return true;
-	if (be->quota && !act__cg_path(path, sizeof(path), be->cpu_mnt, grp, NULL) && is_dir(path))
+	if (be->quota && !cgfs_path(path, sizeof(path), be->cpu_mnt, grp, NULL) && is_dir(path))
 		return true;
 	return false;
 }
@@ -235,10 +236,10 @@ static int cg_subtree_missing(void *p, const char *grp, unsigned int *res)
 	*res = 0;
 	if (be->version != 2)
 		return 0;
-	if (act__cg_path(dir, sizeof(dir), be->cpuset_mnt, grp, NULL))
+	if (cgfs_path(dir, sizeof(dir), be->cpuset_mnt, grp, NULL))
 		return -ENAMETOOLONG;
 	for (unsigned int r = ACT_RES_CPUSET; r <= ACT_RES_QUOTA; r <<= 1)
-		if ((want & r) && !act__cg_listed(dir, "cgroup.subtree_control", v2_ctrl(r)))
+		if ((want & r) && !cgfs_listed(dir, "cgroup.subtree_control", v2_ctrl(r)))
 			*res |= r;
 	return 0;
 }
@@ -257,7 +258,7 @@ static int cg_subtree_set(void *p, const char *grp, unsigned int res, bool on)
 
 	if (be->version != 2)
 		return 0;
-	if (act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cgroup.subtree_control"))
+	if (cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, "cgroup.subtree_control"))
 		return -ENAMETOOLONG;
 	for (unsigned int r = ACT_RES_CPUSET; r <= ACT_RES_QUOTA; r <<= 1) {
 		char val[16];
@@ -265,7 +266,7 @@ static int cg_subtree_set(void *p, const char *grp, unsigned int res, bool on)
 		if (!(res & r) || !v2_ctrl(r))
 			continue;
 		snprintf(val, sizeof(val), "%c%s", on ? '+' : '-', v2_ctrl(r));
-		err = act__write_file(path, val);
+		err = cgfs_write_file(path, val);
 		if (err)
 			return act_be_err(be->act, err, "cannot %s %s in %s: %s%s",
 					  on ? "enable" : "disable", v2_ctrl(r), path,
@@ -304,8 +305,8 @@ static int prepare_cpuset(struct cgbe *be, struct cgroup *cg, const char *grp,
 	if (be->version != 1)
 		return 0;
 	parent_of(grp, pgrp, sizeof(pgrp));
-	act__cg_path(path, sizeof(path), be->cpuset_mnt, pgrp, "cpuset.mems");
-	err = act__read_file(path, mems, mlen);
+	cgfs_path(path, sizeof(path), be->cpuset_mnt, pgrp, "cpuset.mems");
+	err = cgfs_read_file(path, mems, mlen);
 	if (err)
 		return act_be_err(be->act, err, "cannot read %s: %s", path, strerror(-err));
 	if (cgroup_add_value_string(c, "cpuset.mems", mems))
@@ -360,12 +361,12 @@ static int cg_remove(void *p, const char *grp)
 	cg = cgroup_new_cgroup(grp);
 	if (!cg)
 		return -ENOMEM;
-	if (be->cpuset && !act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, NULL) &&
+	if (be->cpuset && !cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, NULL) &&
 	    is_dir(path) && cgroup_add_controller(cg, "cpuset"))
 		n++;
 	/* v2: one directory; name it once */
 	if (be->quota && (be->version == 1 || !n) &&
-	    !act__cg_path(path, sizeof(path), be->cpu_mnt, grp, NULL) && is_dir(path) &&
+	    !cgfs_path(path, sizeof(path), be->cpu_mnt, grp, NULL) && is_dir(path) &&
 	    cgroup_add_controller(cg, "cpu"))
 		n++;
 	if (!n) {
@@ -403,7 +404,7 @@ static int cg_get_cpus(void *p, const char *grp, struct act_cpumask *cpus)
 
 	if (!be->cpuset)
 		return -EOPNOTSUPP;
-	act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.cpus");
+	cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.cpus");
 	return read_cpus(path, cpus);
 }
 
@@ -424,8 +425,8 @@ static int cg_set_mems(void *p, const char *grp, const char *mems)
 		char *slash;
 		int err;
 
-		act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.mems");
-		err = act__write_file(path, "\n");
+		cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.mems");
+		err = cgfs_write_file(path, "\n");
 		if (err != -ENOSPC)
 			return err ? act_be_err(be->act, err,
 						"cannot reset cpuset.mems of cgroup %s: %s", grp,
@@ -437,8 +438,8 @@ static int cg_set_mems(void *p, const char *grp, const char *mems)
 			*slash = '\0';
 		else
 			up[0] = '\0';
-		act__cg_path(path, sizeof(path), be->cpuset_mnt, up, "cpuset.mems.effective");
-		err = act__read_file(path, eff, sizeof(eff));
+		cgfs_path(path, sizeof(path), be->cpuset_mnt, up, "cpuset.mems.effective");
+		err = cgfs_read_file(path, eff, sizeof(eff));
 		if (err)
 			return act_be_err(be->act, err, "cannot read %s: %s", path, strerror(-err));
 		act_be_log(be->act, ACT_LOG_WARN,
@@ -458,8 +459,8 @@ static int cg_get_mems(void *p, const char *grp, char *mems, size_t len)
 
 	if (!be->cpuset)
 		return -EOPNOTSUPP;
-	act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.mems");
-	return act__read_file(path, mems, len);
+	cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, "cpuset.mems");
+	return cgfs_read_file(path, mems, len);
 }
 
 static int cg_set_quota(void *p, const char *grp, int64_t quota_us, uint64_t period_us)
@@ -539,10 +540,10 @@ static int attach_one(struct cgbe *be, const char *ctrl, const char *grp, pid_t 
 			/* a v2 process moves as a whole through cgroup.procs */
 			char path[ACT_PATH_MAX], val[16];
 
-			act__cg_path(path, sizeof(path), be->cpuset_mnt,
-				     grp[0] == '/' ? grp + 1 : grp, "cgroup.procs");
+			cgfs_path(path, sizeof(path), be->cpuset_mnt, grp[0] == '/' ? grp + 1 : grp,
+				  "cgroup.procs");
 			snprintf(val, sizeof(val), "%d", tid);
-			err = act__write_file(path, val);
+			err = cgfs_write_file(path, val);
 			if (!err || err == -ESRCH)
 				return err;
 		}
@@ -597,11 +598,11 @@ static int cg_tasks(void *p, const char *grp, pid_t *tids, size_t *n)
 
 	*n = 0;
 	if (be->cpuset) {
-		act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, file);
+		cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, file);
 		read_tids(path, tids, cap, n);
 	}
 	if (be->quota && (be->version == 1 || !be->cpuset)) {
-		act__cg_path(path, sizeof(path), be->cpu_mnt, grp, file);
+		cgfs_path(path, sizeof(path), be->cpu_mnt, grp, file);
 		read_tids(path, tids, cap, n);
 	}
 	return 0;
@@ -640,26 +641,26 @@ static int cg_children(void *p, const char *grp, char (*names)[ACT_NAME_MAX], si
 
 	*n = 0;
 	if (be->cpuset) {
-		act__cg_path(path, sizeof(path), be->cpuset_mnt, grp, NULL);
+		cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, NULL);
 		read_children(path, names, cap, n);
 	}
 	if (be->quota) {
-		act__cg_path(path, sizeof(path), be->cpu_mnt, grp, NULL);
+		cgfs_path(path, sizeof(path), be->cpu_mnt, grp, NULL);
 		read_children(path, names, cap, n);
 	}
 	return 0;
 }
 
 /* v1 and v2 differ only in how they open: the rest reads be->version. */
-#define CG_OPS(nm, open_fn)                                                                    \
-	{                                                                                      \
-		.name = nm, .open = open_fn, .close = cg_close, .probe = cg_probe,             \
-		.exists = cg_exists, .create = cg_create, .remove = cg_remove,                 \
-		.set_cpus = cg_set_cpus, .get_cpus = cg_get_cpus, .set_mems = cg_set_mems,     \
-		.get_mems = cg_get_mems, .set_quota = cg_set_quota, .get_quota = cg_get_quota, \
-		.where = cg_where, .attach = cg_attach, .tasks = cg_tasks,                     \
-		.children = cg_children, .path = cg_path,                                      \
-		.subtree_missing = cg_subtree_missing, .subtree_set = cg_subtree_set,          \
+#define CG_OPS(nm, open_fn)                                                                      \
+	{                                                                                        \
+		.name = nm, .open = open_fn, .close = cg_close, .probe = cg_probe,               \
+		.exists = cg_exists, .create = cg_create, .remove = cg_remove,                   \
+		.set_cpus = cg_set_cpus, .get_cpus = cg_get_cpus, .set_mems = cg_set_mems,       \
+		.get_mems = cg_get_mems, .set_quota = cg_set_quota, .get_quota = cg_get_quota,   \
+		.where = cg_where, .attach = cg_attach, .tasks = cg_tasks,                       \
+		.children = cg_children, .path = cg_path, .subtree_missing = cg_subtree_missing, \
+		.subtree_set = cg_subtree_set,                                                   \
 	}
 
 const struct act_cgroup_ops act_cgroup_v1_ops = CG_OPS("cgroup-v1", cg_open_v1);
@@ -667,20 +668,12 @@ const struct act_cgroup_ops act_cgroup_v2_ops = CG_OPS("cgroup-v2", cg_open_v2);
 
 const struct act_cgroup_ops *act__cgroup_detect(enum act_cgroup_mode mode)
 {
-	char mnt[ACT_PATH_MAX];
+	struct cgfs fs;
 
 	if (mode == ACT_CGROUP_V1)
 		return &act_cgroup_v1_ops;
 	if (mode == ACT_CGROUP_V2)
 		return &act_cgroup_v2_ops;
-	/* A v1 cpuset hierarchy means the cpuset controller is not on v2 here. */
-	if (!act__cg_v1_mount("cpuset", mnt, sizeof(mnt)) && mnt[0])
-		return &act_cgroup_v1_ops;
-	if (!act__cg_v2_mount(mnt, sizeof(mnt)) && mnt[0] &&
-	    (act__cg_listed(mnt, "cgroup.controllers", "cpuset") ||
-	     act__cg_listed(mnt, "cgroup.controllers", "cpu")))
-		return &act_cgroup_v2_ops;
-	if (!act__cg_v1_mount("cpu", mnt, sizeof(mnt)) && mnt[0])
-		return &act_cgroup_v1_ops;
-	return mnt[0] ? &act_cgroup_v2_ops : &act_cgroup_v1_ops;
+	cgfs_find(&fs, NULL, NULL);
+	return fs.version == 2 ? &act_cgroup_v2_ops : &act_cgroup_v1_ops;
 }

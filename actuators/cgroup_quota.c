@@ -50,7 +50,7 @@ bool act__quota_probe(int version, const char *mnt, char *reason, size_t len)
 	char path[ACT_PATH_MAX];
 
 	if (version == 1) {
-		act__cg_path(path, sizeof(path), mnt, NULL, "cpu.cfs_quota_us");
+		cgfs_path(path, sizeof(path), mnt, NULL, "cpu.cfs_quota_us");
 		if (access(path, F_OK)) {
 			snprintf(
 			    reason, len,
@@ -60,7 +60,7 @@ bool act__quota_probe(int version, const char *mnt, char *reason, size_t len)
 		}
 		return true;
 	}
-	if (!act__cg_listed(mnt, "cgroup.controllers", "cpu")) {
+	if (!cgfs_listed(mnt, "cgroup.controllers", "cpu")) {
 		snprintf(reason, len,
 			 "the cgroup v2 hierarchy at %.100s has no cpu controller (it is bound "
 			 "to a v1 hierarchy or disabled)",
@@ -79,14 +79,14 @@ int act__quota_get(int version, const char *mnt, const char *grp, int64_t *quota
 	int err;
 
 	if (version == 1) {
-		act__cg_path(path, sizeof(path), mnt, grp, "cpu.cfs_quota_us");
-		err = act__read_file(path, buf, sizeof(buf));
+		cgfs_path(path, sizeof(path), mnt, grp, "cpu.cfs_quota_us");
+		err = cgfs_read_file(path, buf, sizeof(buf));
 		if (err)
 			return err;
 		if (sscanf(buf, "%lld", &quo) != 1)
 			return -EIO;
-		act__cg_path(path, sizeof(path), mnt, grp, "cpu.cfs_period_us");
-		err = act__read_file(path, buf, sizeof(buf));
+		cgfs_path(path, sizeof(path), mnt, grp, "cpu.cfs_period_us");
+		err = cgfs_read_file(path, buf, sizeof(buf));
 		if (err)
 			return err;
 		if (sscanf(buf, "%llu", &per) != 1)
@@ -95,8 +95,8 @@ int act__quota_get(int version, const char *mnt, const char *grp, int64_t *quota
 		*period_us = per;
 		return 0;
 	}
-	act__cg_path(path, sizeof(path), mnt, grp, "cpu.max");
-	err = act__read_file(path, buf, sizeof(buf));
+	cgfs_path(path, sizeof(path), mnt, grp, "cpu.max");
+	err = cgfs_read_file(path, buf, sizeof(buf));
 	if (err)
 		return err;
 	if (sscanf(buf, "%31s %llu", q, &per) != 2)

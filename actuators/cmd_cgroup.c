@@ -44,13 +44,15 @@ enum act_cmd_kind act__cmd_choose(enum act_cmd_cgroup want, int placement_versio
 enum act_cmd_kind act__cmd_detect(enum act_cmd_cgroup want, int placement_version, char *mnt,
 				  size_t len)
 {
-	char v2[ACT_PATH_MAX] = "", fr[ACT_PATH_MAX] = "";
 	enum act_cmd_kind k;
+	struct cgfs fs;
 
-	act__cg_v2_mount(v2, sizeof(v2));
-	act__cg_v1_mount("freezer", fr, sizeof(fr));
-	k = act__cmd_choose(want, placement_version, v2, fr);
-	snprintf(mnt, len, "%s", k == ACT_CMD_FREEZER ? fr : k == ACT_CMD_NONE ? "" : v2);
+	cgfs_find(&fs, NULL, NULL);
+	k = act__cmd_choose(want, placement_version, fs.v2, fs.v1_freezer);
+	snprintf(mnt, len, "%s",
+		 k == ACT_CMD_FREEZER ? fs.v1_freezer
+		 : k == ACT_CMD_NONE  ? ""
+				      : fs.v2);
 	return k;
 }
 
@@ -70,26 +72,30 @@ const char *act__cmd_kind_str(enum act_cmd_kind kind)
 
 int act__cmd_dir(const struct act_cmdcg *c, bool top, char *buf, size_t len)
 {
-	int n = top ? snprintf(buf, len, "%s/%s.cmd", c->mnt, c->parent)
-		    : snprintf(buf, len, "%s/%s.cmd/%s", c->mnt, c->parent, c->wl);
+	char grp[ACT_PATH_MAX];
+	int n = top ? snprintf(grp, sizeof(grp), "%s.cmd", c->parent)
+		    : snprintf(grp, sizeof(grp), "%s.cmd/%s", c->parent, c->wl);
 
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (n < 0 || (size_t)n >= sizeof(grp))
+		return -ENAMETOOLONG;
+	return cgfs_path(buf, len, c->mnt, grp, NULL);
 }
 
 /* The workload's group in the shared v2 hierarchy, where placed tasks are. */
 static int wl_dir(const struct act_cmdcg *c, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s/%s/%s", c->mnt, c->parent, c->wl);
+	char grp[ACT_PATH_MAX];
+	int n = snprintf(grp, sizeof(grp), "%s/%s", c->parent, c->wl);
 
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (n < 0 || (size_t)n >= sizeof(grp))
+		return -ENAMETOOLONG;
+	return cgfs_path(buf, len, c->mnt, grp, NULL);
 }
 
 /* dir/file into path (ACT_PATH_MAX + 32 bytes); false if it does not fit. */
 static bool join(char *path, const char *dir, const char *file)
 {
-	int n = snprintf(path, ACT_PATH_MAX + 32, "%s/%s", dir, file);
-
-	return n >= 0 && n < ACT_PATH_MAX + 32;
+	return !cgfs_path(path, ACT_PATH_MAX + 32, dir, NULL, file);
 }
 
 static long long now_ms(void)
@@ -179,7 +185,7 @@ static int write_in(const char *dir, const char *file, const char *val)
 {
 	char path[ACT_PATH_MAX + 32];
 
-	return join(path, dir, file) ? act__write_file(path, val) : -ENAMETOOLONG;
+	return join(path, dir, file) ? cgfs_write_file(path, val) : -ENAMETOOLONG;
 }
 
 /* Is dir frozen yet (v1: freezer.state FROZEN; v2: "frozen 1" in cgroup.events)? */
@@ -188,7 +194,7 @@ static bool frozen(bool v1, const char *dir)
 	char path[ACT_PATH_MAX + 32], buf[512];
 
 	if (!join(path, dir, v1 ? "freezer.state" : "cgroup.events") ||
-	    act__read_file(path, buf, sizeof(buf)))
+	    cgfs_read_file(path, buf, sizeof(buf)))
 		return true; /* gone: nothing to wait for */
 	return v1 ? !strcmp(buf, "FROZEN") : strstr(buf, "frozen 1") != NULL;
 }

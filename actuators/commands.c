@@ -56,7 +56,7 @@ int act_cmd_prepare(struct act *act, const char *wl)
 	/* recorded before it exists: a cleanup after SIGKILL finds it */
 	err = act__rec_add_cmd(&act->rec, &r);
 	if (!err)
-		err = act__save_state(act);
+		err = act__persist(act);
 	if (err)
 		return err;
 	c = cmdcg_of(act, &r);
@@ -66,7 +66,7 @@ int act_cmd_prepare(struct act *act, const char *wl)
 		if (fd != -EBUSY)
 			act__cmd_remove(&c); /* what was made of it */
 		act__rec_drop_cmd(&act->rec, wl);
-		act__save_state(act);
+		act__persist(act);
 		return ERR(act, fd, "workload %s: cannot make cgroup %s for its command: %s", wl,
 			   dir, fd == -EBUSY ? "it holds processes already" : strerror(-fd));
 	}
@@ -122,7 +122,7 @@ int act_cmd_stop(struct act *act, const char *wl, int grace_ms)
 	if (err)
 		return err;
 	act__rec_drop_cmd(&act->rec, wl);
-	return act__save_state(act);
+	return act__persist(act);
 }
 
 int act__cmd_stop_all(struct act *act, int grace_ms)
@@ -191,7 +191,7 @@ int act__cmd_adopt(struct act *act, const char *wl)
 			continue;
 		act->leftover_cmds[i] = act->leftover_cmds[--act->nleftover_cmds];
 		err = act__rec_add_cmd(&act->rec, &r);
-		return err ? err : act__save_state(act);
+		return err ? err : act__persist(act);
 	}
 	return 0;
 }

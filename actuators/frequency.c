@@ -73,7 +73,7 @@ static int freq_record(struct act *act, const struct act_cpumask *cpus, struct f
 			dirty = true;
 		}
 	}
-	return dirty ? act__save_state(act) : 0;
+	return dirty ? act__persist(act) : 0;
 }
 
 /* Write the new limits of undo[0..n); *written of them may need undoing. */

@@ -110,7 +110,7 @@ int act_record_pgrp(struct act *act, const char *wl, pid_t pgid)
 		return -ESRCH;
 	snprintf(g.wl, sizeof(g.wl), "%s", wl ? wl : "-");
 	err = act__rec_add_pgrp(&act->rec, &g);
-	return err ? err : act__save_state(act);
+	return err ? err : act__persist(act);
 }
 
 pid_t act_adopt_pgrp(struct act *act, const char *wl)
@@ -155,7 +155,7 @@ void act_stop_unadopted(struct act *act)
 /* Load the state file an earlier instance left (if any) into act->rec. */
 static void load_leftover_state(struct act *act, bool *found)
 {
-	int err = act->state_path[0] ? act__state_load(act->state_path, &act->rec) : -ENOENT;
+	int err = act->state_path[0] ? act__state_file_read(act->state_path, &act->rec) : -ENOENT;
 
 	if (err && err != -ENOENT)
 		act_be_log(act, ACT_LOG_WARN, "ignoring unreadable state file %s: %s",

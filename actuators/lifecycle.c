@@ -14,25 +14,7 @@
 #include <unistd.h>
 
 #include "act_front.h"
-
-int act__save_state(struct act *act)
-{
-	int err;
-
-	if (act->dry_run || !act->state_path[0])
-		return 0;
-	err = act__state_save(act->state_path, &act->rec);
-	if (err)
-		return ERR(act, err, "cannot write the state file %s: %s", act->state_path,
-			   strerror(-err));
-	return 0;
-}
-
-void act__drop_state_file(struct act *act)
-{
-	if (!act->dry_run && act->state_path[0])
-		unlink(act->state_path);
-}
+#include "opts.h"
 
 static void act_free(struct act *act)
 {
@@ -46,7 +28,7 @@ static void act_free(struct act *act)
 	}
 	if (act->cg && act->cgbe)
 		act->cg->close(act->cgbe);
-	act__state_unlock(act->state_path, act->lock_fd);
+	act__state_file_unlock(act->state_path, act->lock_fd);
 	free(act->leftover);
 	free(act->leftover_cmds);
 	if (act->fq && act->fqbe)
@@ -66,12 +48,8 @@ static struct act *act_alloc(const struct act_opts *opts, const char *parent)
 	if (!act)
 		return NULL;
 	act->lock_fd = -1;
-	act->adopt_pgrps =
-	    opts->sz >= offsetof(struct act_opts, adopt_pgrps) + sizeof(bool) && opts->adopt_pgrps;
-	act->cmd_cgroup =
-	    opts->sz >= offsetof(struct act_opts, cmd_cgroup) + sizeof(opts->cmd_cgroup)
-		? opts->cmd_cgroup
-		: ACT_CMD_CGROUP_AUTO;
+	act->adopt_pgrps = OPTS_GET(opts, adopt_pgrps, false);
+	act->cmd_cgroup = OPTS_GET(opts, cmd_cgroup, ACT_CMD_CGROUP_AUTO);
 	snprintf(act->parent, sizeof(act->parent), "%s", parent);
 	act->dry_run = opts->dry_run;
 	act->log = opts->log;
@@ -147,9 +125,7 @@ static int restrict_cpus(struct act *act, const struct act_cpumask *cpus)
  * without cpuset.mems (the kernel's default: every node). */
 static void read_topology(struct act *act, const struct act_opts *opts)
 {
-	const char *root = opts->sz >= offsetof(struct act_opts, topo_root) + sizeof(char *)
-			       ? opts->topo_root
-			       : NULL;
+	const char *root = OPTS_GET(opts, topo_root, NULL);
 	int err = act_topo_read(&act->topo, root);
 
 	if (err) {
@@ -206,8 +182,19 @@ static int act_new(const struct act_opts *opts, struct act **out)
 	struct act *act;
 	int err;
 
-	if (!opts || opts->sz < offsetof(struct act_opts, backend_ctx) + sizeof(void *))
+	if (!opts)
 		return -EINVAL;
+	/* parent .. backend_ctx are required; a newer caller's tail must be zero */
+	err = opts_check_min(opts, OPTS_KNOWN_END(struct act_opts, backend_ctx),
+			     OPTS_KNOWN_END(struct act_opts, topo_root));
+	if (err) {
+		act_be_log(NULL, ACT_LOG_WARN,
+			   err == -E2BIG ? "struct act_opts of %zu bytes sets fields unknown to "
+					   "this build (built against a newer actuator.h?)"
+					 : "struct act_opts has a bad size (%zu)",
+			   opts->sz);
+		return err;
+	}
 	parent = opts->parent ? opts->parent : ACT_DEFAULT_PARENT;
 	if (!act__valid_name(parent)) {
 		act_be_log(NULL, ACT_LOG_WARN,
@@ -229,29 +216,6 @@ static int act_new(const struct act_opts *opts, struct act **out)
 	return 0;
 }
 
-int act__ensure_parent(struct act *act)
-{
-	int err;
-
-	if (act->parent_created || !managed_cgroup(act))
-		return 0;
-	/* the proof of ownership goes to the state file before the cgroup exists */
-	if (!act->rec.owns_parent) {
-		act->rec.owns_parent = true;
-		err = act__save_state(act);
-		if (err)
-			return err;
-	}
-	err = act__subtree_enable(act, act->parent);
-	if (!err)
-		err = act->cg->create(act->cgbe, act->parent, &act->caps.cpus);
-	if (err)
-		return ERR(act, err, "cannot create the parent cgroup %s: %s%s", act->parent,
-			   strerror(-err), err == -EACCES || err == -EPERM ? " (run as root)" : "");
-	act->parent_created = true;
-	return 0;
-}
-
 /* One daemon (or --cleanup) per parent at a time: the second is refused, naming the first. */
 static int take_lock(struct act *act)
 {
@@ -260,7 +224,7 @@ static int take_lock(struct act *act)
 
 	if (!act->state_path[0])
 		return 0;
-	fd = act__state_lock(act->state_path, &holder);
+	fd = act__state_file_lock(act->state_path, &holder);
 	if (fd == -EBUSY)
 		return ERR(
 		    act, -EBUSY,
@@ -381,7 +345,7 @@ int act_restore(struct act *act)
 		act__rec_free(&act->rec);
 		act__drop_state_file(act);
 	} else {
-		act__save_state(act); /* keep what could not be put back for a later repair */
+		act__persist(act); /* keep what could not be put back for a later repair */
 	}
 	return first;
 }

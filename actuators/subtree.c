@@ -42,7 +42,7 @@ int act__subtree_enable(struct act *act, const char *grp)
 			/* recorded first: a crash between the two still gets it put back */
 			err = act__rec_add_subtree(&act->rec, anc, miss);
 			if (!err)
-				err = act__save_state(act);
+				err = act__persist(act);
 			if (!err)
 				err = act->cg->subtree_set(act->cgbe, anc, miss, true);
 			if (err)

@@ -190,7 +190,7 @@ static int record_threads(struct act *act, struct act_workload *wl, pid_t pid, p
 			return err;
 		(*pending)++;
 	}
-	return *pending ? act__save_state(act) : 0;
+	return *pending ? act__persist(act) : 0;
 }
 
 static int attach_threads(struct act *act, const struct act_origin *dst, const pid_t *tids,

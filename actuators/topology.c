@@ -174,6 +174,11 @@ static int read_nodes(struct act_topo *t, const char *root)
 	return 0;
 }
 
+int act_topo_online(const char *root, struct act_cpumask *m)
+{
+	return read_list(root ? root : "/sys", "devices/system/cpu/online", m);
+}
+
 int act_topo_read(struct act_topo *t, const char *root)
 {
 	char rel[96];

@@ -14,6 +14,7 @@
 
 #include "act_front.h"
 #include "act_proc.h"
+#include "opts.h"
 #include "procfs.h"
 
 /*
@@ -24,30 +25,18 @@
  */
 #define ACT_COUNT_TASKS_MAX 16384
 
-bool act__valid_name(const char *s)
-{
-	size_t n;
-
-	if (!s || !*s || !strcmp(s, ".") || !strcmp(s, ".."))
-		return false;
-	n = strlen(s);
-	if (n >= ACT_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '.' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
 int act__check_wl_opts(struct act *act, const struct act_workload_opts *opts)
 {
-	if (opts && opts->sz < offsetof(struct act_workload_opts, freq_max_khz) +
-				   sizeof(opts->freq_max_khz))
-		return ERR(act, -EINVAL, "act_workload_opts.sz is not set");
+	int err = opts_check_min(opts, OPTS_KNOWN_END(struct act_workload_opts, freq_max_khz),
+				 OPTS_KNOWN_END(struct act_workload_opts, freq_max_khz));
+
+	if (err == -E2BIG)
+		return ERR(act, err,
+			   "struct act_workload_opts of %zu bytes sets fields unknown to this "
+			   "build (built against a newer actuator.h?)",
+			   opts->sz);
+	if (err)
+		return ERR(act, err, "act_workload_opts.sz is not set");
 	return 0;
 }
 
@@ -68,72 +57,6 @@ int act__check_initial(struct act *act, const char *name, const struct act_workl
 		return act__quota_check(act, name, opts->quota_mc, quota_us);
 	}
 	return 0;
-}
-
-struct act_workload *act__wl_new(struct act *act, const char *name, const char *grp, pid_t pid)
-{
-	struct act_workload *wl = calloc(1, sizeof(*wl));
-
-	if (!wl)
-		return NULL;
-	wl->act = act;
-	wl->pid = pid;
-	wl->quota_mc = -1;
-	snprintf(wl->name, sizeof(wl->name), "%s", name);
-	snprintf(wl->grp, sizeof(wl->grp), "%s", grp);
-	return wl;
-}
-
-bool act__wl_listed(const struct act *act, const struct act_workload *wl)
-{
-	for (const struct act_workload *w = act->wls; w; w = w->next)
-		if (w == wl)
-			return true;
-	return false;
-}
-
-void act__wl_unlink(struct act *act, struct act_workload *wl)
-{
-	for (struct act_workload **p = &act->wls; *p; p = &(*p)->next)
-		if (*p == wl) {
-			*p = wl->next;
-			return;
-		}
-}
-
-int act__wl_release(struct act *act, struct act_workload *wl)
-{
-	int err = 0, e;
-	struct act_rec_wl *r = act__rec_find_wl(&act->rec, wl->name);
-
-	if (wl->inplace) {
-		if (r && r->inplace)
-			err = act__restore_inplace(act, r);
-	} else if (managed_cgroup(act)) {
-		err = act__empty_group(act, wl->grp, &wl->origin);
-		if (!err) {
-			err = act->cg->remove(act->cgbe, wl->grp);
-			if (err == -ENOENT)
-				err = 0;
-		}
-	}
-	if (managed_freq(act)) {
-		e = act__freq_restore(act, &wl->cpus);
-		if (e && !err)
-			err = e;
-	}
-	act__rec_drop_wl(&act->rec, wl->name);
-	e = act__save_state(act);
-	return err ? err : e;
-}
-
-void act__wl_undo(struct act *act, struct act_workload *wl)
-{
-	char msg[sizeof(act->err)];
-
-	memcpy(msg, act->err, sizeof(msg));
-	act__wl_release(act, wl);
-	memcpy(act->err, msg, sizeof(msg));
 }
 
 /* ---------------------------------------------------------------- adding */
@@ -171,7 +94,7 @@ static int add_record(struct act *act, struct act_workload *wl)
 	rw.origin = wl->origin;
 	snprintf(rw.name, sizeof(rw.name), "%s", wl->name);
 	err = act__rec_add_wl(&act->rec, &rw);
-	return err ? err : act__save_state(act);
+	return err ? err : act__persist(act);
 }
 
 /* Its quota, then its threads: the group is complete before the workload runs in it. */
@@ -216,7 +139,7 @@ static void add_rollback(struct act *act, struct act_workload *wl, bool created)
 		act__wl_undo(act, wl);
 	} else {
 		act__rec_drop_wl(&act->rec, wl->name);
-		act__save_state(act);
+		act__persist(act);
 	}
 	free(wl);
 }
@@ -295,14 +218,6 @@ int act_workload_remove(struct act *act, struct act_workload *wl)
 	return err;
 }
 
-struct act_workload *act_workload_find(struct act *act, const char *name)
-{
-	for (struct act_workload *wl = act ? act->wls : NULL; wl; wl = wl->next)
-		if (!strcmp(wl->name, name))
-			return wl;
-	return err_ptr(-ENOENT);
-}
-
 const char *act_workload_name(const struct act_workload *wl)
 {
 	return wl ? wl->name : NULL;
@@ -321,7 +236,7 @@ const struct act_cpumask *act_workload_cpus(const struct act_workload *wl)
 /* ---------------------------------------------------------------- read back */
 
 /* The span of the frequency limits of cpus, and whether they differ. */
-static void get_freq_span(struct act *act, const struct act_cpumask *cpus, struct act_state *st)
+static void get_freq_span(struct act *act, const struct act_cpumask *cpus, struct act_current *cur)
 {
 	bool first = true;
 	int cpu;
@@ -332,12 +247,12 @@ static void get_freq_span(struct act *act, const struct act_cpumask *cpus, struc
 
 		if (act->fq->get(act->fqbe, cpu, &mn, &mx))
 			continue;
-		if (!first && (mn != st->freq_min_khz || mx != st->freq_max_khz))
-			st->freq_mixed = true;
-		if (first || mn < st->freq_min_khz)
-			st->freq_min_khz = mn;
-		if (first || mx > st->freq_max_khz)
-			st->freq_max_khz = mx;
+		if (!first && (mn != cur->freq_min_khz || mx != cur->freq_max_khz))
+			cur->freq_mixed = true;
+		if (first || mn < cur->freq_min_khz)
+			cur->freq_min_khz = mn;
+		if (first || mx > cur->freq_max_khz)
+			cur->freq_max_khz = mx;
 		first = false;
 	}
 }
@@ -352,30 +267,30 @@ static int count_tasks(struct act *act, const char *grp)
 	return (int)n;
 }
 
-int act_get(struct act *act, const struct act_workload *wl, struct act_state *st)
+int act_get(struct act *act, const struct act_workload *wl, struct act_current *cur)
 {
 	int err;
 
-	if (!act || !wl || !st || !act__wl_listed(act, wl))
+	if (!act || !wl || !cur || !act__wl_listed(act, wl))
 		return -EINVAL;
-	memset(st, 0, sizeof(*st));
-	st->quota_us = -1;
+	memset(cur, 0, sizeof(*cur));
+	cur->quota_us = -1;
 	if (managed_cpuset(act)) {
-		err = act->cg->get_cpus(act->cgbe, wl->grp, &st->cpus);
+		err = act->cg->get_cpus(act->cgbe, wl->grp, &cur->cpus);
 		if (err)
 			return ERR(act, err, "workload %s: cannot read its cpus: %s", wl->name,
 				   strerror(-err));
 	}
 	if (managed_quota(act)) {
-		err = act->cg->get_quota(act->cgbe, wl->grp, &st->quota_us, &st->period_us);
+		err = act->cg->get_quota(act->cgbe, wl->grp, &cur->quota_us, &cur->period_us);
 		if (err)
 			return ERR(act, err, "workload %s: cannot read its quota: %s", wl->name,
 				   strerror(-err));
-		st->quota_mc = act_quota_us_to_mc(st->quota_us, st->period_us);
+		cur->quota_mc = act_quota_us_to_mc(cur->quota_us, cur->period_us);
 	}
 	if (managed_cgroup(act))
-		st->nr_tasks = count_tasks(act, wl->grp);
+		cur->nr_tasks = count_tasks(act, wl->grp);
 	if (managed_freq(act))
-		get_freq_span(act, managed_cpuset(act) ? &st->cpus : &wl->cpus, st);
+		get_freq_span(act, managed_cpuset(act) ? &cur->cpus : &wl->cpus, cur);
 	return 0;
 }

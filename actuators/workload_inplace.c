@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "act_front.h"
+#include "cgroupfs.h"
 
 /* A cgroup path relative to the hierarchy root: no "..", no empty components. */
 static bool valid_grp(const char *g)
@@ -36,14 +37,12 @@ static bool valid_grp(const char *g)
 /* May cgroup (no leading '/') be taken over as workload name's, in place? */
 static int check_cgroup(struct act *act, const char *name, const char *cgroup)
 {
-	size_t pl = strlen(act->parent);
-
 	if (!valid_grp(cgroup))
 		return ERR(act, -EINVAL,
 			   "workload %s: \"%s\" is not a cgroup below the root (no \"..\", "
 			   "not the root itself)",
 			   name, cgroup);
-	if (!strncmp(cgroup, act->parent, pl) && (!cgroup[pl] || cgroup[pl] == '/'))
+	if (cgfs_within(cgroup, act->parent))
 		return ERR(act, -EINVAL,
 			   "workload %s: cgroup %s is parties' own parent %s or below it", name,
 			   cgroup, act->parent);
@@ -61,8 +60,8 @@ static int check_cgroup(struct act *act, const char *name, const char *cgroup)
 }
 
 /* Everything act_workload_add_inplace() checks before it changes anything. */
-static int inplace_check(struct act *act, const char *name, const char *cgroup,
-			 const struct act_workload_opts *opts, int64_t *quota_us)
+static int check_add_inplace(struct act *act, const char *name, const char *cgroup,
+			     const struct act_workload_opts *opts, int64_t *quota_us)
 {
 	int err = act__check_wl_opts(act, opts);
 
@@ -131,7 +130,7 @@ static int inplace_write(struct act *act, struct act_workload *wl, const struct 
 
 	err = act__rec_add_wl(&act->rec, rw);
 	if (!err)
-		err = act__save_state(act);
+		err = act__persist(act);
 	if (!err && managed_cpuset(act))
 		err = act__set_mems(act, wl->grp, &wl->cpus);
 	if (!err && managed_cpuset(act))
@@ -172,7 +171,7 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 		return err_ptr(-EINVAL);
 	while (*cgroup == '/')
 		cgroup++;
-	err = inplace_check(act, name, cgroup, opts, &quota_us);
+	err = check_add_inplace(act, name, cgroup, opts, &quota_us);
 	if (!err)
 		err = read_found(act, name, cgroup, &rw);
 	if (err)
@@ -193,30 +192,4 @@ struct act_workload *act_workload_add_inplace(struct act *act, const char *name,
 	}
 	act_be_log(act, ACT_LOG_INFO, "workload %s managed in place in cgroup %s", name, cgroup);
 	return wl;
-}
-
-int act__restore_inplace(struct act *act, const struct act_rec_wl *r)
-{
-	int err = 0, e;
-
-	if (!act->cg->exists(act->cgbe, r->grp)) {
-		act_be_log(act, ACT_LOG_INFO, "workload %s: cgroup %s is gone: nothing to restore",
-			   r->name, r->grp);
-		return 0;
-	}
-	if (r->has_cpus && managed_cpuset(act))
-		err = act->cg->set_cpus(act->cgbe, r->grp, &r->cpus);
-	if (r->has_mems && managed_cpuset(act) && act->cg->set_mems) {
-		e = act->cg->set_mems(act->cgbe, r->grp, r->mems);
-		if (e && !err)
-			err = e;
-	}
-	if (r->has_quota && managed_quota(act)) {
-		e = act->cg->set_quota(act->cgbe, r->grp, r->quota_us, r->period_us);
-		if (e && !err)
-			err = e;
-	}
-	act_be_log(act, ACT_LOG_INFO, "workload %s: cgroup %s restored as found%s", r->name, r->grp,
-		   err ? " (with errors)" : "");
-	return err;
 }

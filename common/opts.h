@@ -37,4 +37,19 @@ static inline int opts_check(const void *opts, size_t known)
 	return 0;
 }
 
+/* The same for a struct with fields every caller must pass: a sz that stops
+ * before min (OPTS_KNOWN_END of the last required field) is -EINVAL. NULL is
+ * 0 here too: whether options are required is the caller's to say. */
+static inline int opts_check_min(const void *opts, size_t min, size_t known)
+{
+	if (opts && *(const size_t *)opts < min)
+		return -EINVAL;
+	return opts_check(opts, known);
+}
+
+/* Did the caller's sz reach field (libbpf's OPTS_HAS)? opts may be NULL. */
+#define OPTS_HAS(opts, field) ((opts) && (opts)->sz >= OPTS_KNOWN_END(__typeof__(*(opts)), field))
+/* field, or def for a caller whose sz stops before it (libbpf's OPTS_GET). */
+#define OPTS_GET(opts, field, def) (OPTS_HAS(opts, field) ? (opts)->field : (def))
+
 #endif /* COMMON_OPTS_H */

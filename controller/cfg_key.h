@@ -87,6 +87,12 @@ struct cfg_key_rule {
 	const char *msg;
 };
 
+/* A rule of values above lo (open: lo itself is out), with msg. */
+#define CFG_KEY_ABOVE(lo, open, msg)                                \
+	{                                                           \
+		(lo), INFINITY, (open) ? CFG_KEY_LO_OPEN : 0, (msg) \
+	}
+
 struct cfg_key;
 
 /* A CFG_KEY_CUSTOM reader: store val into base (the section's struct). ctx

@@ -8,6 +8,7 @@
  * online cpus: processes, files and users are config_live.c's.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -21,6 +22,8 @@
 #include <ini.h>
 
 #include "config.h"
+#include "res/res.h"
+#include "topology.h"
 
 struct cfg_ctx {
 	struct cfg *c;
@@ -379,24 +382,12 @@ static int wl_ebee_mode(const struct cfg_key *k, void *base, const char *val, vo
 
 /* ------------------------------------------------------------ key tables */
 
-#define XSTR(x) STR(x)
-#define STR(x)	#x
-/* Quotas become integers (milli-cores, then cgroup us): keep them far from overflow. */
-#define CORES_MAX                                                                \
-	{                                                                        \
-		-INFINITY, ACT_CPUMASK_MAX, 0,                                   \
-		    "%s must be at most " XSTR(ACT_CPUMASK_MAX) " cores, not %s" \
-	}
-#define ABOVE(lo, open, msg)                                        \
-	{                                                           \
-		(lo), INFINITY, (open) ? CFG_KEY_LO_OPEN : 0, (msg) \
-	}
-
 #define C(f) CFG_KEY_AT(struct cfg, f)
 #define W(f) CFG_KEY_AT(struct cfg_workload, f)
 
-/* [controller] is cfg_keys[0 .. CFG_CPUS - 1], [resources] the rest. */
-static const struct cfg_key cfg_keys[CFG_NKEYS] = {
+/* [controller] is cfg_keys[0 .. CFG_CPUS - 1], [resources] the rest; the
+ * resources' own keys are filled in from their res_ops (keys_fill()). */
+static struct cfg_key cfg_keys[CFG_NKEYS] = {
 	/* the paper's; the original code sampled every 100 ms */
 	[CFG_INTERVAL_MS] = { "interval_ms", CFG_KEY_WHOLE, C(interval_ms), .lo = 10, .hi = 60000,
 			      .def = 500 },
@@ -421,69 +412,22 @@ static const struct cfg_key cfg_keys[CFG_NKEYS] = {
 	[CFG_CPUS] = { "cpus", CFG_KEY_CUSTOM, C(cpus),
 		       .msg = "%s: '%s' is not a non-empty cpu list (e.g. 0-3,6)",
 		       .parse = key_cpus },
-	[CFG_CORES] = { "cores", CFG_KEY_BOOL, C(cores), .def = true },
-	[CFG_FREQ] = { "freq", CFG_KEY_TRISTATE, C(freq), .def = CFG_AUTO },
-	[CFG_FREQ_MIN_MHZ] = { "freq_min_mhz", CFG_KEY_WHOLE, C(freq_min_khz), .lo = 0,
-			       .hi = 100000, .scale = 1000 },
-	[CFG_FREQ_MAX_MHZ] = { "freq_max_mhz", CFG_KEY_WHOLE, C(freq_max_khz), .lo = 0,
-			       .hi = 100000, .scale = 1000 },
-	[CFG_FREQ_STEP_MHZ] = { "freq_step_mhz", CFG_KEY_WHOLE, C(freq_step_khz), .lo = 1,
-				.hi = 10000, .scale = 1000, .def = 100 },
-	[CFG_QUOTA] = { "quota", CFG_KEY_BOOL, C(quota) },
-	[CFG_QUOTA_STEP] = { "quota_step", CFG_KEY_REAL, C(quota_step_mc),
-			     .rule = { ABOVE(0.01, false, "%s must be at least 0.01 cores, not %s"),
-				       CORES_MAX },
-			     .scale = 1000, .def = 0.1 },
-	/* 0: every managed cpu (resolve()) */
-	[CFG_QUOTA_TOTAL] = { "quota_total", CFG_KEY_REAL, C(quota_total_mc),
-			      .rule = { ABOVE(0, false, "%s must be >= 0, not %s"), CORES_MAX },
-			      .scale = 1000 },
-	/* what a core handed out is (policy.h, enum pol_smt) */
-	[CFG_SMT] = { "smt", CFG_KEY_CHOICE, C(smt),
-		      .names = (const char *const[]){ "whole", "primary", "shared", NULL },
-		      .msg = "%s: '%s' must be whole, primary or shared", .def = POL_SMT_WHOLE },
-	/* the kernel's default (what parties always used); it takes 1 ms to 1 s
-	 * (min/max_cfs_quota_period, kernel/sched/core.c). A short period spreads
-	 * a quota's throttling into short stalls instead of tens of ms. */
-	[CFG_CFS_PERIOD_US] = { "cfs_period_us", CFG_KEY_WHOLE, C(cfs_period_us), .lo = 1000,
-				.hi = 1000000, .def = 100000 },
 };
 
-static const struct cfg_key wl_keys[CFG_WL_NKEYS] = {
+static struct cfg_key wl_keys[CFG_WL_NKEYS] = {
 	[CFG_WL_PID] = { "pid", CFG_KEY_CUSTOM, W(pid), .parse = wl_pid },
 	[CFG_WL_PIDFILE] = { "pidfile", CFG_KEY_CUSTOM, W(pidfile), .parse = wl_pidfile },
 	[CFG_WL_COMMAND] = { "command", CFG_KEY_CUSTOM, W(command), .parse = wl_command },
 	[CFG_WL_CGROUP] = { "cgroup", CFG_KEY_CUSTOM, W(cgroup), .parse = wl_cgroup },
 	[CFG_WL_UNIT] = { "unit", CFG_KEY_CUSTOM, W(cgroup), .parse = wl_unit },
 	[CFG_WL_TARGET_MS] = { "target_ms", CFG_KEY_REAL, W(target_ns),
-			       .rule = { ABOVE(0, true, "%s must be > 0, not %s"),
+			       .rule = { CFG_KEY_ABOVE(0, true, "%s must be > 0, not %s"),
 					 { -INFINITY, 3600000, 0,
 					   "%s must be at most 3600000 (an hour), not %s" } },
 			       .scale = 1e6 },
-	[CFG_WL_MIN_CORES] = { "min_cores", CFG_KEY_WHOLE, W(min_cores), .lo = 1,
-			       .hi = ACT_CPUMASK_MAX, .def = 1 },
-	/* 0: every managed cpu (resolve()) */
-	[CFG_WL_MAX_CORES] = { "max_cores", CFG_KEY_WHOLE, W(max_cores), .lo = 0,
-			       .hi = ACT_CPUMASK_MAX },
-	[CFG_WL_CORES] = { "cores", CFG_KEY_WHOLE, W(cores), .lo = 1, .hi = ACT_CPUMASK_MAX },
 	[CFG_WL_CPUS] = { "cpus", CFG_KEY_CUSTOM, W(cpus),
 			  .msg = "%s: '%s' is not a non-empty cpu list (e.g. 0-1)",
 			  .parse = key_cpus },
-	[CFG_WL_QUOTA] = { "quota", CFG_KEY_REAL, W(quota_mc),
-			   .rule = { ABOVE(0, true, "%s must be > 0 cores, not %s"), CORES_MAX },
-			   .scale = 1000 },
-	/* not given: quota_step (resolve()) */
-	[CFG_WL_MIN_QUOTA] = { "min_quota", CFG_KEY_REAL, W(min_quota_mc),
-			       .rule = { ABOVE(0, true, "%s must be > 0 cores, not %s"),
-					 CORES_MAX },
-			       .scale = 1000 },
-	/* 0: quota_total (resolve()) */
-	[CFG_WL_MAX_QUOTA] = { "max_quota", CFG_KEY_REAL, W(max_quota_mc),
-			       .rule = { ABOVE(0, false, "%s must be >= 0 cores, not %s"),
-					 CORES_MAX },
-			       .scale = 1000 },
-	[CFG_WL_FREQ_MHZ] = { "freq_mhz", CFG_KEY_WHOLE, W(freq_khz), .lo = 0, .hi = 100000,
-			      .scale = 1000 },
 	[CFG_WL_SOURCE] = { "source", CFG_KEY_CUSTOM, W(source), .parse = wl_source },
 	[CFG_WL_FEED] = { "feed", CFG_KEY_CUSTOM, W(feed), .parse = wl_feed },
 	[CFG_WL_EBEE_MODE] = { "ebee_mode", CFG_KEY_CUSTOM, W(ebee_mode), .parse = wl_ebee_mode },
@@ -498,8 +442,26 @@ static const struct cfg_key wl_keys[CFG_WL_NKEYS] = {
 			   .msg = "%1$s: '%2$s' is not a %1$s name" },
 };
 
+/* Each resource's keys into the section tables, at their indices. */
+static void keys_fill(void)
+{
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		for (int k = 0; k < res_table[r]->nkeys; k++) {
+			const struct res_key *rk = &res_table[r]->keys[k];
+
+			if (rk->wl)
+				wl_keys[rk->at] = rk->key;
+			else
+				cfg_keys[rk->at] = rk->key;
+		}
+	}
+}
+
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
 void cfg_defaults(struct cfg *c)
 {
+	pthread_once(&keys_once, keys_fill);
 	memset(c, 0, sizeof(*c));
 	cfg_key_defaults(cfg_keys, CFG_NKEYS, c);
 	sim_cfg_defaults(&c->sim);
@@ -651,43 +613,21 @@ static int handler(void *user, const char *section, const char *key, const char 
 /* ------------------------------------------------------------ resolve */
 
 /*
- * PARTIES' released controller samples every 100 ms, and its 5-sample votes
- * and 10 s cool-down (100 samples) are counted in those samples: `flavour =
- * code` forces 100 ms over [controller] interval_ms, which a config shared
- * with the paper's flavour sets for 500 ms. Another interval for this policy
- * is `interval_ms` in [policy parties]. Either way round, what was not taken
- * from the file as written goes to c->note, said at start.
+ * A policy's settings may ask for another decision interval than [controller]
+ * interval_ms (its ops' interval()): the policy knows its keys, the config
+ * only hands them over.
  */
-static void resolve_parties_interval(struct cfg *c)
+static void resolve_policy_interval(struct cfg *c)
 {
-	const char *flavour = "paper", *own = NULL;
-	unsigned int ctl = c->interval_ms;
-	bool ctl_set = c->line_of[CFG_INTERVAL_MS] > 0, code;
+	const struct pol_ops *ops = pol_find(c->policy);
+	struct pol_param params[CFG_MAX_PARAMS];
 
-	for (int i = 0; i < c->nparams; i++) {
-		if (!strcmp(c->params[i].key, "flavour"))
-			flavour = c->params[i].val;
-		else if (!strcmp(c->params[i].key, "interval_ms"))
-			own = c->params[i].val;
-	}
-	code = !strcmp(flavour, "code");
-	if (own) {
-		c->interval_ms = (unsigned int)strtod(own, NULL); /* checked by the policy */
-		snprintf(c->note, sizeof(c->note),
-			 "policy parties: interval %u ms from [policy parties] interval_ms%s%s",
-			 c->interval_ms,
-			 code ? " (flavour = code; the released code samples every 100 ms)" : "",
-			 ctl_set && ctl != c->interval_ms ? ", not [controller] interval_ms" : "");
-	} else if (code) {
-		c->interval_ms = 100;
-		if (ctl_set && ctl != 100)
-			snprintf(
-			    c->note, sizeof(c->note),
-			    "policy parties: flavour = code samples every 100 ms, as the released "
-			    "code; [controller] interval_ms = %u is not used (set interval_ms in "
-			    "[policy parties] to run it at another interval)",
-			    ctl);
-	}
+	if (!ops || !ops->interval)
+		return;
+	for (int i = 0; i < c->nparams; i++)
+		params[i] = (struct pol_param){ c->params[i].key, c->params[i].val };
+	ops->interval(params, c->nparams, c->line_of[CFG_INTERVAL_MS] > 0, &c->interval_ms, c->note,
+		      sizeof(c->note));
 }
 
 /*
@@ -699,36 +639,25 @@ static void resolve_parties_interval(struct cfg *c)
 static int resolve(struct cfg_ctx *x)
 {
 	struct cfg *c = x->c;
-	int ncpus;
 
 	/* the chosen policy's settings; another policy's were checked, not kept */
 	for (int i = 0; i < x->nall; i++)
 		if (!strcmp(x->all[i].policy, c->policy))
 			c->params[c->nparams++] = x->all[i].p;
-	if (!strcmp(c->policy, "parties"))
-		resolve_parties_interval(c);
+	resolve_policy_interval(c);
 	if (!c->ebee_window_ms)
 		c->ebee_window_ms = 2 * c->interval_ms;
 	if (c->sim.enabled && act_cpumask_empty(&c->cpus)) /* the modelled machine's */
 		for (int i = 0; i < sim_cfg_ncpus(&c->sim) && i < ACT_CPUMASK_MAX; i++)
 			act_cpumask_set(&c->cpus, i);
-	if (act_cpumask_empty(&c->cpus) && cfg_online_cpus(&c->cpus))
+	if (act_cpumask_empty(&c->cpus) && act_topo_online(NULL, &c->cpus))
 		return bad_at(x, 0,
 			      "cannot read /sys/devices/system/cpu/online; set [resources] cpus");
-	ncpus = act_cpumask_count(&c->cpus);
-	if (!c->quota_total_mc)
-		c->quota_total_mc = 1000L * ncpus;
-	for (int i = 0; i < c->nwl; i++) {
-		struct cfg_workload *w = &c->wl[i];
-
-		w->has_cpus = w->line_of[CFG_WL_CPUS] > 0;
-		if (!w->max_cores)
-			w->max_cores = ncpus;
-		if (!w->line_of[CFG_WL_MIN_QUOTA])
-			w->min_quota_mc = c->quota_step_mc;
-		if (!w->max_quota_mc)
-			w->max_quota_mc = c->quota_total_mc;
-	}
+	for (int i = 0; i < c->nwl; i++)
+		c->wl[i].has_cpus = c->wl[i].line_of[CFG_WL_CPUS] > 0;
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (res_table[r]->cfg_resolve)
+			res_table[r]->cfg_resolve(c);
 	return 0;
 }
 
@@ -749,7 +678,7 @@ static int check_wl_cpus(struct cfg_ctx *x, const struct cfg_workload *w, struct
 	if (act_cpumask_intersects(&w->cpus, used))
 		return bad_at(x, line, "workload %s: cpus overlap another workload's", w->name);
 	/* under smt whole or primary a core is not a cpu: the loop counts them
-	 * against the topology (loop.c, check_wl_units) */
+	 * against the topology (res/cores.c, check_wl_units) */
 	if (c->smt != POL_SMT_SHARED)
 		goto counted;
 	if (w->cores && w->cores != n)

@@ -204,9 +204,6 @@ static inline int cfg_find_line(const struct cfg_workload *w)
 	return w->find != CFG_FIND_NONE ? w->line_of[CFG_WL_PID + (int)w->find - 1] : 0;
 }
 
-/* config_live.c: the machine's online cpus (sysfs). 0 or a negative errno. */
-int cfg_online_cpus(struct act_cpumask *m);
-
 /* config_live.c: the pid of a pid/pidfile workload now (pidfile re-read),
  * -ESRCH when it is not running. */
 int cfg_workload_pid(const struct cfg_workload *w, pid_t *pid);

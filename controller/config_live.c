@@ -26,6 +26,7 @@
 #include "cores.h"
 #include "inplace.h"
 #include "procfs.h"
+#include "topology.h"
 
 /* read_pidfile(): not a regular file (an errno no open() of a pidfile returns) */
 #define EFTYPE_NOTREG EMEDIUMTYPE
@@ -412,22 +413,6 @@ static int check_state_dir(const struct cfg *c, char *err, size_t len)
 	return 0;
 }
 
-int cfg_online_cpus(struct act_cpumask *m)
-{
-	char buf[1024] = "";
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	return act_cpumask_parse(buf, m);
-}
-
 /* Under smt whole or primary: the managed cpus and each explicit list are
  * whole cores of this machine (the loop checks it again at start, after the
  * actuators opened; here it is refused before anything is touched). */
@@ -460,7 +445,7 @@ static int check_cpus(const struct cfg *c, char *err, size_t len)
 {
 	struct act_cpumask on;
 
-	if (cfg_online_cpus(&on))
+	if (act_topo_online(NULL, &on))
 		return 0; /* no sysfs: the actuators will say what they find */
 	for (int cpu = 0; cpu < ACT_CPUMASK_MAX; cpu++) {
 		if (!act_cpumask_isset(&c->cpus, cpu) || act_cpumask_isset(&on, cpu))
@@ -497,18 +482,18 @@ static int check_identity(const struct cfg *c, const struct cfg_workload *w, cha
  */
 static int check_inplace(const struct cfg *c, const struct cfg_workload *w, char *err, size_t len)
 {
-	struct inplace_roots r;
 	char grp[INPLACE_PATH_MAX], msg[768];
+	struct cgfs r;
 	pid_t pid;
 	int e;
 
-	e = inplace_roots_find(&r);
+	e = cgfs_find(&r, NULL, NULL);
 	if (!e)
 		e = inplace_resolve(&r, w, grp, sizeof(grp), msg, sizeof(msg));
 	else
 		snprintf(msg, sizeof(msg), "cannot read the mounts: %s", strerror(-e));
 	if (!e)
-		e = inplace_check(&r, grp, c->cgroup_parent, getpid(), msg, sizeof(msg));
+		e = inplace_may_manage(&r, grp, c->cgroup_parent, getpid(), msg, sizeof(msg));
 	if (!e && inplace_pids(&r, grp, &pid, 1) <= 0) {
 		snprintf(msg, sizeof(msg), "cgroup %s has no process to manage", grp);
 		e = -ESRCH;

@@ -45,45 +45,46 @@ static int read_u64(const char *path, const char *key, uint64_t *v)
 	return ret;
 }
 
-int cpu_usage_ns(const char *parent, const char *name, pid_t pid, uint64_t *ns)
-{
-	char path[512];
-	uint64_t v, sum = 0;
-	FILE *f;
-	int n = 0;
+/* Processes of a cpuset cgroup whose CPU time is summed: more than a server has. */
+#define CPU_USAGE_PIDS_MAX 4096
 
-	snprintf(path, sizeof(path), "/sys/fs/cgroup/unified/%s/%s/cpu.stat", parent, name);
-	if (!read_u64(path, "usage_usec", &v)) {
+int cpu_usage_cg_ns(const struct cgfs *fs, const char *parent, const char *name, pid_t pid,
+		    uint64_t *ns)
+{
+	char grp[2 * CGFS_PATH_MAX], path[4 * CGFS_PATH_MAX];
+	pid_t pids[CPU_USAGE_PIDS_MAX];
+	uint64_t v, sum = 0;
+	int n, used = 0;
+
+	snprintf(grp, sizeof(grp), "%s/%s", parent, name);
+	if (fs->v2[0] && !cgfs_path(path, sizeof(path), fs->v2, grp, "cpu.stat") &&
+	    !read_u64(path, "usage_usec", &v)) {
 		*ns = v * 1000;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/cpu.stat", parent, name);
-	if (!read_u64(path, "usage_usec", &v)) {
-		*ns = v * 1000;
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/sys/fs/cgroup/cpuacct/%s/%s/cpuacct.usage", parent, name);
-	if (!read_u64(path, NULL, &v)) {
+	if (fs->v1_cpuacct[0] &&
+	    !cgfs_path(path, sizeof(path), fs->v1_cpuacct, grp, "cpuacct.usage") &&
+	    !read_u64(path, NULL, &v)) {
 		*ns = v;
 		return 0;
 	}
 	/* the processes of its cpuset cgroup: a launched command's children too */
-	snprintf(path, sizeof(path), "/sys/fs/cgroup/cpuset/%s/%s/cgroup.procs", parent, name);
-	f = fopen(path, "r");
-	if (f) {
-		int p;
-
-		while (fscanf(f, "%d", &p) == 1) {
-			if (!cpu_usage_pid_ns(p, &v)) {
-				sum += v;
-				n++;
-			}
+	n = fs->v1_cpuset[0] && !cgfs_path(path, sizeof(path), fs->v1_cpuset, grp, NULL)
+		? cgfs_procs(path, pids, CPU_USAGE_PIDS_MAX)
+		: 0;
+	for (int i = 0; i < n && i < CPU_USAGE_PIDS_MAX; i++)
+		if (!cpu_usage_pid_ns(pids[i], &v)) {
+			sum += v;
+			used++;
 		}
-		fclose(f);
-		if (n) {
-			*ns = sum;
-			return 0;
-		}
+	if (used) {
+		*ns = sum;
+		return 0;
 	}
 	return cpu_usage_pid_ns(pid, ns);
+}
+
+int cpu_usage_ns(const char *parent, const char *name, pid_t pid, uint64_t *ns)
+{
+	return cpu_usage_cg_ns(cgfs_here(), parent, name, pid, ns);
 }

@@ -11,7 +11,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* 0 with *ns, or a negative errno. */
+#include "cgroupfs.h"
+
+/* Of cgroup <parent>/<name> (relative to each hierarchy) in the hierarchies of
+ * fs, else of process pid: 0 with *ns, or a negative errno. */
+int cpu_usage_cg_ns(const struct cgfs *fs, const char *parent, const char *name, pid_t pid,
+		    uint64_t *ns);
+/* The same on this host (cgfs_here()). */
 int cpu_usage_ns(const char *parent, const char *name, pid_t pid, uint64_t *ns);
 /* utime + stime of one process (every thread), in ns. */
 int cpu_usage_pid_ns(pid_t pid, uint64_t *ns);

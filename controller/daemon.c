@@ -56,7 +56,7 @@ struct daemon {
 	bool loop_ok; /* loop_init() succeeded: the loop owns the sources */
 	struct pmetrics *pm;
 	struct launched launched[CFG_MAX_WL];
-	char procs[CFG_MAX_WL][INPLACE_PATH_MAX]; /* in-place workloads: their cgroup.procs */
+	char cgdir[CFG_MAX_WL][INPLACE_PATH_MAX]; /* in-place workloads: their cgroup directory */
 	double loop_cpu;			  /* ms of CPU spent in loop_step() */
 	double wall0_ms, proc_cpu0;		  /* when the first interval began */
 };
@@ -228,13 +228,13 @@ static int start_workload(struct daemon *d, int i)
 	} else if (w->find == CFG_FIND_CGROUP || w->find == CFG_FIND_UNIT) {
 		/* managed in place: its first process stands for it (liveness,
 		 * ebee); the actuators write its own cgroup */
-		struct inplace_roots r;
 		char grp[INPLACE_PATH_MAX], msg[512];
+		struct cgfs r;
 
-		if (inplace_roots_find(&r) ||
+		if (cgfs_find(&r, NULL, NULL) ||
 		    inplace_resolve(&r, w, grp, sizeof(grp), msg, sizeof(msg)) ||
 		    inplace_pids(&r, grp, pid, 1) <= 0 ||
-		    inplace_procs_path(&r, grp, d->procs[i], sizeof(d->procs[i]))) {
+		    inplace_dir(&r, grp, d->cgdir[i], sizeof(d->cgdir[i]))) {
 			fprintf(stderr, "parties: workload %s: cgroup %s has no process\n", w->name,
 				w->cgroup);
 			return -1;
@@ -274,7 +274,7 @@ static int start(struct daemon *d)
 	for (int i = 0; i < c->nwl; i++) {
 		if (start_workload(d, i))
 			return 1;
-		if (src_open_workload(c, i, d->eb, d->la.pid[i], d->procs[i], &d->la.src[i],
+		if (src_open_workload(c, i, d->eb, d->la.pid[i], d->cgdir[i], &d->la.src[i],
 				      &d->la.aux[i], err, sizeof(err))) {
 			fprintf(stderr, "parties: %s\n", err);
 			return 1;

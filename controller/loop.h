@@ -30,20 +30,23 @@ struct loop_caps {
 	/* Their siblings and nodes (sysfs, or the model's); no online cpu =
 	 * not reported, taken as one node without SMT. */
 	struct act_topo topo;
-	long freq_min_khz, freq_max_khz;
+	/* The range the machine offers of a value resource (res_ops act_range,
+	 * sim_range), in the loop's unit; 0..0 when it says none. */
+	long lo[POL_RES_COUNT], hi[POL_RES_COUNT];
 };
 
 struct loop_mach_ops {
 	int (*caps)(void *m, struct loop_caps *caps);
 	/* Manage workload wl (index in the config) running as pid, with its
-	 * initial allocation; cpus NULL when cores are not managed, quota_mc 0 =
-	 * unlimited, freq_khz 0 = leave. */
+	 * initial allocation: cpus NULL when cores are not managed; alloc[r]
+	 * of every value resource (res/res.h), 0 when r is not managed (quota
+	 * 0 = unlimited, freq 0 = leave). */
 	int (*add)(void *m, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		   long quota_mc, long freq_khz);
-	/* Give each wls[i] exactly cpus[i], as one change. */
+		   const long alloc[POL_RES_COUNT]);
+	/* Give each wls[i] exactly cpus[i], as one change (the cores partition). */
 	int (*assign_cpus)(void *m, const int *wls, const struct act_cpumask *cpus, int n);
-	int (*set_quota)(void *m, int wl, long quota_mc);
-	int (*set_freq)(void *m, int wl, long freq_khz);
+	/* Set value resource r of workload wl to v, in the loop's unit. */
+	int (*set)(void *m, enum pol_res r, int wl, long v);
 	/* The workload is gone: put back what was changed for it. */
 	int (*remove)(void *m, int wl);
 	/* Optional: CPU time the workload has used so far, in ns (cgroup or
@@ -158,6 +161,9 @@ void loop_fini(struct loop *l);
  * must still have; NULL compares no start time. */
 bool loop_pid_alive(void *ctx, int wl, pid_t pid);
 uint64_t loop_now_ms(void);
+/* vsnprintf() into a message buffer (err, why), truncated silently: the
+ * loop's and the resources' (res/) messages. */
+void loop_msg(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Validate a decision against the loop's state; 0 or -EINVAL with why set.
  * Exposed for tests. */

@@ -9,6 +9,7 @@
 #include "journal.h"
 #include "inplace.h"
 #include "machine.h"
+#include "res/res.h"
 
 struct mach {
 	struct act *act;
@@ -33,15 +34,6 @@ static void act_log(enum act_log_level level, const char *msg, void *ctx)
 struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *err, size_t len)
 {
 	struct mach *m = calloc(1, sizeof(*m));
-	/* each resource the config manages, and its actuator */
-	const struct {
-		bool managed;
-		unsigned int act_res;
-	} want[POL_RES_COUNT] = {
-		[POL_RES_CORES] = { c->cores, ACT_RES_CPUSET },
-		[POL_RES_FREQ] = { c->freq != CFG_OFF, ACT_RES_CPUFREQ },
-		[POL_RES_QUOTA] = { c->quota, ACT_RES_QUOTA },
-	};
 	unsigned int res = 0;
 	struct act_opts o = {
 		.sz = sizeof(o),
@@ -63,9 +55,10 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 	o.adopt_pgrps = true; /* a restart takes over the commands, not a second copy */
 	if (dry_run)
 		o.log_level = ACT_LOG_INFO;
+	/* each resource the config manages, and its actuator */
 	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (want[r].managed)
-			res |= want[r].act_res;
+		if (res_table[r]->managed && res_table[r]->managed(c))
+			res |= res_table[r]->act_res;
 	/* 0 would mean "everything available"; ask for what the config manages */
 	o.resources = res ? res : ACT_RES_CPUSET;
 	m->act = act_open(&o);
@@ -81,12 +74,12 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 	}
 	for (int i = 0; i < c->nwl; i++) {
 		const struct cfg_workload *w = &c->wl[i];
-		struct inplace_roots r;
 		char msg[512];
+		struct cgfs r;
 
 		if (w->find != CFG_FIND_CGROUP && w->find != CFG_FIND_UNIT)
 			continue;
-		if (inplace_roots_find(&r) ||
+		if (cgfs_find(&r, NULL, NULL) ||
 		    inplace_resolve(&r, w, m->grp[i], sizeof(m->grp[i]), msg, sizeof(msg))) {
 			snprintf(err, len, "workload %s: %s", w->name, msg);
 			mach_close(m);
@@ -157,40 +150,35 @@ static int m_caps(void *p, struct loop_caps *k)
 {
 	struct mach *m = p;
 	const struct act_caps *c = act_caps(m->act);
-	/* what the actuators say of each resource; one they lack is not here */
-	const struct {
-		bool can;
-		const char *why;
-	} res[POL_RES_COUNT] = {
-		[POL_RES_CORES] = { c->cpuset, c->cpuset_reason },
-		[POL_RES_FREQ] = { c->cpufreq, c->cpufreq_reason },
-		[POL_RES_QUOTA] = { c->quota, c->quota_reason },
-	};
 
 	memset(k, 0, sizeof(*k));
+	/* what the actuators say of each resource; one they lack is not here */
 	for (int r = 0; r < POL_RES_COUNT; r++) {
-		k->res[r] = res[r].can;
+		const char *why = NULL;
+
+		k->res[r] = res_table[r]->act_can && res_table[r]->act_can(c, &why);
+		if (res_table[r]->act_range)
+			res_table[r]->act_range(c, &k->lo[r], &k->hi[r]);
 		snprintf(k->why[r], sizeof(k->why[r]), "%s",
-			 res[r].why ? res[r].why : "parties has no actuator for it");
+			 why ? why : "parties has no actuator for it");
 	}
 	k->cpus = c->cpus;
 	k->topo = *act_topology(m->act);
-	/* whole MHz, the unit of the config's steps and of the log */
-	k->freq_min_khz = (long)(c->freq_min_khz / 1000 * 1000);
-	k->freq_max_khz = (long)(c->freq_max_khz / 1000 * 1000);
 	return 0;
 }
 
 static int m_add(void *p, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		 long quota_mc, long freq_khz)
+		 const long alloc[POL_RES_COUNT])
 {
 	struct mach *m = p;
 	struct act_workload_opts o = {
 		.sz = sizeof(o),
 		.cpus = cpus,
-		.quota_mc = quota_mc,
-		.freq_max_khz = (unsigned long)freq_khz,
 	};
+
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (res_table[r]->act_add)
+			res_table[r]->act_add(&o, alloc[r]);
 
 	if (m->grp[wl][0])
 		m->wl[wl] = act_workload_add_inplace(m->act, name, m->grp[wl], &o);
@@ -213,18 +201,13 @@ static int m_assign(void *p, const int *wls, const struct act_cpumask *cpus, int
 	return act_assign_cpus(m->act, a, (size_t)n);
 }
 
-static int m_quota(void *p, int wl, long quota_mc)
+static int m_set(void *p, enum pol_res r, int wl, long v)
 {
 	struct mach *m = p;
 
-	return act_workload_set_quota(m->act, m->wl[wl], quota_mc);
-}
-
-static int m_freq(void *p, int wl, long khz)
-{
-	struct mach *m = p;
-
-	return act_workload_set_freq(m->act, m->wl[wl], (unsigned long)khz);
+	if (!res_table[r]->act_set)
+		return -EOPNOTSUPP;
+	return res_table[r]->act_set(m->act, m->wl[wl], v);
 }
 
 static int m_remove(void *p, int wl)
@@ -265,8 +248,7 @@ const struct loop_mach_ops mach_ops = {
 	.caps = m_caps,
 	.add = m_add,
 	.assign_cpus = m_assign,
-	.set_quota = m_quota,
-	.set_freq = m_freq,
+	.set = m_set,
 	.remove = m_remove,
 	.cpu_ns = m_cpu_ns,
 	.last_error = m_last_error,

@@ -14,6 +14,7 @@
 
 #include "pmetrics.h"
 #include "promhttp.h"
+#include "res/res.h"
 
 #define PM_MAX_KINDS 64
 
@@ -93,19 +94,6 @@ static double process_cpu_s(void)
 
 int pmetrics_state_render(const struct pmetrics_state *s, struct prom_buf *b)
 {
-	static const struct {
-		const char *name, *help;
-		double scale; /* alloc unit -> base unit */
-	} res[POL_RES_COUNT] = {
-		[POL_RES_CORES] = { "parties_cores",
-				    "Cores in the workload's cpuset (physical cores under smt = "
-				    "whole or primary, cpus under shared).",
-				    1 },
-		[POL_RES_FREQ] = { "parties_frequency_hertz",
-				   "Maximum frequency of the workload's CPUs.", 1e3 },
-		[POL_RES_QUOTA] = { "parties_quota_cores",
-				    "CFS bandwidth limit of the workload, in cores.", 1e-3 },
-	};
 	struct prom_label l[POL_MAX_WORKLOADS][2];
 
 	for (int i = 0; i < s->nwl; i++)
@@ -128,11 +116,13 @@ int pmetrics_state_render(const struct pmetrics_state *s, struct prom_buf *b)
 	for (int i = 0; i < s->nwl; i++)
 		prom_sample(b, l[i], 1, s->wl[i].alive);
 	for (int r = 0; r < POL_RES_COUNT; r++) {
-		if (!s->res[r].avail)
-			continue; /* not managed: no series rather than a made-up value */
-		prom_family(b, res[r].name, PROM_GAUGE, res[r].help);
+		/* not managed: no series rather than a made-up value */
+		if (!s->res[r].avail || !res_table[r]->prom_name)
+			continue;
+		prom_family(b, res_table[r]->prom_name, PROM_GAUGE, res_table[r]->prom_help);
 		for (int i = 0; i < s->nwl; i++)
-			prom_sample(b, l[i], 1, (double)s->wl[i].alloc[r] * res[r].scale);
+			prom_sample(b, l[i], 1,
+				    (double)s->wl[i].alloc[r] * res_table[r]->prom_scale);
 	}
 	prom_family(b, "parties_actions_total", PROM_COUNTER,
 		    "Policy actions applied, by workload and kind (the policy's verb).");

@@ -11,25 +11,10 @@
  *
  * Resources are a table indexed by enum pol_res; a policy iterates it and
  * skips what is not available, so a new resource (say LLC ways) needs no
- * change in a policy that does not want to name it. What it does need, in
- * controller/:
- *
- *   policy.h               its enum pol_res entry (and its unit, below);
- *   policies/registry.c    its name (the log's reasons, parties' wheel =);
- *   config.c               the keys that manage and bound it (documented in
- *                          configs/example.ini);
- *   loop.c                 its loop_res[] entry: limits from the config and
- *                          the machine, initial allocation, how a decision is
- *                          applied (a value per workload, or a partition as
- *                          cores are), its log field;
- *   loop.h                 the struct loop_mach_ops op that sets it, and its
- *                          initial value in add();
- *   machine.c              that op over its actuator (actuators/), and its
- *                          lines in the act_open() and caps tables (a
- *                          resource missing there is reported unavailable);
- *   sim_run.c              that op over the model (--simulate offers every
- *                          resource);
- *   pmetrics.c             its Prometheus series.
+ * change in a policy that does not want to name it. A resource is one file,
+ * controller/res/NAME.c (its struct res_ops: config, limits, initial
+ * allocation, validation, actuator, simulator, log field, Prometheus series),
+ * plus its line in POL_RES_LIST below; controller/README.md shows one.
  *
  * Adding a policy: write controller/policies/NAME.c defining
  * `const struct pol_ops pol_NAME_ops` and add one line to the table in
@@ -42,15 +27,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpulist.h"
-#include "topology.h"
+#include "cpulist.h" /* common/: a plain value type */
 
+/* The machine's topology as the actuators read it: the loop's, opaque here
+ * (policies never see the actuators; what they need of it is copied into
+ * struct pol_topology). */
+struct act_topo;
+
+/* NUMA node ids 0..63 (the loop checks it equals the actuators' bound). */
+#define POL_NODES_MAX 64
+
+/*
+ * The resources, in enum order (the log's field order): X(ENUM, name), name
+ * being controller/res/name.c's struct res_ops res_name_ops. Units:
+ *   CORES  cores in the workload's cpuset; one core as smt says
+ *   FREQ   max frequency of the workload's CPUs; kHz
+ *   QUOTA  CFS bandwidth; milli-cores (1000 = one CPU)
+ */
+#define POL_RES_LIST(X) \
+	X(CORES, cores) \
+	X(FREQ, freq)   \
+	X(QUOTA, quota)
+
+/* clang-format off */
 enum pol_res {
-	POL_RES_CORES = 0, /* cores in the workload's cpuset; unit: one core as smt says */
-	POL_RES_FREQ,	   /* max frequency of the workload's CPUs; unit: kHz */
-	POL_RES_QUOTA,	   /* CFS bandwidth; unit: milli-cores (1000 = one CPU) */
+#define POL_RES_ENUM(e, n) POL_RES_##e,
+	POL_RES_LIST(POL_RES_ENUM)
+#undef POL_RES_ENUM
 	POL_RES_COUNT,
 };
+/* clang-format on */
 
 /*
  * What one unit of POL_RES_CORES is ([resources] smt =). On a machine
@@ -129,12 +135,13 @@ struct pol_wl_obs {
 /* The machine's cores as the loop hands them out: sibling groups and NUMA
  * nodes (read from sysfs, or the simulator's made-up machine). */
 struct pol_topology {
-	enum pol_smt smt;	     /* what one unit of POL_RES_CORES is */
-	const struct act_topo *topo; /* online cpus, siblings (act_topo_siblings()), nodes */
-	struct act_cpumask cpus;     /* the cpus that may be handed out */
-	uint64_t nodes;		     /* nodes that have some of them */
-	long node_units[ACT_TOPO_NODES_MAX]; /* units of POL_RES_CORES on each node */
-	long node_free[ACT_TOPO_NODES_MAX];  /* of which free now */
+	enum pol_smt smt;		/* what one unit of POL_RES_CORES is */
+	const struct act_topo *topo;	/* the loop's (opaque to policies) */
+	int threads_max;		/* most threads any core has (1 without SMT) */
+	struct act_cpumask cpus;	/* the cpus that may be handed out */
+	uint64_t nodes;			/* nodes that have some of them */
+	long node_units[POL_NODES_MAX]; /* units of POL_RES_CORES on each node */
+	long node_free[POL_NODES_MAX];	/* of which free now */
 };
 
 struct pol_observation {
@@ -214,6 +221,13 @@ struct pol_ops {
 			const struct pol_decision *dec, const struct pol_outcome *out);
 	/* Optional: free state. */
 	void (*exit)(void *state);
+	/* Optional: the decision interval its settings ask for. *interval_ms
+	 * comes in as [controller] interval_ms (ctl_set: written in the file,
+	 * else its default); the op may change it, and says in note (shown at
+	 * start) what of the file it did not take as written. params are
+	 * already checked by check_param. */
+	void (*interval)(const struct pol_param *params, int nparams, bool ctl_set,
+			 unsigned int *interval_ms, char *note, size_t note_len);
 	/* Optional: the policy's published variants, NULL-terminated, each one
 	 * "key=value" setting of [policy NAME] (parties: its two flavours).
 	 * `parties --list-policies` lists one line per variant, so a benchmark
@@ -234,6 +248,17 @@ void pol_decision_init(struct pol_decision *dec, const struct pol_observation *o
  * lasts. */
 void pol_grant(const struct pol_observation *obs, int r, const long *want,
 	       struct pol_decision *dec);
+/* A table-driven policy's one setting (controller/cfg_key.h): set at base,
+ * or refused with what is wrong (an unknown key: the table's names). 0 or
+ * -EINVAL. */
+struct cfg_key;
+int pol_param_set(const struct cfg_key *tab, int n, void *base, const char *key, const char *val,
+		  char *err, size_t err_len);
+/* init()'s settings applied in file order by set() to base; the first one
+ * refused is named in a->err_param. 0, or set()'s error. */
+int pol_parse_params(struct pol_init_args *a, void *base,
+		     int (*set)(void *base, const char *key, const char *val, char *err,
+				size_t err_len));
 /* CPUs' worth of CPU time (the unit of cpu_used) in one unit of POL_RES_CORES
  * for workload i: 1, or under smt = whole its own threads per core (the
  * machine's most before it has any). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "reload.h"
+#include "res/res.h"
 
 static int needs_restart(char *msg, size_t len, const char *file, const char *what, ...)
     __attribute__((format(printf, 4, 5)));
@@ -57,9 +58,8 @@ int reload_check(const char *path, const struct cfg *cur, struct cfg *n, char *m
 	    ((cur->line_of[CFG_EBEE_WINDOW_MS] || n->line_of[CFG_EBEE_WINDOW_MS]) &&
 	     !SAME(ebee_window_ms)))
 		return needs_restart(msg, len, f, "ebee, ebee_window_ms, stale_intervals or seed");
-	if (memcmp(&cur->cpus, &n->cpus, sizeof(cur->cpus)) || !SAME(cores) || !SAME(freq) ||
-	    !SAME(freq_min_khz) || !SAME(freq_max_khz) || !SAME(freq_step_khz) || !SAME(quota) ||
-	    !SAME(quota_step_mc) || !SAME(quota_total_mc) || !SAME(smt) || !SAME(cfs_period_us))
+	/* cpus, and every resource's own (res/) */
+	if (memcmp(&cur->cpus, &n->cpus, sizeof(cur->cpus)) || !res_keys_same(cur, n, false, 0))
 		return needs_restart(msg, len, f, "[resources]");
 	if (!SAME(nwl))
 		return needs_restart(msg, len, f, "the number of workloads (%d -> %d)", cur->nwl,
@@ -70,14 +70,12 @@ int reload_check(const char *path, const struct cfg *cur, struct cfg *n, char *m
 		if (strcmp(a->name, b->name))
 			return needs_restart(msg, len, f, "workload %s (now %s)", a->name, b->name);
 		if (a->find != b->find || a->pid != b->pid || strcmp(a->pidfile, b->pidfile) ||
-		    strcmp(a->cgroup, b->cgroup) ||
-		    strcmp(a->command, b->command))
+		    strcmp(a->cgroup, b->cgroup) || strcmp(a->command, b->command))
 			return needs_restart(msg, len, f, "how workload %s is found", a->name);
 		if (a->source != b->source || strcmp(a->feed, b->feed) ||
 		    a->ebee_mode != b->ebee_mode)
 			return needs_restart(msg, len, f, "how workload %s is measured", a->name);
-		if (a->min_cores != b->min_cores || a->max_cores != b->max_cores ||
-		    a->min_quota_mc != b->min_quota_mc || a->max_quota_mc != b->max_quota_mc)
+		if (!res_keys_same(cur, n, true, i))
 			return needs_restart(msg, len, f, "the limits of workload %s", a->name);
 	}
 #undef SAME

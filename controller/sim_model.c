@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../metrics/src/window.h"
+#include "opts.h"
+#include "window.h"
 #include "sim_model.h"
 
 enum ev_kind { EV_SEND = 0, EV_ARRIVE, EV_DONE };
@@ -572,11 +573,19 @@ static int check_model(const struct sim_wl_model *m)
 
 struct sim *sim_new(const struct sim_opts *o)
 {
+	/* every field is required; a newer caller's tail must be zero */
+	int err = o ? opts_check_min(o, OPTS_KNOWN_END(struct sim_opts, wl),
+				     OPTS_KNOWN_END(struct sim_opts, wl))
+		    : -EINVAL;
 	struct sim *s;
 	size_t cap;
 
-	if (!o || o->sz < sizeof(*o) || o->nwl < 1 || o->nwl > SIM_MAX_WL || o->cores < 1 ||
-	    o->freq_max_khz <= 0 || o->link_gbps < 0 || o->prop_ns < 0 || !o->window_ns) {
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	if (o->nwl < 1 || o->nwl > SIM_MAX_WL || o->cores < 1 || o->freq_max_khz <= 0 ||
+	    o->link_gbps < 0 || o->prop_ns < 0 || !o->window_ns) {
 		errno = EINVAL;
 		return NULL;
 	}

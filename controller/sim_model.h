@@ -15,7 +15,7 @@
  * does on average).
  *
  * Every request yields three latencies, each pushed into its own ebee window
- * (metrics/src/window.c, the code ebee uses), bounded by the same age:
+ * (common/window.c, the code ebee uses), bounded by the same age:
  *   service  start of service -> end of service (what ebee's service mode sees)
  *   sojourn  arrival at the server -> end of service (queueing + service)
  *   client   sent -> response received (adds both network crossings)

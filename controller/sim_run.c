@@ -19,6 +19,8 @@
 
 #include "log.h"
 #include "loop.h"
+#include "opts.h"
+#include "res/res.h"
 #include "sim_model.h"
 #include "sim_run.h"
 
@@ -26,24 +28,15 @@ struct simmach {
 	struct sim *sim;
 	const struct cfg_sim *cfg;
 	int ncpus;
-	long fmin, fmax, fstep; /* kHz */
-	struct {
-		int cores;
-		long quota_mc, freq;
-	} wl[CFG_MAX_WL];
+	long fmin, fmax, fstep;	       /* kHz */
+	struct res_sim wl[CFG_MAX_WL]; /* the model's input, per workload */
 	char err[128];
 };
 
 static int sm_apply(struct simmach *m, int i)
 {
-	long f = m->wl[i].freq;
-	int e;
-
-	/* a frequency limit is a cap, as scaling_max_freq: the cores run at the
-	 * highest step of the modelled machine at or below it */
-	if (f > 0 && m->fstep > 0)
-		f = f < m->fmin ? m->fmin : m->fmin + (f - m->fmin) / m->fstep * m->fstep;
-	e = sim_set_alloc(m->sim, i, m->wl[i].cores, m->wl[i].quota_mc, f);
+	const struct res_sim *a = &m->wl[i];
+	int e = sim_set_alloc(m->sim, i, a->cores, a->quota_mc, a->freq_khz);
 
 	if (e)
 		snprintf(m->err, sizeof(m->err), "model: %s", strerror(-e));
@@ -55,8 +48,11 @@ static int sm_caps(void *p, struct loop_caps *k)
 	struct simmach *m = p;
 
 	memset(k, 0, sizeof(*k));
-	for (int r = 0; r < POL_RES_COUNT; r++)
+	for (int r = 0; r < POL_RES_COUNT; r++) {
 		k->res[r] = true;
+		if (res_table[r]->sim_range)
+			res_table[r]->sim_range(m->cfg, &k->lo[r], &k->hi[r]);
+	}
 	for (int c = 0; c < m->ncpus; c++)
 		act_cpumask_set(&k->cpus, c);
 	/* the made-up machine's siblings and nodes, as sysfs would show them; a
@@ -64,22 +60,22 @@ static int sm_caps(void *p, struct loop_caps *k)
 	 * siblings is not in the model) */
 	act_topo_synth(&k->topo, m->cfg->nodes, m->cfg->cores / m->cfg->nodes,
 		       m->cfg->threads_per_core, m->cfg->numbering == 1);
-	k->freq_min_khz = m->fmin;
-	k->freq_max_khz = m->fmax;
 	return 0;
 }
 
 static int sm_add(void *p, int i, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		  long quota_mc, long freq_khz)
+		  const long alloc[POL_RES_COUNT])
 {
 	struct simmach *m = p;
 
 	(void)name;
 	(void)pid;
+	m->wl[i] = (struct res_sim){ .fmin_khz = m->fmin, .fstep_khz = m->fstep };
 	/* cores not managed: the workload runs on every cpu */
 	m->wl[i].cores = cpus ? act_cpumask_count(cpus) : m->ncpus;
-	m->wl[i].quota_mc = quota_mc;
-	m->wl[i].freq = freq_khz;
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		if (res_table[r]->sim_set)
+			res_table[r]->sim_set(&m->wl[i], alloc[r]);
 	return sm_apply(m, i);
 }
 
@@ -95,19 +91,13 @@ static int sm_assign(void *p, const int *wls, const struct act_cpumask *cpus, in
 	return 0;
 }
 
-static int sm_quota(void *p, int i, long quota_mc)
+/* A resource the model has no input for is accepted and changes nothing. */
+static int sm_set(void *p, enum pol_res r, int i, long v)
 {
 	struct simmach *m = p;
 
-	m->wl[i].quota_mc = quota_mc;
-	return sm_apply(m, i);
-}
-
-static int sm_freq(void *p, int i, long khz)
-{
-	struct simmach *m = p;
-
-	m->wl[i].freq = khz;
+	if (res_table[r]->sim_set)
+		res_table[r]->sim_set(&m->wl[i], v);
 	return sm_apply(m, i);
 }
 
@@ -137,8 +127,7 @@ static const struct loop_mach_ops sim_mach_ops = {
 	.caps = sm_caps,
 	.add = sm_add,
 	.assign_cpus = sm_assign,
-	.set_quota = sm_quota,
-	.set_freq = sm_freq,
+	.set = sm_set,
 	.remove = sm_remove,
 	.cpu_ns = sm_cpu_ns,
 	.last_error = sm_err,
@@ -393,17 +382,25 @@ static void log_summary(FILE *log, const struct cfg *c, const struct sim_run_res
 
 int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err, size_t len)
 {
+	/* every field is read; a newer caller's tail must be zero */
+	int ret = opts_check_min(o, OPTS_KNOWN_END(struct sim_run_opts, duration_s),
+				 OPTS_KNOWN_END(struct sim_run_opts, duration_s));
 	const struct cfg *c = o->cfg;
 	struct loop_args la = { .sz = sizeof(la) };
 	static struct loop loop; /* large: not on the stack */
 	struct simmach m = { 0 };
-	double dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
-	double w0, c0;
+	double dur, w0, c0;
 	uint64_t end_ms, t;
 	bool lagged = false;
-	int ret;
 
 	memset(res, 0, sizeof(*res));
+	if (ret) {
+		snprintf(err, len,
+			 "sim_run: struct sim_run_opts of %zu bytes, not one this build reads",
+			 o->sz);
+		return ret;
+	}
+	dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
 	if (!c->sim.enabled) {
 		snprintf(err, len, "%s: no [simulation] section: nothing to simulate", c->file);
 		return -EINVAL;

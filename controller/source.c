@@ -30,6 +30,22 @@ void src_close(struct src *s)
 		s->ops->close(s);
 }
 
+void src_by_kind(const struct src *src, const struct src_sample *s, const struct src *aux,
+		 const struct src_sample *a, const struct src_sample **ebee,
+		 const struct src_sample **client)
+{
+	const struct src *k[2] = { src, aux };
+	const struct src_sample *v[2] = { s, a };
+
+	*ebee = *client = NULL;
+	for (int i = 0; i < 2; i++) {
+		if (k[i] && k[i]->ops->kind == SRC_EBEE)
+			*ebee = v[i];
+		else if (k[i] && k[i]->ops->kind == SRC_CLIENT)
+			*client = v[i];
+	}
+}
+
 int src_open_lib(const struct cfg *c, struct src_ebee **eb, char *msg, size_t msg_len)
 {
 	bool need_ebee = c->ebee == CFG_ON;
@@ -54,7 +70,7 @@ int src_open_lib(const struct cfg *c, struct src_ebee **eb, char *msg, size_t ms
 	return 0;
 }
 
-int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid, const char *procs,
+int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid, const char *cgdir,
 		      struct src **src, struct src **aux, char *msg, size_t msg_len)
 {
 	const struct cfg_workload *w = &c->wl[i];
@@ -66,8 +82,8 @@ int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid
 		    w->ebee_latency == CFG_LAT_SOJOURN ? EBEE_LAT_SOJOURN : EBEE_LAT_SERVICE;
 		char why[512] = "";
 
-		if (procs[0])
-			s = src_ebee_open_cgroup(eb, procs, w->ebee_mode, lat,
+		if (cgdir[0])
+			s = src_ebee_open_cgroup(eb, cgdir, w->ebee_mode, lat,
 						 w->line_of[CFG_WL_EBEE_LATENCY] > 0, why,
 						 sizeof(why));
 		else

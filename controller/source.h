@@ -55,6 +55,13 @@ struct src {
 };
 
 int src_read(struct src *s, uint64_t now_ms, struct src_sample *out);
+/* A workload's samples by what their sources are: *ebee the sample of its
+ * ebee source, *client that of its client feed, NULL where it has none of
+ * that kind (src and aux may be NULL; the kind is the sources' own, so the
+ * loop need not know the kinds). */
+void src_by_kind(const struct src *src, const struct src_sample *s, const struct src *aux,
+		 const struct src_sample *a, const struct src_sample **ebee,
+		 const struct src_sample **client);
 /* NULL is fine. */
 void src_close(struct src *s);
 
@@ -74,14 +81,14 @@ void src_ebee_lib_close(struct src_ebee *lib);
 struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
 			  enum ebee_latency lat, bool lat_explicit, char *msg, size_t msg_len);
 /*
- * An in-place workload: trace every process listed in procs (a cgroup's
- * cgroup.procs) now, and on every read the ones that joined since (a re-read
- * of the file once per interval; children of traced processes are followed
- * by ebee itself). The p99 fed to the policy is the p99 of all their
- * requests together (ebee_get_latency_percentile_joint(): exact over the
- * union of the per-process windows); rps is the sum.
+ * An in-place workload: trace every process of the cgroup directory dir and
+ * of its descendants (cgfs_procs(), the set `ebee trace --cgroup` traces) now,
+ * and on every read the ones that joined since (a re-read once per interval;
+ * children of traced processes are followed by ebee itself). The p99 fed to the policy is the p99
+ * of all their requests together (ebee_get_latency_percentile_joint(): exact over the union of the
+ * per-process windows); rps is the sum.
  */
-struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *procs, enum ebee_mode mode,
+struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *dir, enum ebee_mode mode,
 				 enum ebee_latency lat, bool lat_explicit, char *msg,
 				 size_t msg_len);
 
@@ -98,12 +105,12 @@ int src_open_lib(const struct cfg *c, struct src_ebee **eb, char *msg, size_t ms
 /*
  * Workload i's sources: the one that drives into *src, the other into *aux
  * (each stays NULL when there is none). ebee only when eb is open and pid > 0
- * (a dry run's unstarted command has no process); procs: an in-place
- * workload's cgroup.procs, or "". 0, or a negative errno with msg set
+ * (a dry run's unstarted command has no process); cgdir: an in-place
+ * workload's cgroup directory, or "". 0, or a negative errno with msg set
  * ("workload NAME: ..."); a source opened before the failure is in *src or
  * *aux, still the caller's.
  */
-int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid, const char *procs,
+int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid, const char *cgdir,
 		      struct src **src, struct src **aux, char *msg, size_t msg_len);
 
 #endif /* PARTIES_SOURCE_H */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroupfs.h"
 #include "source.h"
 
 struct src_ebee {
@@ -29,8 +30,8 @@ struct ebee_src {
 	struct src_ebee *lib;
 	pid_t pid;
 	enum ebee_latency lat;
-	/* a cgroup's processes (src_ebee_open_cgroup()): procs[0] == '\0' otherwise */
-	char procs[512];
+	/* a cgroup's directory (src_ebee_open_cgroup()): dir[0] == '\0' otherwise */
+	char dir[512];
 	struct ebee_trace_opts topts;
 	pid_t pids[EBEE_SRC_MAX_PIDS]; /* traced by this source */
 	int npids;
@@ -38,15 +39,18 @@ struct ebee_src {
 	int nskip;
 };
 
-/* Trace the processes of the cgroup not traced yet. */
+/* Processes of the cgroup read per scan: beyond what one source traces and skips. */
+#define EBEE_SRC_SCAN_MAX 1024
+
+/* Trace the processes of the cgroup (and of its descendants: cgfs_procs(), as
+ * `ebee trace --cgroup` does) not traced yet. */
 static void cgroup_scan(struct ebee_src *e)
 {
-	FILE *f = fopen(e->procs, "re");
-	int pid;
+	pid_t found[EBEE_SRC_SCAN_MAX];
+	int n = cgfs_procs(e->dir, found, EBEE_SRC_SCAN_MAX);
 
-	if (!f)
-		return;
-	while (fscanf(f, "%d", &pid) == 1) {
+	for (int k = 0; k < n && k < EBEE_SRC_SCAN_MAX; k++) {
+		pid_t pid = found[k];
 		bool known = false;
 
 		for (int i = 0; i < e->npids && !known; i++)
@@ -60,7 +64,6 @@ static void cgroup_scan(struct ebee_src *e)
 		else if (e->nskip < (int)(sizeof(e->skip) / sizeof(e->skip[0])))
 			e->skip[e->nskip++] = pid;
 	}
-	fclose(f);
 }
 
 /* The p99 of the other latency too, for the decision log and the policy's
@@ -82,11 +85,11 @@ static void other_p99(struct ebee_src *e, const pid_t *pids, int n, double p99,
 static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 {
 	struct ebee_src *e = s->priv;
-	const pid_t *pids = e->procs[0] ? e->pids : &e->pid;
-	int n = e->procs[0] ? e->npids : 1, err;
+	const pid_t *pids = e->dir[0] ? e->pids : &e->pid;
+	int n = e->dir[0] ? e->npids : 1, err;
 	double p99, rps, rps_sum = NAN;
 
-	if (e->procs[0])
+	if (e->dir[0])
 		cgroup_scan(e);
 	ebee_flush(e->lib->eb);
 	err = n ? ebee_get_latency_percentile_joint(e->lib->eb, pids, n, e->lat, 99.0, &p99)
@@ -94,7 +97,7 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	if (err == -ENODATA) {
 		out->state = POL_LAT_IDLE;
 		out->rps = 0;
-		if (e->procs[0])
+		if (e->dir[0])
 			snprintf(out->why, sizeof(out->why),
 				 "ebee: no request of its %d processes completed in the last %u ms",
 				 n, e->lib->window_ms);
@@ -104,7 +107,7 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		return 0;
 	}
 	if (err) {
-		if (e->procs[0])
+		if (e->dir[0])
 			snprintf(out->why, sizeof(out->why), "ebee: the cgroup's processes: %s",
 				 strerror(-err));
 		else
@@ -126,7 +129,7 @@ static void ebee_src_close(struct src *s)
 {
 	struct ebee_src *e = s->priv;
 
-	if (e->procs[0])
+	if (e->dir[0])
 		for (int i = 0; i < e->npids; i++)
 			ebee_stop_tracing(e->lib->eb, e->pids[i]);
 	else
@@ -226,7 +229,7 @@ struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
 	return &e->s;
 }
 
-struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *procs, enum ebee_mode mode,
+struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *dir, enum ebee_mode mode,
 				 enum ebee_latency lat, bool lat_explicit, char *msg,
 				 size_t msg_len)
 {
@@ -243,10 +246,10 @@ struct src *src_ebee_open_cgroup(struct src_ebee *lib, const char *procs, enum e
 	e->lat = lat;
 	e->topts.sz = sizeof(e->topts);
 	e->topts.mode = mode;
-	snprintf(e->procs, sizeof(e->procs), "%s", procs);
+	snprintf(e->dir, sizeof(e->dir), "%s", dir);
 	cgroup_scan(e);
 	if (!e->npids) {
-		snprintf(msg, msg_len, "ebee: cannot trace any process of %s", procs);
+		snprintf(msg, msg_len, "ebee: cannot trace any process of %s", dir);
 		free(e);
 		errno = ESRCH;
 		return NULL;

@@ -168,8 +168,10 @@ struct act_caps {
 	char cpufreq_governor[32]; /* of the first managed CPU; never changed */
 };
 
-/* What is actually in force for a workload, read back from the files. */
-struct act_state {
+/* What is actually in force for a workload, read back from the files by
+ * act_get(). (What was there before any change is the actuators' own record,
+ * kept inside, in act_records.h and the state file.) */
+struct act_current {
 	struct act_cpumask cpus; /* cpuset.cpus of its cgroup (empty if cpuset unmanaged) */
 	int64_t quota_us;	 /* -1 = unlimited (or quota unmanaged) */
 	uint64_t period_us;
@@ -384,7 +386,7 @@ int act_set_freq(struct act *act, const struct act_cpumask *cpus, unsigned long 
 int act_workload_set_freq(struct act *act, struct act_workload *wl, unsigned long max_khz);
 
 /* Read back what is in force for wl (from the cgroup and cpufreq files). */
-int act_get(struct act *act, const struct act_workload *wl, struct act_state *st);
+int act_get(struct act *act, const struct act_workload *wl, struct act_current *cur);
 
 /* Read the current limits of one CPU. -EOPNOTSUPP without cpufreq. */
 int act_get_freq(struct act *act, int cpu, unsigned long *min_khz, unsigned long *max_khz);

@@ -56,6 +56,9 @@ struct act_topo {
  * back, an online cpu on no node or on two).
  */
 int act_topo_read(struct act_topo *t, const char *root);
+/* Only the online cpus (root/devices/system/cpu/online; root "/sys" when
+ * NULL): what the config's cpus default to. 0 or a negative errno. */
+int act_topo_online(const char *root, struct act_cpumask *m);
 /*
  * A made-up topology: nodes x cores x threads cpus, numbered as qemu and AMD
  * do (a core's threads adjacent, node 0's cores first), or, with

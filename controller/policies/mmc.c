@@ -86,16 +86,9 @@ static const struct cfg_key mmc_keys[] = {
 };
 #define MMC_NKEYS ((int)(sizeof(mmc_keys) / sizeof(mmc_keys[0])))
 
-static int mmc_param(struct mmc_cfg *c, const char *key, const char *val, char *err, size_t len)
+static int mmc_param(void *c, const char *key, const char *val, char *err, size_t len)
 {
-	int e = cfg_key_setting(mmc_keys, MMC_NKEYS, c, key, val, err, len);
-	char names[128];
-
-	if (e != -ENOENT)
-		return e;
-	cfg_key_list(mmc_keys, MMC_NKEYS, names, sizeof(names));
-	snprintf(err, len, "unknown setting '%s' (%s)", key, names);
-	return -EINVAL;
+	return pol_param_set(mmc_keys, MMC_NKEYS, c, key, val, err, len);
 }
 
 static void mmc_defaults(struct mmc_cfg *c)
@@ -119,13 +112,9 @@ static int mmc_init(void **state, struct pol_init_args *a)
 	if (!s)
 		return -ENOMEM;
 	mmc_defaults(&s->c);
-	for (int i = 0; i < a->nparams; i++) {
-		if (mmc_param(&s->c, a->params[i].key, a->params[i].val, a->err, a->err_len)) {
-			if (a->sz >= sizeof(*a))
-				a->err_param = i;
-			free(s);
-			return -EINVAL;
-		}
+	if (pol_parse_params(a, &s->c, mmc_param)) {
+		free(s);
+		return -EINVAL;
 	}
 	s->nwl = a->nwl;
 	*state = s;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cfg_key.h"
+#include "opts.h"
 #include "policy.h"
 
 extern const struct pol_ops pol_parties_ops;
@@ -67,35 +69,6 @@ void pol_grant(const struct pol_observation *obs, int r, const long *want, struc
 	}
 }
 
-static const char *const res_names[POL_RES_COUNT] = {
-	[POL_RES_CORES] = "cores",
-	[POL_RES_FREQ] = "freq",
-	[POL_RES_QUOTA] = "quota",
-};
-
-const char *pol_res_str(enum pol_res r)
-{
-	if ((int)r < 0 || r >= POL_RES_COUNT)
-		return NULL;
-	return res_names[r];
-}
-
-long pol_res_shown(enum pol_res r, long v)
-{
-	return r == POL_RES_FREQ ? v / 1000 : v;
-}
-
-int pol_res_parse(const char *s, enum pol_res *r)
-{
-	for (int i = 0; i < POL_RES_COUNT; i++) {
-		if (!strcmp(s, res_names[i])) {
-			*r = (enum pol_res)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 void pol_decision_init(struct pol_decision *dec, const struct pol_observation *obs)
 {
 	memset(dec, 0, sizeof(*dec));
@@ -106,6 +79,35 @@ void pol_decision_init(struct pol_decision *dec, const struct pol_observation *o
 	}
 }
 
+int pol_param_set(const struct cfg_key *tab, int n, void *base, const char *key, const char *val,
+		  char *err, size_t err_len)
+{
+	int e = cfg_key_setting(tab, n, base, key, val, err, err_len);
+	char names[256];
+
+	if (e != -ENOENT)
+		return e;
+	cfg_key_list(tab, n, names, sizeof(names));
+	snprintf(err, err_len, "unknown setting '%s' (%s)", key, names);
+	return -EINVAL;
+}
+
+int pol_parse_params(struct pol_init_args *a, void *base,
+		     int (*set)(void *base, const char *key, const char *val, char *err,
+				size_t err_len))
+{
+	for (int i = 0; i < a->nparams; i++) {
+		int err = set(base, a->params[i].key, a->params[i].val, a->err, a->err_len);
+
+		if (err) {
+			if (OPTS_HAS(a, err_param)) /* an older caller's sz stops before it */
+				a->err_param = i;
+			return err;
+		}
+	}
+	return 0;
+}
+
 double pol_threads_per_core(const struct pol_observation *obs, int i)
 {
 	const struct pol_wl_obs *w = &obs->wl[i];
@@ -114,7 +116,7 @@ double pol_threads_per_core(const struct pol_observation *obs, int i)
 		return 1;
 	if (w->alloc[POL_RES_CORES] > 0 && w->threads > 0)
 		return (double)w->threads / (double)w->alloc[POL_RES_CORES];
-	if (obs->topo.topo && obs->topo.topo->threads_max > 1)
-		return obs->topo.topo->threads_max;
+	if (obs->topo.threads_max > 1)
+		return obs->topo.threads_max;
 	return 1;
 }

@@ -64,16 +64,9 @@ static const struct cfg_key util_keys[] = {
 };
 #define UTIL_NKEYS ((int)(sizeof(util_keys) / sizeof(util_keys[0])))
 
-static int util_param(struct util_cfg *c, const char *key, const char *val, char *err, size_t len)
+static int util_param(void *c, const char *key, const char *val, char *err, size_t len)
 {
-	int e = cfg_key_setting(util_keys, UTIL_NKEYS, c, key, val, err, len);
-	char names[128];
-
-	if (e != -ENOENT)
-		return e;
-	cfg_key_list(util_keys, UTIL_NKEYS, names, sizeof(names));
-	snprintf(err, len, "unknown setting '%s' (%s)", key, names);
-	return -EINVAL;
+	return pol_param_set(util_keys, UTIL_NKEYS, c, key, val, err, len);
 }
 
 static int util_check_param(const char *key, const char *val, char *err, size_t len)
@@ -90,13 +83,9 @@ static int util_init(void **state, struct pol_init_args *a)
 	if (!s)
 		return -ENOMEM;
 	cfg_key_defaults(util_keys, UTIL_NKEYS, &s->c);
-	for (int i = 0; i < a->nparams; i++) {
-		if (util_param(&s->c, a->params[i].key, a->params[i].val, a->err, a->err_len)) {
-			if (a->sz >= sizeof(*a))
-				a->err_param = i;
-			free(s);
-			return -EINVAL;
-		}
+	if (pol_parse_params(a, &s->c, util_param)) {
+		free(s);
+		return -EINVAL;
 	}
 	s->nwl = a->nwl;
 	*state = s;

@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -46,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-import sim  # noqa: E402  (make_conf, schedule, decrease, load_log)
+import sim  # noqa: E402  (make_conf, schedule, decrease, load_log, simulate)
 
 FEEDS = ["client", "sojourn", "service"]
 # in the order they run (the most telling first, so a study cut short still maps the
@@ -269,11 +268,8 @@ def run(argv):
             old = json.load(open(saved))
             if old.get("conf") == text and old.get("scale") == a.scale:
                 return old["res"]
-        r = subprocess.run(["nice", "-n", "10", a.parties, "-c", conf, "--simulate", "--seed",
-                            str(seed), "--log", log], capture_output=True, text=True)
-        if r.returncode:
-            raise SystemExit("parties failed (%s): %s" % (conf, r.stderr.strip()))
-        line = r.stderr.strip().splitlines()[-1]
+        err = sim.simulate(a.parties, conf, seed, log, prefix=("nice", "-n", "10"))
+        line = err.strip().splitlines()[-1]
         m = re.search(r"([\d.]+) s CPU", line)
         res = {"point": p, "feed": feed, "seed": seed, "cpu_s": float(m.group(1))}
         res.update(run_metrics(log, pts[p]))

@@ -28,13 +28,19 @@ FEEDS = ["client", "service", "sojourn"]
 
 
 # --- configs ----------------------------------------------------------------------------
-def make_conf(template, feed, policy, scale):
+def make_conf(template, feed, policy, scale, sets=None):
+    """The template with the policy and the feed (each workload's source), its
+    schedules stretched by scale. sets (policy-bench: a variant's settings, maybe
+    none) is appended as [policy POLICY], and then the template may have no
+    [policy] section of its own; None keeps the template's."""
     out, section = [], None
     for ln in open(template).read().splitlines():
         s = ln.strip()
         m = re.match(r"\[(workload (\S+)|[^\]]+)\]", s)
         if m:
             section = m.group(1)
+            if sets is not None and section.startswith("policy "):
+                raise SystemExit("%s: a scenario has no [policy] section (the bench adds it)" % template)
         m = re.match(r"(\w+)\s*=\s*(.*)$", s)
         key = m.group(1) if m and not s.startswith((";", "#")) else None
         if key in ("source", "ebee_latency") and section.startswith("workload"):
@@ -56,7 +62,20 @@ def make_conf(template, feed, policy, scale):
             else:
                 out.append("source = ebee")
                 out.append("ebee_latency = " + feed)
+    if sets:
+        out += ["", "[policy %s]" % policy] + ["%s = %s" % kv for kv in sets]
     return "\n".join(out) + "\n"
+
+
+def simulate(parties, conf, seed, log, prefix=()):
+    """One parties --simulate run (under prefix, e.g. nice): its stderr, whose
+    last line is the summary (exits the study, with parties' message, when the
+    run fails)."""
+    r = subprocess.run(list(prefix) + [parties, "-c", conf, "--simulate", "--seed", str(seed),
+                                       "--log", log], capture_output=True, text=True)
+    if r.returncode:
+        raise SystemExit("parties failed (%s): %s" % (conf, r.stderr.strip()))
+    return r.stderr
 
 
 def schedule(template, scale):
@@ -133,11 +152,7 @@ def run(argv):
     def one(job):
         pol, feed, seed, conf = job
         log = os.path.join(a.out, "%s-%s-s%d.jsonl" % (pol, feed, seed))
-        r = subprocess.run([a.parties, "-c", conf, "--simulate", "--seed", str(seed),
-                            "--log", log], capture_output=True, text=True)
-        if r.returncode:
-            raise SystemExit("parties failed (%s): %s" % (conf, r.stderr.strip()))
-        line = r.stderr.strip().splitlines()[-1]
+        line = simulate(a.parties, conf, seed, log).strip().splitlines()[-1]
         print(line, flush=True)
         m = re.search(r"in ([\d.]+) s wall, ([\d.]+) s CPU: (\d+) requests, (\d+) events", line)
         return {"policy": pol, "feed": feed, "seed": seed, "log": os.path.basename(log),

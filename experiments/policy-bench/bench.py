@@ -61,38 +61,7 @@ def list_policies(parties):
 
 def make_conf(template, feed, policy, sets, scale):
     """The scenario with the policy, its variant's settings and the feed."""
-    out, section = [], None
-    for ln in open(template).read().splitlines():
-        s = ln.strip()
-        m = re.match(r"\[([^\]]+)\]", s)
-        if m:
-            section = m.group(1)
-            if section.startswith("policy "):
-                raise SystemExit("%s: a scenario has no [policy] section (the bench adds it)" % template)
-        m = re.match(r"(\w+)\s*=\s*(.*)$", s)
-        key = m.group(1) if m and not s.startswith((";", "#")) else None
-        if key in ("source", "ebee_latency") and section.startswith("workload"):
-            continue
-        if key == "policy" and section == "controller":
-            ln = "policy = " + policy
-        if key == "sim_load" and scale != 1:
-            pts = []
-            for p in m.group(2).split(","):
-                t, v = p.strip().split(":")
-                pts.append("%g:%s" % (float(t) * scale, v))
-            ln = "sim_load = " + ", ".join(pts)
-        if key == "duration_s" and scale != 1:
-            ln = "duration_s = %g" % (float(m.group(2)) * scale)
-        out.append(ln)
-        if m is None and s.startswith("[workload"):
-            if feed == "client":
-                out.append("source = client")
-            else:
-                out.append("source = ebee")
-                out.append("ebee_latency = " + feed)
-    if sets:
-        out += ["", "[policy %s]" % policy] + ["%s = %s" % kv for kv in sets]
-    return "\n".join(out) + "\n"
+    return fig11sim.make_conf(template, feed, policy, scale, sets=list(sets))
 
 
 def freq_max_mhz(template):
@@ -189,14 +158,11 @@ def run(argv):
           % (len(pols), len(names), len(feeds), len(seeds), len(jobs), a.jobs), flush=True)
 
     def one(j):
-        r = subprocess.run([a.parties, "-c", j["conf"], "--simulate", "--seed", str(j["seed"]),
-                            "--log", j["log"]], capture_output=True, text=True)
-        if r.returncode:
-            raise SystemExit("parties failed (%s): %s" % (j["conf"], r.stderr.strip()))
-        line = r.stderr.strip().splitlines()[-1]
+        err = fig11sim.simulate(a.parties, j["conf"], j["seed"], j["log"])
+        line = err.strip().splitlines()[-1]
         m = re.search(r"([\d.]+) s CPU: (\d+) requests", line)
         j = dict(j, cpu_s=float(m.group(1)), requests=int(m.group(2)))
-        j["note"] = [ln for ln in r.stderr.splitlines() if ln.startswith("parties: policy ")]
+        j["note"] = [ln for ln in err.splitlines() if ln.startswith("parties: policy ")]
         return j
 
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:

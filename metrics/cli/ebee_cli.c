@@ -111,7 +111,8 @@ static void usage(FILE *f)
 	    "  -g, --cgroup PATH      trace every process of this cgroup and its descendants,\n"
 	    "                         including processes that join later (checked every\n"
 	    "                         200 ms); PATH is a cgroup directory or a path under\n"
-	    "                         /sys/fs/cgroup{,/unified,/systemd}; label: its name\n"
+	    "                         the cgroup v2 mount or systemd's v1 hierarchy (as\n"
+	    "                         mounted); label: its name\n"
 	    "  -d, --duration S       stop after S seconds (decimals allowed; default: SIGINT)\n"
 	    "  -i, --interval MS      print every MS milliseconds\n"
 	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write),\n"
@@ -845,7 +846,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 
-	if (c.cgroup && cgwatch_open(&cw, c.cgroup, NULL, msg, sizeof(msg))) {
+	if (c.cgroup && cgwatch_open(&cw, c.cgroup, cgfs_here(), msg, sizeof(msg))) {
 		fprintf(stderr, "ebee: %s\n", msg);
 		return 1;
 	}

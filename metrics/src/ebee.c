@@ -656,10 +656,8 @@ static void *housekeeper(void *arg)
 
 /* ---------------------------------------------------------------- lifecycle */
 
-#define OPT(o, field, def)                                                                  \
-	((o) && (o)->sz >= offsetof(typeof(*(o)), field) + sizeof((o)->field) && (o)->field \
-	     ? (o)->field                                                                   \
-	     : (def))
+/* OPTS_GET, with a zero field also taking the default */
+#define OPT(o, field, def) (OPTS_HAS(o, field) && (o)->field ? (o)->field : (def))
 
 struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 {

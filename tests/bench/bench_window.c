@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Benchmark of the request window (metrics/src/window.c) against the paper's
+ * Benchmark of the request window (common/window.c) against the paper's
  * fallback for percentiles: keep a plain ring and, per query, copy it and
  * either sort it or quickselect the two neighbours (what np.percentile does
  * with np.partition).
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../metrics/src/window.h"
+#include "../../common/window.h"
 #include "../lib/testutil.h"
 
 #define CAP	 100000

@@ -372,7 +372,7 @@ static void test_place_grow_shrink(void **state)
 	struct act_workload_opts wo = { .sz = sizeof(wo) };
 	struct act_workload *a;
 	struct act_cpumask m;
-	struct act_state st;
+	struct act_current st;
 	char cg[256], want[256];
 	pid_t pa;
 
@@ -644,7 +644,7 @@ static void test_dry_run(void **state)
 	struct act_workload_opts wo = { .sz = sizeof(wo), .quota_mc = 500 };
 	struct act_cpumask m0 = mask("0"), m1 = mask("1");
 	struct act_workload *a;
-	struct act_state st;
+	struct act_current st;
 	char cg[256];
 	pid_t pa;
 

@@ -108,7 +108,7 @@ static void test_quota_v1(void **state)
 	struct act_workload_opts wo = { .sz = sizeof(wo), .quota_mc = 250 };
 	struct act_cpumask m;
 	struct act_workload *w;
-	struct act_state st;
+	struct act_current st;
 	const struct act_caps *c;
 	struct stat sb;
 	char path[256];

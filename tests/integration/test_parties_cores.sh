@@ -46,7 +46,12 @@ wait "${PT_PIDS[0]}"
 t_down=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 1 and w['web']['action'] == 'down cores'" 10) ||
 	{ tail -5 "$PT_TMP/log.jsonl"; die "web kept the second CPU 10 s after the load stopped"; }
 echo "web gave the CPU back at t=$t_down s"
-pt_until 10 cpus_are 0 || die "log says 1 core, cgroup says $(cat "$cg/cpuset.cpus")"
+# The cpuset follows the log: on one CPU after the downsize, unless a later interval (a
+# busy machine's latency) gave the second one back, in which case it says so
+last_cpus() { tail -n 1 "$PT_TMP/log.jsonl" | python3 -c 'import json, sys; r = json.load(sys.stdin); print("" if r.get("summary") else r["wl"][0]["cpus"])'; }
+follows_log() { [ "$(cat "$cg/cpuset.cpus")" = "$(last_cpus)" ]; }
+pt_until 10 follows_log || die "log says cpus $(last_cpus), cgroup says $(cat "$cg/cpuset.cpus")"
+[ "$(last_cpus)" = 0 ] || echo "note: web was given the second CPU again after the downsize (cpus $(last_cpus))"
 
 pt_stop_restored TERM
 pt_log_summary

@@ -77,23 +77,27 @@ if ! t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']
 	tail -8 "$PT_TMP/log.jsonl"
 	# Whether the machine let the server run: its cpuset had both CPUs (checked above) and
 	# 1.2 CPUs of work were offered, so unless neighbours took the machine it used more
-	# than 0.9 of a CPU. If it did not, this run cannot show what the second CPU does.
+	# than 0.9 of a CPU for most of the time it held two. If it did not (the median
+	# interval, not the best one: a burst of 1.4 CPUs in one interval says nothing of a
+	# backlog that the other intervals could not drain), this run cannot show what the
+	# second CPU does.
 	got=$(python3 - "$PT_TMP/log.jsonl" "$t_up" <<'PY'
-import json, sys
-best = 0
+import json, statistics, sys
+used = []
 for line in open(sys.argv[1]):
     r = json.loads(line)
     if r.get('summary') or r['t'] <= float(sys.argv[2]):
         continue
     w = {x['name']: x for x in r['wl']}['web']
     if w.get('cores') == 2 and w.get('cpu_used') is not None:
-        best = max(best, w['cpu_used'])
-print(best)
+        used.append(w['cpu_used'])
+print('%.3f %.3f' % (statistics.median(used), max(used)) if used else '0 0')
 PY
 )
-	awk -v g="$got" 'BEGIN { exit !(g < 0.9) }' &&
-		skip "the machine gave the server at most $got CPUs on its two (1.2 offered): too busy to show what the second CPU does"
-	die "two CPUs under the same load did not bring p99 to 3/4 of the one-CPU $p_one us (the server used up to $got CPUs)"
+	med=${got% *}
+	awk -v g="$med" 'BEGIN { exit !(g < 0.9) }' &&
+		skip "the machine gave the server a median $med CPUs (best ${got#* }) on its two (1.2 offered): too busy to show what the second CPU does"
+	die "two CPUs under the same load did not bring p99 to 3/4 of the one-CPU $p_one us (the server used a median $med CPUs, at most ${got#* })"
 fi
 echo "t=$t_met s: two CPUs under the same load, p99 at most 3/4 of the one-CPU $p_one us"
 # The load falls at about t=22 s (daemon time). PARTIES may already have tried a

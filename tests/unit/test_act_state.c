@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The actuators' state file (actuators/state.c) on its own: every kind of
+ * The actuators' state file (actuators/records.c) on its own: every kind of
  * record survives a save and a load unchanged, a file that is not ours proves
  * nothing (-EPERM), a foreign header is refused, lines of unknown kinds (a
  * newer writer) are skipped, and the lock refuses a second holder naming the
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../actuators/act_state.h"
+#include "../../actuators/act_records.h"
 
 static char dir[64], path[128];
 
@@ -118,10 +118,10 @@ static void test_round_trip(void **state)
 	assert_int_equal(act__rec_add_task(&r, &t2), 0);
 	assert_int_equal(act__rec_add_freq(&r, &q), 0);
 
-	assert_int_equal(act__state_save(path, &r), 0); /* creates sub/ */
+	assert_int_equal(act__state_file_write(path, &r), 0); /* creates sub/ */
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	assert_int_equal(act__state_load(path, &back), 0);
+	assert_int_equal(act__state_file_read(path, &back), 0);
 
 	assert_true(back.owns_parent);
 	assert_int_equal(back.npgrps, 1);
@@ -147,17 +147,17 @@ static void test_refusals(void **state)
 {
 	struct act_records r = { 0 };
 
-	assert_int_equal(act__state_load("/nonexistent/unit.state", &r), -ENOENT);
+	assert_int_equal(act__state_file_read("/nonexistent/unit.state", &r), -ENOENT);
 	/* writable by others: not a proof of anything */
 	put("act-state 1\nowner\t-\n", 0622);
-	assert_int_equal(act__state_load(path, &r), -EPERM);
+	assert_int_equal(act__state_file_read(path, &r), -EPERM);
 	assert_false(r.owns_parent);
 	put("something else\nowner\t-\n", 0600);
-	assert_int_equal(act__state_load(path, &r), -EINVAL);
+	assert_int_equal(act__state_file_read(path, &r), -EINVAL);
 	/* a newer writer's kinds and a wrong field count are skipped; pgid 1 never */
 	put("act-state 1\nowner\t-\nfuture\t1\t2\nfreq\t1\t2\npgrp\t1\t5\tw\nfreq\t1\t2\t3\n",
 	    0600);
-	assert_int_equal(act__state_load(path, &r), 0);
+	assert_int_equal(act__state_file_read(path, &r), 0);
 	assert_true(r.owns_parent);
 	assert_int_equal(r.npgrps, 0);
 	assert_int_equal(r.nfreqs, 1);
@@ -180,8 +180,8 @@ static void test_cmd_records(void **state)
 	b.kind = ACT_CMD_V2_SHARED; /* same workload: replaced */
 	assert_int_equal(act__rec_add_cmd(&r, &b), 0);
 	assert_int_equal(r.ncmds, 2);
-	assert_int_equal(act__state_save(path, &r), 0);
-	assert_int_equal(act__state_load(path, &back), 0);
+	assert_int_equal(act__state_file_write(path, &r), 0);
+	assert_int_equal(act__state_file_read(path, &back), 0);
 	assert_int_equal(back.ncmds, 2);
 	assert_string_equal(back.cmds[0].wl, "web");
 	assert_int_equal(back.cmds[0].kind, ACT_CMD_V2);
@@ -194,7 +194,7 @@ static void test_cmd_records(void **state)
 	act__rec_free(&back);
 	/* an unknown kind or a relative mount is not ours to kill in */
 	put("act-state 1\ncmd\tw\t9\t/x\ncmd\tw\t1\tx\ncmd\tw\t0\t/x\n", 0600);
-	assert_int_equal(act__state_load(path, &back), 0);
+	assert_int_equal(act__state_file_read(path, &back), 0);
 	assert_int_equal(back.ncmds, 0);
 	act__rec_free(&back);
 	act__rec_free(&r);
@@ -203,15 +203,15 @@ static void test_cmd_records(void **state)
 static void test_lock(void **state)
 {
 	pid_t holder = 0;
-	int fd = act__state_lock(path, &holder);
+	int fd = act__state_file_lock(path, &holder);
 
 	assert_true(fd >= 0);
-	assert_int_equal(act__state_lock(path, &holder), -EBUSY);
+	assert_int_equal(act__state_file_lock(path, &holder), -EBUSY);
 	assert_int_equal(holder, getpid());
-	act__state_unlock(path, fd);
-	fd = act__state_lock(path, &holder);
+	act__state_file_unlock(path, fd);
+	fd = act__state_file_lock(path, &holder);
 	assert_true(fd >= 0);
-	act__state_unlock(path, fd);
+	act__state_file_unlock(path, fd);
 }
 
 int main(void)

@@ -40,7 +40,7 @@ static int fm_caps(void *p, struct loop_caps *c)
 }
 
 static int fm_add(void *p, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		  long quota_mc, long freq_khz)
+		  const long alloc[POL_RES_COUNT])
 {
 	if (cpus)
 		((struct fake_mach *)p)->cpus[wl] = *cpus;
@@ -57,7 +57,7 @@ static int fm_assign(void *p, const int *wls, const struct act_cpumask *cpus, in
 	return 0;
 }
 
-static int fm_nop(void *p, int wl, long v)
+static int fm_nop(void *p, enum pol_res r, int wl, long v)
 {
 	return 0;
 }
@@ -76,8 +76,7 @@ static const struct loop_mach_ops fake_ops = {
 	.caps = fm_caps,
 	.add = fm_add,
 	.assign_cpus = fm_assign,
-	.set_quota = fm_nop,
-	.set_freq = fm_nop,
+	.set = fm_nop,
 	.remove = fm_remove,
 	.last_error = fm_err,
 };

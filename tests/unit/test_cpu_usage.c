@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* The real machine's cpu_used source: /proc/PID/stat, and the fallback from a
- * cgroup that does not exist to the process itself. */
+/* The real machine's cpu_used source: /proc/PID/stat, the fallback from a
+ * cgroup that does not exist to the process itself, and the accounting files
+ * of a fake tree in the layouts cgroupfs finds. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,11 +52,55 @@ static void test_fallback_and_errors(void **state)
 	assert_int_equal(cpu_usage_pid_ns(999999999, &a), -ENOENT);
 }
 
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* v2: cpu.stat's usage_usec; v1: cpuacct.usage (ns); a cgroup in neither: the pid. */
+static void test_cgroup_files(void **state)
+{
+	char tmp[] = "/tmp/cpu-usage-test-XXXXXX", p[256], cmd[300];
+	struct cgfs fs = { .version = 2 };
+	uint64_t ns = 0, self;
+
+	assert_non_null(mkdtemp(tmp));
+	snprintf(p, sizeof(p), "%s/par", tmp);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/par/web", tmp);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/par/web/cpu.stat", tmp);
+	put(p, "usage_usec 1234\nuser_usec 1000\nsystem_usec 234\n");
+	snprintf(fs.v2, sizeof(fs.v2), "%s", tmp);
+	assert_int_equal(cpu_usage_cg_ns(&fs, "par", "web", getpid(), &ns), 0);
+	assert_int_equal(ns, 1234000);
+
+	memset(&fs, 0, sizeof(fs));
+	fs.version = 1;
+	snprintf(fs.v1_cpuacct, sizeof(fs.v1_cpuacct), "%s", tmp);
+	snprintf(p, sizeof(p), "%s/par/web/cpuacct.usage", tmp);
+	put(p, "5550000\n");
+	assert_int_equal(cpu_usage_cg_ns(&fs, "par", "web", getpid(), &ns), 0);
+	assert_int_equal(ns, 5550000);
+
+	/* not in the hierarchy: the process's own */
+	assert_int_equal(cpu_usage_cg_ns(&fs, "par", "db", getpid(), &ns), 0);
+	assert_int_equal(cpu_usage_pid_ns(getpid(), &self), 0);
+	assert_true(ns <= self && ns > 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pid_usage_grows),
 		cmocka_unit_test(test_fallback_and_errors),
+		cmocka_unit_test(test_cgroup_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
 /*
  * Workloads named where they live, against fake cgroup trees in a temp dir:
  * a v2 tree (one unified directory with cpuset.cpus and cpu.max) and a v1
- * tree (separate cpuset and cpu hierarchies). Resolution of cgroup = and
+ * tree (separate cpuset and cpu hierarchies), their mounts read by
+ * cgfs_find() from a fake mounts table. Resolution of cgroup = and
  * unit =, the refusals of the live check, the process list, and the v2 cpu.max
  * reader the actuators record the found quota with.
  */
@@ -68,11 +69,26 @@ static struct cfg_workload wl(enum cfg_find find, const char *val)
 	return w;
 }
 
-/* A v2 tree: <tmp>/system.slice/web.service with cpuset.cpus, cpu.max, two processes. */
-static void v2_tree(struct inplace_roots *r)
+/* The mounts as cgfs_find() reads them from a fake mounts table (tmp.mounts). */
+static void find(struct cgfs *r, const char *table)
 {
-	memset(r, 0, sizeof(*r));
-	snprintf(r->v2, sizeof(r->v2), "%s", tmp);
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.mounts", tmp);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(table, f);
+	fclose(f);
+	assert_int_equal(cgfs_find(r, path, NULL), 0);
+	unlink(path);
+}
+
+/* A v2 tree: <tmp>/system.slice/web.service with cpuset.cpus, cpu.max, two processes. */
+static void v2_tree(struct cgfs *r)
+{
+	char table[256];
+
 	put("cgroup.controllers", "cpuset cpu io memory pids\n");
 	dir("system.slice");
 	dir("system.slice/web.service");
@@ -84,11 +100,15 @@ static void v2_tree(struct inplace_roots *r)
 	dir("parties");
 	put("parties/cpuset.cpus", "0-3\n");
 	put("parties/cpu.max", "max 100000\n");
+	snprintf(table, sizeof(table), "cgroup2 %s cgroup2 rw,nosuid,nodev,noexec 0 0\n", tmp);
+	find(r, table);
+	assert_int_equal(r->version, 2);
+	assert_string_equal(r->v2, tmp);
 }
 
 static void test_v2_resolve(void **state)
 {
-	struct inplace_roots r;
+	struct cgfs r;
 	struct cfg_workload w;
 	char grp[INPLACE_PATH_MAX], msg[512];
 	pid_t pids[4];
@@ -100,11 +120,16 @@ static void test_v2_resolve(void **state)
 	w = wl(CFG_FIND_CGROUP, "//system.slice/web.service");
 	assert_int_equal(inplace_resolve(&r, &w, grp, sizeof(grp), msg, sizeof(msg)), 0);
 	assert_string_equal(grp, "system.slice/web.service");
-	assert_int_equal(inplace_check(&r, grp, "parties", 1, msg, sizeof(msg)), 0);
+	assert_int_equal(inplace_may_manage(&r, grp, "parties", 1, msg, sizeof(msg)), 0);
 	assert_int_equal(inplace_pids(&r, grp, pids, 4), 2);
 	assert_int_equal(pids[0], 4242);
 	assert_int_equal(pids[1], 4243);
 	assert_int_equal(inplace_pids(&r, grp, pids, 1), 2); /* the count, not the capacity */
+	/* a process in a child cgroup is the workload's too (what ebee traces) */
+	dir("system.slice/web.service/worker");
+	put("system.slice/web.service/worker/cgroup.procs", "4250\n");
+	assert_int_equal(inplace_pids(&r, grp, pids, 4), 3);
+	assert_int_equal(pids[2], 4250);
 
 	w = wl(CFG_FIND_UNIT, "gone.service");
 	assert_int_equal(inplace_resolve(&r, &w, grp, sizeof(grp), msg, sizeof(msg)), -ENOENT);
@@ -114,28 +139,30 @@ static void test_v2_resolve(void **state)
 
 static void test_v2_refusals(void **state)
 {
-	struct inplace_roots r;
+	struct cgfs r;
 	char msg[512];
 
 	v2_tree(&r);
-	assert_int_equal(inplace_check(&r, "", "parties", 1, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(inplace_may_manage(&r, "", "parties", 1, msg, sizeof(msg)), -EINVAL);
 	assert_non_null(strstr(msg, "the root cgroup"));
-	assert_int_equal(inplace_check(&r, "parties", "parties", 1, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(inplace_may_manage(&r, "parties", "parties", 1, msg, sizeof(msg)),
+			 -EINVAL);
 	assert_non_null(strstr(msg, "parties' own cgroup_parent"));
-	assert_int_equal(inplace_check(&r, "parties/web", "parties", 1, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(inplace_may_manage(&r, "parties/web", "parties", 1, msg, sizeof(msg)),
+			 -EINVAL);
 	/* a sibling whose name starts like the parent is fine */
 	dir("parties2");
 	put("parties2/cpuset.cpus", "0\n");
 	put("parties2/cpu.max", "max 100000\n");
-	assert_int_equal(inplace_check(&r, "parties2", "parties", 1, msg, sizeof(msg)), 0);
+	assert_int_equal(inplace_may_manage(&r, "parties2", "parties", 1, msg, sizeof(msg)), 0);
 	/* the daemon's own cgroup */
 	assert_int_equal(
-	    inplace_check(&r, "system.slice/web.service", "parties", 4243, msg, sizeof(msg)),
+	    inplace_may_manage(&r, "system.slice/web.service", "parties", 4243, msg, sizeof(msg)),
 	    -EINVAL);
 	assert_non_null(strstr(msg, "holds parties itself (pid 4243)"));
 	/* no cpu controller enabled for it */
 	assert_int_equal(
-	    inplace_check(&r, "system.slice/nocpu.service", "parties", 1, msg, sizeof(msg)),
+	    inplace_may_manage(&r, "system.slice/nocpu.service", "parties", 1, msg, sizeof(msg)),
 	    -ENOENT);
 	assert_non_null(strstr(msg, "lacks cpuset.cpus or cpu.max"));
 }
@@ -143,7 +170,7 @@ static void test_v2_refusals(void **state)
 /* The actuators record a v2 workload's quota as found from cpu.max. */
 static void test_v2_cpu_max(void **state)
 {
-	struct inplace_roots r;
+	struct cgfs r;
 	int64_t q;
 	uint64_t p;
 
@@ -160,12 +187,16 @@ static void test_v2_cpu_max(void **state)
 /* v1: the unit must exist below the cpuset hierarchy; the cpu hierarchy needs it too. */
 static void test_v1_tree(void **state)
 {
-	struct inplace_roots r = { 0 };
 	struct cfg_workload w = wl(CFG_FIND_UNIT, "web.service");
-	char grp[INPLACE_PATH_MAX], msg[512];
+	char grp[INPLACE_PATH_MAX], msg[512], table[512];
+	struct cgfs r;
 
-	snprintf(r.v1_cpuset, sizeof(r.v1_cpuset), "%s/cpuset", tmp);
-	snprintf(r.v1_cpu, sizeof(r.v1_cpu), "%s/cpu", tmp);
+	snprintf(table, sizeof(table),
+		 "cgroup %s/cpuset cgroup rw,nosuid,nodev,noexec,cpuset 0 0\n"
+		 "cgroup %s/cpu cgroup rw,nosuid,nodev,noexec,cpu,cpuacct 0 0\n",
+		 tmp, tmp);
+	find(&r, table);
+	assert_int_equal(r.version, 1);
 	dir("cpuset");
 	dir("cpu");
 	assert_int_equal(inplace_resolve(&r, &w, grp, sizeof(grp), msg, sizeof(msg)), -ENOENT);
@@ -176,13 +207,13 @@ static void test_v1_tree(void **state)
 	put("cpuset/system.slice/web.service/cgroup.procs", "77\n");
 	assert_int_equal(inplace_resolve(&r, &w, grp, sizeof(grp), msg, sizeof(msg)), 0);
 	assert_string_equal(grp, "system.slice/web.service");
-	assert_int_equal(inplace_check(&r, grp, "parties", 1, msg, sizeof(msg)), -ENOENT);
+	assert_int_equal(inplace_may_manage(&r, grp, "parties", 1, msg, sizeof(msg)), -ENOENT);
 	assert_non_null(strstr(msg, "not in the cpu hierarchy"));
 	dir("cpu/system.slice");
 	dir("cpu/system.slice/web.service");
 	put("cpu/system.slice/web.service/cpu.cfs_quota_us", "-1\n");
-	assert_int_equal(inplace_check(&r, grp, "parties", 1, msg, sizeof(msg)), 0);
-	assert_int_equal(inplace_check(&r, grp, "parties", 77, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(inplace_may_manage(&r, grp, "parties", 1, msg, sizeof(msg)), 0);
+	assert_int_equal(inplace_may_manage(&r, grp, "parties", 77, msg, sizeof(msg)), -EINVAL);
 }
 
 int main(void)

@@ -38,8 +38,10 @@ static int fm_caps(void *p, struct loop_caps *c)
 }
 
 static int fm_add(void *p, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		  long quota_mc, long freq_khz)
+		  const long alloc[POL_RES_COUNT])
 {
+	long quota_mc = alloc[POL_RES_QUOTA];
+
 	struct fake_mach *m = p;
 
 	m->added[wl] = true;
@@ -86,6 +88,11 @@ static int fm_freq(void *p, int wl, long khz)
 	return 0;
 }
 
+static int fm_set(void *p, enum pol_res r, int wl, long v)
+{
+	return r == POL_RES_QUOTA ? fm_quota(p, wl, v) : fm_freq(p, wl, v);
+}
+
 static int fm_remove(void *p, int wl)
 {
 	struct fake_mach *m = p;
@@ -104,8 +111,7 @@ static const struct loop_mach_ops fake_ops = {
 	.caps = fm_caps,
 	.add = fm_add,
 	.assign_cpus = fm_assign,
-	.set_quota = fm_quota,
-	.set_freq = fm_freq,
+	.set = fm_set,
 	.remove = fm_remove,
 	.last_error = fm_err,
 };

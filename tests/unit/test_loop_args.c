@@ -28,7 +28,7 @@ static int fm_caps(void *p, struct loop_caps *c)
 }
 
 static int fm_add(void *p, int wl, const char *name, pid_t pid, const struct act_cpumask *cpus,
-		  long quota_mc, long freq)
+		  const long alloc[POL_RES_COUNT])
 {
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -331,9 +332,35 @@ static void test_bad_model(void **state)
 	assert_null(sim_new(&o));
 }
 
+/* A newer caller's larger sim_opts: a zero tail is fine, a set byte is an
+ * option this build would ignore and is refused (common/opts.h). */
+static void test_opts_newer_caller(void **state)
+{
+	static struct {
+		struct sim_opts o;
+		long newer;
+	} big;
+	struct sim *s;
+
+	big.o = base(100, SIM_DIST_EXP, 100);
+	big.o.sz = sizeof(big);
+	big.newer = 1;
+	errno = 0;
+	assert_null(sim_new(&big.o));
+	assert_int_equal(errno, E2BIG);
+	big.newer = 0;
+	s = sim_new(&big.o);
+	assert_non_null(s);
+	sim_free(s);
+	big.o.sz = offsetof(struct sim_opts, nwl); /* the workloads cut off */
+	assert_null(sim_new(&big.o));
+	assert_int_equal(errno, EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_opts_newer_caller),
 		cmocka_unit_test(test_mmc_erlang_c),
 		cmocka_unit_test(test_md1_pollaczek_khinchine),
 		cmocka_unit_test(test_processor_sharing),

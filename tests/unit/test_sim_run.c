@@ -20,6 +20,7 @@
 #include "config.h"
 #include "policy.h"
 #include "sim_run.h"
+#include "topology.h" /* the topology the simulator made up, behind policy.h's opaque pointer */
 
 static const char *const small_ini = "[controller]\n"
 				     "interval_ms = 500\n"
@@ -504,9 +505,29 @@ static void test_work_bounded(void **state)
 	}
 }
 
+/* A newer caller's larger sim_run_opts with a byte set that this build does
+ * not know (an option it would ignore) is refused before anything runs. */
+static void test_opts_newer_caller(void **state)
+{
+	static struct cfg c;
+	char ini[2048], err[512] = "";
+	struct {
+		struct sim_run_opts o;
+		long newer;
+	} big = { .o = { .sz = sizeof(big), .cfg = &c }, .newer = 1 };
+	struct sim_run_result r;
+
+	snprintf(ini, sizeof(ini), small_ini, "static", 1, "client", "");
+	assert_int_equal(cfg_load_string(&c, "s.ini", ini, err, sizeof(err)), 0);
+	big.o.pol = pol_find(c.policy);
+	assert_int_equal(sim_run(&big.o, &r, err, sizeof(err)), -E2BIG);
+	assert_non_null(strstr(err, "sim_run_opts"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_opts_newer_caller),
 		cmocka_unit_test(test_same_seed_same_log),
 		cmocka_unit_test(test_log_has_three_latencies),
 		cmocka_unit_test(test_policy_moves_cores_in_simulation),

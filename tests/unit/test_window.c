@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of the request window (metrics/src/window.c).
+ * Unit tests of the request window (common/window.c).
  *
  * The window is checked against a plain reference model: a second ring of the
  * same records whose percentiles come from qsort() and the same interpolation,
@@ -25,7 +25,7 @@
 
 /* The window's own code, with its test-only invariant checker. */
 #define EBEE_WINDOW_CHECK
-#include "../../metrics/src/window.c"
+#include "../../common/window.c"
 #include "../lib/testutil.h"
 
 /* ---------------------------------------------------------------- helpers */

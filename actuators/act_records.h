@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the actuators found before changing anything (state.c): records in
+ * What the actuators found before changing anything (records.c): records in
  * memory and the state file a later instance repairs from. Used by the front
  * only; not part of the public interface.
  */
-#ifndef ACT_STATE_H
-#define ACT_STATE_H
+#ifndef ACT_RECORDS_H
+#define ACT_RECORDS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -112,12 +112,12 @@ int act__rec_add_subtree(struct act_records *r, const char *grp, unsigned int re
  * 0600, never through a symlink), holding our pid for the message of the
  * next one. The fd, or -EBUSY with *holder set to the running pid.
  */
-int act__state_lock(const char *state_path, pid_t *holder);
-/* Release it: unlink the lock file, then close (in this order: see act__state_lock). */
-void act__state_unlock(const char *state_path, int fd);
+int act__state_file_lock(const char *state_path, pid_t *holder);
+/* Release it: unlink the lock file, then close (in this order: see act__state_file_lock). */
+void act__state_file_unlock(const char *state_path, int fd);
 /* Atomically replace the state file (write + rename); creates its directory. */
-int act__state_save(const char *path, const struct act_records *r);
+int act__state_file_write(const char *path, const struct act_records *r);
 /* -ENOENT if there is no state file. */
-int act__state_load(const char *path, struct act_records *r);
+int act__state_file_read(const char *path, struct act_records *r);
 
-#endif /* ACT_STATE_H */
+#endif /* ACT_RECORDS_H */

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "act_state.h"
+#include "act_records.h"
 
 /* A cpu list in the file: any mask of ACT_CPUMASK_MAX cpus fits ("0,2,...,1022"). */
 #define ACT_STATE_CPUS_MAX 4096
@@ -238,7 +238,7 @@ static int mkdir_p(const char *file)
 	return 0;
 }
 
-int act__state_lock(const char *state_path, pid_t *holder)
+int act__state_file_lock(const char *state_path, pid_t *holder)
 {
 	char path[ACT_PATH_MAX + 8], buf[32];
 	int fd, err, dead_wait = 0;
@@ -292,7 +292,7 @@ int act__state_lock(const char *state_path, pid_t *holder)
 	return fd;
 }
 
-void act__state_unlock(const char *state_path, int fd)
+void act__state_file_unlock(const char *state_path, int fd)
 {
 	char path[ACT_PATH_MAX + 8];
 
@@ -401,7 +401,7 @@ static int replace_with(FILE *f, const char *tmp, const char *path)
 	return 0;
 }
 
-int act__state_save(const char *path, const struct act_records *r)
+int act__state_file_write(const char *path, const struct act_records *r)
 {
 	char tmp[ACT_PATH_MAX + 8];
 	FILE *f;
@@ -577,7 +577,7 @@ static FILE *open_own(const char *path, int *err)
 	return fp;
 }
 
-int act__state_load(const char *path, struct act_records *r)
+int act__state_file_read(const char *path, struct act_records *r)
 {
 	char line[ACT_STATE_LINE_MAX];
 	FILE *fp;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-workload window of recent requests (internal to libebee).
+ * The per-workload window of recent requests: libebee's (compiled into it, not
+ * exported) and the simulator's (controller/sim_model.c, which must measure
+ * exactly as ebee does), so it lives in common/ where both may include it.
  *
  * A ring of at most `cap` records {end_ns, lat_ns}, optionally also bounded by
  * age, with O(1) rps / latest / average (running sum) and an order-statistic

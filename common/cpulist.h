@@ -2,8 +2,11 @@
 /*
  * A fixed-size CPU set with parse/format of kernel cpu lists ("0-1,3").
  *
- * Plain value type (copy with =), no allocation, no global state. Every name
- * has the act_cpumask_ prefix. CPU numbers are logical CPU ids as the kernel
+ * Plain value type (copy with =), no allocation, no global state. It lives in
+ * common/ because the actuators, the controller and the policy interface
+ * (controller/policy.h, which policies include and which may not reach the
+ * actuators) all carry cpu sets. Every name keeps the act_cpumask_ prefix it
+ * had when it was the actuators' alone. CPU numbers are logical CPU ids as the kernel
  * numbers them (/sys/devices/system/cpu/cpuN); valid ids are
  * 0 .. ACT_CPUMASK_MAX - 1. Calls taking an out-of-range CPU id ignore it
  * (setters) or answer false (tests).
