@@ -599,10 +599,11 @@ def summary(argv):
             L.append("hotel's peak: %s" % st["peak_desc"])
         sh_ = cal.get("shaped")
         if sh_:
-            L.append("calibration through the shaped link: hotel 100%% = %s rps (p99 at 100 rps "
+            L.append("calibration through the shaped link: hotel 100%% = %s rps (p99 at %s rps "
                      "%s us; alone at its %s%% peak: %s); memcached knee %s rps at p99 %s us "
                      "(lowest p99 %s us)" % (
-                         sh_["hotel"], sh_["hotel_floor_p99_us"], sh_["peak_pct"],
+                         sh_["hotel"], sh_.get("hotel_floor_rps", 100), sh_["hotel_floor_p99_us"],
+                         sh_["peak_pct"],
                          sh_["hotel_peak_alone"], sh_["memcached"], sh_["mc_knee_p99_us"],
                          sh_["mc_floor_p99_us"]))
     try:

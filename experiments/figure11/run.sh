@@ -301,7 +301,10 @@ calib_start() { # WL
 	sleep 1
 }
 calibrate_hotel() { # -> HOTEL_MAX, HOTEL_BYTES, HOTEL_FLOOR_US (p99 at the first step)
-	local r=100 lo=0 hi=0 res i mid
+	# the shaped sweep starts at half the unshaped 100% (at most 100 rps): a first rate far
+	# above what the link carries leaves a backlog of retransmissions for the next steps
+	local r=${HOTEL_START:-100} lo=0 hi=0 res i mid
+	HOTEL_FLOOR_RPS=$r
 	HOTEL_FLOOR_US=""
 	calib_start hotel || return 1
 	while :; do
@@ -337,7 +340,7 @@ calibrate_hotel() { # -> HOTEL_MAX, HOTEL_BYTES, HOTEL_FLOOR_US (p99 at the firs
 	else
 		# alone at its max quota, at its peak: past saturation it cannot keep up
 		HOTEL_PEAK_RES=$(step hotel $((HOTEL_MAX * PEAK_PCT / 100)) $((CAL_S + 1)) 25000)
-		echo "  ${CP}hotel: 100% = $HOTEL_MAX rps (p99 at 100 rps: $HOTEL_FLOOR_US us); at its peak ($PEAK_PCT%, $((HOTEL_MAX * PEAK_PCT / 100)) rps) alone: $HOTEL_PEAK_RES"
+		echo "  ${CP}hotel: 100% = $HOTEL_MAX rps (p99 at $HOTEL_FLOOR_RPS rps: $HOTEL_FLOOR_US us); at its peak ($PEAK_PCT%, $((HOTEL_MAX * PEAK_PCT / 100)) rps) alone: $HOTEL_PEAK_RES"
 	fi
 	stop_parties
 }
@@ -445,34 +448,35 @@ TARGETS_DESC="hotel 25 ms (the paper's); memcached ${MC_MULT}x the p99 at the kn
 PEAK_DESC=""
 if [ $DECONFOUND = 1 ]; then
 	if $PY -c "import json,sys; sys.exit(0 if 'shaped' in json.load(open('$CAL')) else 1)"; then
-		read -r HOTEL_MAX MC_MAX MC_KNEE_US HOTEL_FLOOR_US MC_FLOOR_US <<<"$($PY -c "import json; s=json.load(open('$CAL'))['shaped']; print(s['hotel'], s['memcached'], s['mc_knee_p99_us'], s['hotel_floor_p99_us'], s['mc_floor_p99_us'])")"
+		read -r HOTEL_MAX MC_MAX MC_KNEE_US HOTEL_FLOOR_US MC_FLOOR_US HOTEL_FLOOR_RPS <<<"$($PY -c "import json; s=json.load(open('$CAL'))['shaped']; print(s['hotel'], s['memcached'], s['mc_knee_p99_us'], s['hotel_floor_p99_us'], s['mc_floor_p99_us'], s.get('hotel_floor_rps', 100))")"
 		HOTEL_PEAK_RES=$($PY -c "import json; print(json.load(open('$CAL'))['shaped']['hotel_peak_alone'])")
 		echo "=== 1b. shaped calibration reused from $CALFILE"
 	else
 		echo "=== 1b. calibration through the shaped link (cfs_period_us ${CFS_PERIOD_US:-kernel default}): each workload alone at its max quota"
 		CP=shaped-
+		HOTEL_START=$((HOTEL_MAX / 2 > 100 ? 100 : (HOTEL_MAX / 2 < 5 ? 5 : HOTEL_MAX / 2)))
 		calibrate_hotel || exit 1
 		calibrate_memcached || exit 1
 		CP=""
 		$PY - "$CAL" <<EOF || exit 1
 import json, sys
 c = json.load(open(sys.argv[1]))
-c["shaped"] = {"hotel": $HOTEL_MAX, "hotel_floor_p99_us": $HOTEL_FLOOR_US,
+c["shaped"] = {"hotel": $HOTEL_MAX, "hotel_floor_p99_us": $HOTEL_FLOOR_US, "hotel_floor_rps": $HOTEL_FLOOR_RPS,
                "hotel_peak_alone": "$HOTEL_PEAK_RES", "peak_pct": $PEAK_PCT,
                "memcached": $MC_MAX, "mc_knee_p99_us": $MC_KNEE_US, "mc_floor_p99_us": $MC_FLOOR_US,
                "mc_curve": json.load(open("$CALD/shaped-mc-curve.json")),
                "link_kbit_hotel": $LINK_KBIT, "link_kbit_memcached": $LINK_MC_KBIT,
                "cfs_period_us": ${CFS_PERIOD_US:-None},
-               "note": "through the shaped link the runs use, alone at max_quota on CPU $SRV_CPUS; hotel_peak_alone: 'pass|fail p99_us achieved_rps' at the peak rate; hotel_floor_p99_us: hotel's p99 at the first rate of its sweep (100 rps); mc_floor_p99_us: the lowest p99 of memcached's doubling sweep"}
+               "note": "through the shaped link the runs use, alone at max_quota on CPU $SRV_CPUS; hotel_peak_alone: 'pass|fail p99_us achieved_rps' at the peak rate; hotel_floor_p99_us: hotel's p99 at the first rate of its sweep (hotel_floor_rps); mc_floor_p99_us: the lowest p99 of memcached's doubling sweep"}
 json.dump(c, open(sys.argv[1], "w"), indent=1)
 EOF
 	fi
 	[ "$HOTEL_MAX" -gt 0 ] && [ "$MC_MAX" -gt 0 ] || { echo "run.sh: shaped calibration failed" >&2; exit 1; }
 	[ "$HOTEL_FLOOR_US" -lt 25000 ] ||
-		echo "run.sh: warning: hotel's p99 at 100 rps through its link ($HOTEL_FLOOR_US us) is not below its 25 ms target"
+		echo "run.sh: warning: hotel's p99 at $HOTEL_FLOOR_RPS rps through its link ($HOTEL_FLOOR_US us) is not below its 25 ms target"
 	MC_TARGET_US=$($PY -c "print(round($MC_KNEE_US * $MC_MULT))")
 	MC_RATE=$($PY -c "print(round($MC_MAX * $MC_PCT / 100))")
-	TARGETS_DESC="through the shaped link: hotel 25 ms (the paper's; its p99 alone at 100 rps there: $HOTEL_FLOOR_US us); memcached ${MC_MULT}x the p99 at the knee of its curve through its share ($MC_KNEE_US us at $MC_MAX rps; lowest p99 of its doubling sweep $MC_FLOOR_US us) = $MC_TARGET_US us"
+	TARGETS_DESC="through the shaped link: hotel 25 ms (the paper's; its p99 alone at $HOTEL_FLOOR_RPS rps there: $HOTEL_FLOOR_US us); memcached ${MC_MULT}x the p99 at the knee of its curve through its share ($MC_KNEE_US us at $MC_MAX rps; lowest p99 of its doubling sweep $MC_FLOOR_US us) = $MC_TARGET_US us"
 	case "$HOTEL_PEAK_RES" in
 	fail*) PAST="past its saturation: alone at its max quota it does not keep up or exceeds 25 ms" ;;
 	*) PAST="NOT past its saturation on this calibration: alone at its max quota it kept up within 25 ms" ;;
