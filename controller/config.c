@@ -692,6 +692,9 @@ counted:
 	return 0;
 }
 
+/* The smallest CFS quota the kernel accepts per period, in us. */
+#define CFG_QUOTA_MIN_US 1000
+
 static int check_wl_quota(struct cfg_ctx *x, const struct cfg_workload *w)
 {
 	const int *at = w->line_of;
@@ -700,6 +703,21 @@ static int check_wl_quota(struct cfg_ctx *x, const struct cfg_workload *w)
 		return bad_at(x, at[CFG_WL_MAX_QUOTA] ? at[CFG_WL_MAX_QUOTA] : at[CFG_WL_MIN_QUOTA],
 			      "workload %s: min_quota %g > max_quota %g", w->name,
 			      w->min_quota_mc / 1000.0, w->max_quota_mc / 1000.0);
+	/* the kernel refuses a quota below 1 ms per period (EINVAL): say so now,
+	 * not at the first downsize (min_cfs_quota_period, kernel/sched/core.c) */
+	if ((w->min_quota_mc * x->c->cfs_period_us + 500) / 1000 < CFG_QUOTA_MIN_US) {
+		const int *cat = x->c->line_of;
+		int line = cat[CFG_CFS_PERIOD_US] ? cat[CFG_CFS_PERIOD_US]
+			   : at[CFG_WL_MIN_QUOTA] ? at[CFG_WL_MIN_QUOTA]
+						  : cat[CFG_QUOTA_STEP];
+
+		return bad_at(x, line ? line : w->line,
+			      "cfs_period_us %ld gives workload %s's smallest quota (%g cores) "
+			      "%ld us per period; the kernel takes at least %d us",
+			      x->c->cfs_period_us, w->name, w->min_quota_mc / 1000.0,
+			      (w->min_quota_mc * x->c->cfs_period_us + 500) / 1000,
+			      CFG_QUOTA_MIN_US);
+	}
 	if (at[CFG_WL_QUOTA] && (w->quota_mc < w->min_quota_mc || w->quota_mc > w->max_quota_mc))
 		return bad_at(x, at[CFG_WL_QUOTA],
 			      "workload %s: quota %g outside min_quota..max_quota (%g..%g)",

@@ -65,6 +65,7 @@ enum cfg_key_id {
 	CFG_QUOTA_STEP,
 	CFG_QUOTA_TOTAL,
 	CFG_SMT,
+	CFG_CFS_PERIOD_US,
 	CFG_NKEYS,
 };
 
@@ -170,6 +171,7 @@ struct cfg {
 	long freq_min_khz, freq_max_khz, freq_step_khz;
 	bool quota;
 	long quota_step_mc, quota_total_mc;
+	long cfs_period_us; /* the CFS period quotas are written in */
 
 	/* [policy NAME] for the chosen policy */
 	int nparams;

@@ -41,6 +41,7 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 		.dry_run = dry_run,
 		.cpus = &c->cpus,
 		.freq_step_khz = (unsigned int)c->freq_step_khz,
+		.quota_period_us = (unsigned int)c->cfs_period_us,
 		.state_dir = c->state_dir,
 		.log = act_log,
 		.log_level = verbose ? ACT_LOG_INFO : ACT_LOG_WARN,

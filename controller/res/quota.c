@@ -31,6 +31,12 @@ static const struct res_key quota_keys[] = {
 	RES_KEY(CFG_QUOTA_TOTAL, "quota_total", CFG_KEY_REAL, RES_C(quota_total_mc),
 		.rule = { CFG_KEY_ABOVE(0, false, "%s must be >= 0, not %s"), CORES_MAX },
 		.scale = 1000),
+	/* the CFS period every quota is written in: the kernel's default (what
+	 * parties always used); it takes 1 ms to 1 s (min/max_cfs_quota_period,
+	 * kernel/sched/core.c). A short period spreads a quota's throttling into
+	 * short stalls instead of tens of ms. */
+	RES_KEY(CFG_CFS_PERIOD_US, "cfs_period_us", CFG_KEY_WHOLE, RES_C(cfs_period_us), .lo = 1000,
+		.hi = 1000000, .def = 100000),
 	RES_WL_INITIAL(
 	    CFG_WL_QUOTA, "quota", CFG_KEY_REAL, RES_W(quota_mc),
 	    .rule = { CFG_KEY_ABOVE(0, true, "%s must be > 0 cores, not %s"), CORES_MAX },

@@ -63,6 +63,7 @@ def conf(argv):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only")
     ap.add_argument("--static", action="store_true")
+    ap.add_argument("--cfs-period-us", type=int, help="[resources] cfs_period_us")
     a = ap.parse_args(argv)
     base, mods = parse_spec(a.feed)
     step = 0.1
@@ -97,6 +98,8 @@ def conf(argv):
             ln = "ebee_window_ms = %d" % a.window_ms
         elif key == "quota_total":
             ln = "quota_total = %g" % total
+            if a.cfs_period_us:
+                ln += "\ncfs_period_us = %d" % a.cfs_period_us
         elif key == "quota" and wl:
             ln = "quota = %g" % (maxq if a.only else init)
         elif key == "max_quota" and wl:
@@ -392,6 +395,38 @@ def episodes(pairs, target):
     return eps
 
 
+def scale_down(recs, t0, plateau, wl="hotel"):
+    """Seconds from the end of the peak plateau (t0-relative (start, end)) to the first
+    record whose WL quota is below its plateau level, the lowest quota WL held over the
+    plateau's second half (the lowest, so a probe-and-revert at the peak is not counted as
+    a scale-down after it; as claim.py's run_metrics). None: never in the run."""
+    start, end = plateau
+    mid = (start + end) / 2.0
+    q = [(o["t"] - t0, w.get("quota")) for o in recs for w in o["wl"] if w["name"] == wl]
+    level = [y for x, y in q if mid <= x <= end and y is not None]
+    if not level:
+        return None
+    low = min(level)
+    for x, y in q:
+        if x > end and y is not None and y < low - 1e-9:
+            return round(x - end, 1)
+    return None
+
+
+def leads(base, other):
+    """Per rep: base's scale-down time minus other's (positive: other scales down sooner).
+    A run that never scales down counts as later than any that does (its lead is None,
+    reported apart), both never: None."""
+    out = []
+    for rep in sorted(set(base) & set(other)):
+        b, o = base[rep], other[rep]
+        out.append({"rep": rep, "base_s": b, "other_s": o,
+                    "lead_s": round(b - o, 1) if b is not None and o is not None else None,
+                    "sooner": (o is not None and (b is None or o < b)),
+                    "later": (b is not None and (o is None or o > b))})
+    return out
+
+
 def analyse(d):
     meta, recs, summ, lg = load_run(d)
     pts = meta["schedule"]
@@ -444,6 +479,8 @@ def analyse(d):
             changes += changed
         prev = alloc
     res["allocation_changes"] = changes
+    plateau_start = min(t for t, r in pts if r == top)
+    res["hotel_scale_down_s"] = scale_down(recs, meta["t0"], (plateau_start, peak_end))
     res["first_decrease_after_load_falls_s"] = (round(first_dec - peak_end, 1)
                                                 if first_dec is not None else None)
     res["load_falls_at_s"] = peak_end
@@ -512,6 +549,8 @@ METRICS = [
      " s", False),
     ("load falls -> hotel's first decrease", lambda r: r[
         "first_decrease_after_load_falls_s_by_wl"].get("hotel"), " s", False),
+    ("load falls -> hotel below its plateau quota", lambda r: r.get("hotel_scale_down_s"),
+     " s", False),
     ("allocation changes", lambda r: r["allocation_changes"], "", False),
     ("hotel quota mean (cores)", lambda r: r["hotel"].get("quota_mean"), "", False),
     ("memcached quota mean (cores)", lambda r: r["memcached"].get("quota_mean"), "", False),
@@ -540,8 +579,10 @@ def summary(argv):
     L = []
     if st:
         L.append("study: %s" % st.get("description", ""))
-        L.append("calibration: hotel 100%% = %s rps (p99 <= 25 ms); memcached knee %s rps at "
+        L.append("calibration%s: hotel 100%% = %s rps (p99 <= 25 ms); memcached knee %s rps at "
                  "p99 %s us -> target %s us%s" % (
+                     " over the unshaped veth (sizes the link; the targets and 100%s are the "
+                     "shaped calibration's, below)" if cal.get("shaped") else "",
                      cal.get("hotel"), cal.get("memcached"), cal.get("mc_knee_p99_us"),
                      st.get("mc_target_us"),
                      " (%gx the knee, a sensitivity run)" % st["mc_target_mult"]
@@ -550,6 +591,26 @@ def summary(argv):
         L.append("cpus: %s" % st.get("cpu_desc"))
         L.append("window: p99 over the trailing %s ms in both feeds; an action is judged "
                  "%s ms after it (settle_ms)" % (st.get("window_ms"), st.get("settle_ms")))
+        L.append("cfs period: %s" % (("%s us ([resources] cfs_period_us)" % st["cfs_period_us"])
+                                     if st.get("cfs_period_us") else "the kernel's 100 ms"))
+        if st.get("targets_desc"):
+            L.append("targets: %s" % st["targets_desc"])
+        if st.get("peak_desc"):
+            L.append("hotel's peak: %s" % st["peak_desc"])
+        sh_ = cal.get("shaped")
+        if sh_:
+            L.append("calibration through the shaped link: hotel 100%% = %s rps (p99 at %s rps "
+                     "%s us; alone at its %s%% peak: %s); memcached knee %s rps at p99 %s us "
+                     "(lowest p99 %s us)" % (
+                         sh_["hotel"], sh_.get("hotel_floor_rps", 100), sh_["hotel_floor_p99_us"],
+                         sh_["peak_pct"],
+                         sh_["hotel_peak_alone"], sh_["memcached"], sh_["mc_knee_p99_us"],
+                         sh_["mc_floor_p99_us"]))
+    try:
+        for ln in open(os.path.join(outdir, "uptime.txt")):
+            L.append("load (uptime) " + ln.strip())
+    except OSError:
+        pass
     for f, dirs in feeds.items():
         runs = [analyse(d) for d in dirs]
         a = {name: agg([fn(r) for r in runs]) for name, fn, _, _ in METRICS}
@@ -559,10 +620,53 @@ def summary(argv):
                  % (f, len(runs), runs[0]["scale"], runs[0]["duration_s"]))
         for name, _, unit, pct in METRICS:
             L.append("  %-42s %s" % (name + ":", fmt(a[name], unit, pct)))
+    L += compare(allres["feeds"])
     json.dump(allres, open(os.path.join(outdir, "summary.json"), "w"), indent=1)
     txt = "\n".join(L) + "\n"
     open(os.path.join(outdir, "summary.txt"), "w").write(txt)
     sys.stdout.write(txt)
+
+
+def compare(feeds):
+    """The question of the de-confounded study: does an ebee-fed run scale hotel down
+    sooner than the client-fed run of the same modifiers, and by how much (paired by rep,
+    which is also the load generators' seed)?"""
+    L = []
+    for f, fr in feeds.items():
+        base, mods = parse_spec(f)
+        cf = "+".join(["client"] + mods)
+        if base == "client" or cf not in feeds:
+            continue
+        sd = lambda k: {r["rep"]: r.get("hotel_scale_down_s") for r in feeds[k]["runs"]}
+        ls = leads(sd(cf), sd(f))
+        fr["lead_vs_client"] = ls
+        n = len(ls)
+        sooner = sum(x["sooner"] for x in ls)
+        later = sum(x["later"] for x in ls)
+        a = agg([x["lead_s"] for x in ls])
+        L.append("")
+        L.append("%s vs %s: hotel's scale-down (quota below its plateau level) after the load "
+                 "falls, paired by rep" % (f, cf))
+        sv = lambda v: "never" if v is None else "%g s" % v
+        L.append("  by rep: %s %s; %s %s" % (cf, ", ".join(sv(x["base_s"]) for x in ls), f,
+                                             ", ".join(sv(x["other_s"]) for x in ls)))
+        L.append("  lead (%s minus %s; positive = %s sooner): %s" % (cf, f, f, fmt(a, " s")))
+        neither = sum(x["base_s"] is None and x["other_s"] is None for x in ls)
+        L.append("  %s scaled down sooner in %d of %d reps, later in %d, at the same time in %d; "
+                 "neither scaled down in %d" % (f, sooner, n, later, n - sooner - later - neither,
+                                                neither))
+        if a is None:
+            verdict = ("no rep where both scaled down, so no lead in seconds; sooner in %d "
+                       "(the other never did), later in %d" % (sooner, later))
+        elif sooner == n and a["min"] > 0:
+            verdict = "sooner in every rep, by %s" % fmt(a, " s")
+        elif later == n and a["max"] < 0:
+            verdict = "later in every rep, by %s" % fmt({**a, "mean": -a["mean"], "min": -a["max"],
+                                                        "max": -a["min"]}, " s")
+        else:
+            verdict = "not consistently sooner: the reps disagree (range spans zero)"
+        L.append("  => %s: %s" % (f, verdict))
+    return L
 
 
 # --- plot ---------------------------------------------------------------------------------------
@@ -598,7 +702,7 @@ def plot(argv):
         ax2.plot(xs, ys, color="tab:orange", lw=0.7, alpha=0.5, label="memcached achieved")
         ax2.set_ylabel("memcached rps", color="tab:orange")
         ax2.set_ylim(0, meta["mc_rate"] * 2.5)
-        ax.set_ylim(0, meta["hotel_max"] * 1.15)
+        ax.set_ylim(0, meta["hotel_max"] * max(r for _, r in meta["schedule"]) / 100.0 * 1.15)
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = ax2.get_legend_handles_labels()
         ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left", ncol=2)
@@ -650,10 +754,13 @@ def plot(argv):
         for r in range(4):
             axes[r][c].set_xlim(-2, end + 2)
             axes[r][c].grid(alpha=0.3)
-    fig.suptitle("Figure 11: hotel search 7%%->100%%->7%% next to memcached at %g%% of its max; "
-                 "PARTIES moving CPU quota (0.1-core steps)\n%s; p99 over the same trailing "
+    fig.suptitle("Figure 11: hotel search 7%%->%g%%->7%% next to memcached at %g%% of its max; "
+                 "PARTIES moving CPU quota (0.1-core steps%s)\n%s; p99 over the same trailing "
                  "%.1f s in every feed\n%s"
-                 % (st["mc_pct"], st["cpu_desc"], st["window_ms"] / 1000.0, st["link_desc"]),
+                 % (st.get("peak_pct", 100), st["mc_pct"],
+                    ", cfs period %g ms" % (st["cfs_period_us"] / 1000.0)
+                    if st.get("cfs_period_us") else "",
+                    st["cpu_desc"], st["window_ms"] / 1000.0, st["link_desc"]),
                  fontsize=8.5)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     for ext in ("png", "pdf"):
@@ -688,6 +795,15 @@ def selftest(argv):
             continue
         raise AssertionError("accepted " + bad)
     assert episodes([(0, 1), (1, 30), (2, 40), (3, 1), (4, 30)], 25) == [(1, 3), (4, 4)]
+    # scale-down: below the lowest quota of the plateau's second half, after its end
+    rr = [{"t": 100 + t, "wl": [{"name": "hotel", "quota": q}]}
+          for t, q in ((0, .5), (10, .9), (15, .7), (18, .9), (20, .9), (21, .8), (22, .6))]
+    assert scale_down(rr, 100, (10, 20)) == 2.0, scale_down(rr, 100, (10, 20))
+    assert scale_down(rr[:6], 100, (10, 20)) is None
+    ls = leads({1: 5.0, 2: None, 3: 2.0}, {1: 3.0, 2: 4.0, 3: 2.5})
+    assert [x["lead_s"] for x in ls] == [2.0, None, -0.5], ls
+    assert [(x["sooner"], x["later"]) for x in ls] == [(True, False), (True, False),
+                                                       (False, True)], ls
     print("fig11.py selftest: ok")
 
 

@@ -23,6 +23,17 @@
 #   --skip-calibration HOTEL_RPS,MC_RPS,MC_KNEE_P99_US   give the calibration instead
 #                      (then --link-mbit is needed: no bytes per request were measured)
 #   --config INI       template (default configs/figure11-2cpu.ini)
+#   --cfs-period-us N  [resources] cfs_period_us of every run and calibration (default:
+#                      not set, the kernel's 100 ms)
+#   --peak-pct P       hotel's peak in % of its calibrated 100% (default 100)
+#   --deconfound       the study without its confound (README "De-confounded"): feeds
+#                      client,ebee-sojourn, cfs_period_us 10000, hotel's peak 130%, the
+#                      link sized on hotel's peak (--link-util 0.9) and memcached's
+#                      load (--link-mc-util 0.1), then both workloads calibrated again
+#                      through their shaped link, their targets derived there; any
+#                      option given as well overrides its preset
+#   --smoke            small scale for the integration test: 1 s calibration steps,
+#                      --scale 0.05, --reps 1 (unless given)
 #
 # The load generators run in their own network namespace (ebee-fig11) behind a veth pair
 # whose htb qdisc gives each workload's traffic a link rate; they, parties and ebee's
@@ -45,10 +56,20 @@ LINK_MBIT=""
 CALFILE=""
 SKIP=""
 TEMPLATE=configs/figure11-2cpu.ini
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+CFS_PERIOD_US=""
+PEAK_PCT=""
+DECONFOUND=0
+SMOKE=0
+GIVEN=" "
+usage() { sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "run.sh: $1 needs a value (see --help)" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
+	GIVEN="$GIVEN$1 "
 	case "$1" in
+	--cfs-period-us) need "$@"; CFS_PERIOD_US=$2; shift 2 ;;
+	--peak-pct) need "$@"; PEAK_PCT=$2; shift 2 ;;
+	--deconfound) DECONFOUND=1; shift ;;
+	--smoke) SMOKE=1; shift ;;
 	--out) need "$@"; OUT=$2; shift 2 ;;
 	--scale) need "$@"; SCALE=$2; shift 2 ;;
 	--reps) need "$@"; REPS=$2; shift 2 ;;
@@ -66,6 +87,23 @@ while [ $# -gt 0 ]; do
 	*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
+given() { [[ "$GIVEN" == *" $1 "* ]]; }
+# presets, each unless the option was given
+if [ $DECONFOUND = 1 ]; then
+	given --feeds || FEEDS=client,ebee-sojourn
+	given --cfs-period-us || CFS_PERIOD_US=10000
+	given --peak-pct || PEAK_PCT=130
+	given --link-util || LINK_UTIL=0.9
+	given --link-mc-util || LINK_MC_UTIL=0.1
+fi
+if [ $SMOKE = 1 ]; then
+	given --scale || SCALE=0.05
+	given --reps || REPS=1
+fi
+[ -n "$PEAK_PCT" ] || PEAK_PCT=100
+CAL_S=3   # seconds per memcached calibration step (hotel: one more)
+CAL_DRAIN=2
+[ $SMOKE = 1 ] && CAL_S=1 && CAL_DRAIN=1
 num() { # num NAME VALUE MIN MAX [int]
 	local int=${5:-}
 	python3 -c "import sys; v=float(sys.argv[2]); sys.exit(0 if $3 <= v <= $4 and ('$int' != 'int' or v == int(v)) else 1)" \
@@ -78,7 +116,14 @@ num --window-ms "$WINDOW_MS" 100 60000 int
 [ -z "$SETTLE_MS" ] && SETTLE_MS=$((WINDOW_MS * 6 / 10))
 num --settle-ms "$SETTLE_MS" 0 600000 int
 num --link-util "$LINK_UTIL" 0.05 1
-num --link-mc-util "$LINK_MC_UTIL" 0.05 1
+num --link-mc-util "$LINK_MC_UTIL" 0.01 1
+num --peak-pct "$PEAK_PCT" 10 300 int
+# the kernel's range (min/max_cfs_quota_period); parties checks it again
+[ -z "$CFS_PERIOD_US" ] || num --cfs-period-us "$CFS_PERIOD_US" 1000 1000000 int
+if [ $DECONFOUND = 1 ] && { [ -n "$SKIP" ] || [ -n "$LINK_MBIT" ]; }; then
+	echo "run.sh: --deconfound calibrates through the link it sizes: not with --skip-calibration or --link-mbit" >&2
+	exit 2
+fi
 if [ -n "$LINK_MBIT" ]; then
 	IFS=, read -r LINK_H_MBIT LINK_M_MBIT <<<"$LINK_MBIT"
 	num "--link-mbit (hotel)" "${LINK_H_MBIT:-x}" 0.1 100000
@@ -216,7 +261,8 @@ conf() { # conf OUT FEED LOG FEEDDIR SEED [--only WL --static]
 	shift 5
 	$PY $HERE/fig11.py conf "$TEMPLATE" "$out" --feed "$feed" --log "$log" --feed-dir "$fd" \
 		--bind $ADDR_S --srv-cpus $SRV_CPUS --srv-cores $SRV_CORES --window-ms $WINDOW_MS \
-		--settle-ms $SETTLE_MS --mc-target-us "${MC_TARGET_US:-1000}" --seed "$seed" "$@"
+		--settle-ms $SETTLE_MS --mc-target-us "${MC_TARGET_US:-1000}" --seed "$seed" \
+		${CFS_PERIOD_US:+--cfs-period-us $CFS_PERIOD_US} "$@"
 }
 bytes() { echo "$(cat /sys/class/net/$VS/statistics/tx_bytes) $(cat /sys/class/net/$VS/statistics/rx_bytes)"; }
 
@@ -230,7 +276,7 @@ step() {
 	local wl=$1 rate=$2 secs=$3 tgt=$4 args
 	shift 4
 	if [ "$wl" = hotel ]; then args=(--port $HOTEL_PORT --path "$HPATH"); else args=(--port $MC_PORT --proto memcached); fi
-	lg "${args[@]}" --rate "$rate" --duration "$secs" --drain 2 --json "$@" >"$CALD/step.json" 2>/dev/null
+	lg "${args[@]}" --rate "$rate" --duration "$secs" --drain $CAL_DRAIN --json "$@" >"$CALD/step.json" 2>/dev/null
 	$PY $HERE/fig11.py step-result "$CALD/step.json" "$rate" "$tgt"
 }
 # probe WL RATE [args]: bytes per request each way ("down up") over a 3 s step
@@ -238,26 +284,33 @@ probe() {
 	local wl=$1 rate=$2 b0 b1
 	shift 2
 	b0=$(bytes)
-	step "$wl" "$rate" 3 1e12 "$@" >/dev/null
+	step "$wl" "$rate" $CAL_S 1e12 "$@" >/dev/null
 	b1=$(bytes)
 	$PY -c "import json,sys; o=json.load(open('$CALD/step.json')); a='$b0'.split(); b='$b1'.split()
 n=max(1, o['ok']); print('[%.1f, %.1f]' % ((int(b[0])-int(a[0]))/n, (int(b[1])-int(a[1]))/n))"
 }
+# CP: the calibration's file prefix ("" over the unlimited veth, "shaped-" through the link)
+CP=""
 calib_start() { # WL
-	conf "$CALD/$1.ini" client "$CALD/$1.jsonl" "$CALD" 1 --only "$1" --static || return 1
+	conf "$CALD/$CP$1.ini" client "$CALD/$CP$1.jsonl" "$CALD" 1 --only "$1" --static || return 1
 	: >"$CALD/$1.feed"
-	start_parties "$CALD/$1.ini" "$CALD/$1.jsonl" 900
+	start_parties "$CALD/$CP$1.ini" "$CALD/$CP$1.jsonl" 900
 	local port=$HOTEL_PORT
 	[ "$1" = memcached ] && port=$MC_PORT
-	wait_port $port "$PARTIES_PID" || { echo "run.sh: $1 did not start" >&2; cat "$CALD/$1.jsonl.out" >&2; return 1; }
+	wait_port $port "$PARTIES_PID" || { echo "run.sh: $1 did not start" >&2; cat "$CALD/$CP$1.jsonl.out" >&2; return 1; }
 	sleep 1
 }
-calibrate_hotel() { # -> HOTEL_MAX, HOTEL_BYTES
-	local r=100 lo=0 hi=0 res i mid
+calibrate_hotel() { # -> HOTEL_MAX, HOTEL_BYTES, HOTEL_FLOOR_US (p99 at the first step)
+	# the shaped sweep starts at half the unshaped 100% (at most 100 rps): a first rate far
+	# above what the link carries leaves a backlog of retransmissions for the next steps
+	local r=${HOTEL_START:-100} lo=0 hi=0 res i mid
+	HOTEL_FLOOR_RPS=$r
+	HOTEL_FLOOR_US=""
 	calib_start hotel || return 1
 	while :; do
-		res=$(step hotel $r 4 25000)
-		echo "  hotel sweep $r rps: $res"
+		res=$(step hotel $r $((CAL_S + 1)) 25000)
+		echo "  ${CP}hotel sweep $r rps: $res"
+		[ -n "$HOTEL_FLOOR_US" ] || HOTEL_FLOOR_US=$(echo "$res" | cut -d' ' -f2)
 		if [ "${res%% *}" = pass ]; then
 			lo=$r
 			[ $r -ge 6400 ] && break
@@ -270,14 +323,25 @@ calibrate_hotel() { # -> HOTEL_MAX, HOTEL_BYTES
 	if [ $hi -gt 0 ]; then
 		for i in 1 2 3 4; do
 			mid=$(((lo + hi) / 2))
-			res=$(step hotel $mid 4 25000)
-			echo "  hotel bisect $mid rps: $res"
+			res=$(step hotel $mid $((CAL_S + 1)) 25000)
+			echo "  ${CP}hotel bisect $mid rps: $res"
 			if [ "${res%% *}" = pass ]; then lo=$mid; else hi=$mid; fi
 		done
 	fi
 	HOTEL_MAX=$lo
-	HOTEL_BYTES=$(probe hotel $((lo / 2 > 0 ? lo / 2 : 1)))
-	echo "  hotel: 100% = $HOTEL_MAX rps; bytes per request (down, up): $HOTEL_BYTES"
+	if [ "$HOTEL_MAX" -eq 0 ]; then
+		echo "run.sh: calibration failed: hotel ${CP:+(through the shaped link) }met 25 ms at no rate down to $mid rps, alone at its max quota (a busy machine?)" >&2
+		stop_parties
+		return 1
+	fi
+	if [ -z "$CP" ]; then
+		HOTEL_BYTES=$(probe hotel $((lo / 2 > 0 ? lo / 2 : 1)))
+		echo "  hotel: 100% = $HOTEL_MAX rps; bytes per request (down, up): $HOTEL_BYTES"
+	else
+		# alone at its max quota, at its peak: past saturation it cannot keep up
+		HOTEL_PEAK_RES=$(step hotel $((HOTEL_MAX * PEAK_PCT / 100)) $((CAL_S + 1)) 25000)
+		echo "  ${CP}hotel: 100% = $HOTEL_MAX rps (p99 at $HOTEL_FLOOR_RPS rps: $HOTEL_FLOOR_US us); at its peak ($PEAK_PCT%, $((HOTEL_MAX * PEAK_PCT / 100)) rps) alone: $HOTEL_PEAK_RES"
+	fi
 	stop_parties
 }
 # memcached: its own load-latency curve (a doubling sweep, then points between the last
@@ -285,16 +349,28 @@ calibrate_hotel() { # -> HOTEL_MAX, HOTEL_BYTES
 calibrate_memcached() { # -> MC_MAX, MC_KNEE_US, MC_BYTES, curve in $CALD/mc-curve.json
 	local r=1000 last=0 min_p99="" res p99 ach k pre=() pts=()
 	calib_start memcached || return 1
+	if [ -n "$CP" ]; then # keys loaded with the link unlimited, as in the runs
+		net_unlimited
+		lg --port $MC_PORT --proto memcached --rate 1 --duration 0.1 >"$CALD/${CP}preload.out" 2>&1 ||
+			{ echo "run.sh: memcached key preload failed" >&2; return 1; }
+		net_rate "$LINK_KBIT" "$LINK_MC_KBIT" || return 1
+		pre=(--no-preload)
+	fi
 	while :; do
-		res=$(step memcached $r 3 1e12 "${pre[@]}")
+		res=$(step memcached $r $CAL_S 1e12 "${pre[@]}")
 		pre=(--no-preload) # keys stay loaded
 		read -r _ p99 ach <<<"$res"
-		echo "  memcached sweep $r rps: p99 $p99 us, achieved $ach rps"
+		echo "  ${CP}memcached sweep $r rps: p99 $p99 us, achieved $ach rps"
 		pts+=("[$r, $p99, $ach]")
 		[ -n "$p99" ] || { echo "run.sh: memcached step at $r rps failed" >&2; return 1; }
 		[ -z "$min_p99" ] || [ "$p99" -lt "$min_p99" ] && min_p99=$p99
 		# saturated: it did not keep up, or p99 is 10x the lowest so far (or the cap)
 		if [ "$ach" -lt $((r * 98 / 100)) ] || [ "$p99" -gt $((min_p99 * 10)) ] || [ $r -ge 64000 ]; then
+			# not even the first rate kept up (a busy machine, a narrow link): start lower
+			if [ $last -eq 0 ] && [ $r -gt 125 ]; then
+				r=$((r / 2))
+				continue
+			fi
 			break
 		fi
 		last=$r
@@ -303,16 +379,22 @@ calibrate_memcached() { # -> MC_MAX, MC_KNEE_US, MC_BYTES, curve in $CALD/mc-cur
 	if [ $last -gt 0 ]; then
 		for k in 1 2 3; do
 			local m=$((last + (r - last) * k / 4))
-			res=$(step memcached $m 3 1e12 --no-preload)
+			res=$(step memcached $m $CAL_S 1e12 --no-preload)
 			read -r _ p99 ach <<<"$res"
-			echo "  memcached curve $m rps: p99 $p99 us, achieved $ach rps"
+			echo "  ${CP}memcached curve $m rps: p99 $p99 us, achieved $ach rps"
 			pts+=("[$m, $p99, $ach]")
 		done
 	fi
-	(IFS=,; echo "[${pts[*]}]") >"$CALD/mc-curve.json"
-	read -r MC_MAX MC_KNEE_US <<<"$($PY $HERE/fig11.py knee "$CALD/mc-curve.json")" || return 1
-	MC_BYTES=$(probe memcached 2000 --no-preload)
-	echo "  memcached: knee $MC_MAX rps at p99 $MC_KNEE_US us; bytes per request (down, up): $MC_BYTES"
+	(IFS=,; echo "[${pts[*]}]") >"$CALD/${CP}mc-curve.json"
+	read -r MC_MAX MC_KNEE_US <<<"$($PY $HERE/fig11.py knee "$CALD/${CP}mc-curve.json")"
+	[ -n "$MC_KNEE_US" ] || { echo "run.sh: no knee in memcached's ${CP}curve (see $CALD/${CP}mc-curve.json)" >&2; return 1; }
+	MC_FLOOR_US=$min_p99
+	if [ -z "$CP" ]; then
+		MC_BYTES=$(probe memcached 2000 --no-preload)
+		echo "  memcached: knee $MC_MAX rps at p99 $MC_KNEE_US us; bytes per request (down, up): $MC_BYTES"
+	else
+		echo "  ${CP}memcached: knee $MC_MAX rps at p99 $MC_KNEE_US us (lowest p99 of its doubling sweep: $MC_FLOOR_US us)"
+	fi
 	stop_parties
 }
 
@@ -348,17 +430,66 @@ if [ -n "$LINK_MBIT" ]; then
 	LINK_MC_KBIT=$($PY -c "print(round($LINK_M_MBIT * 1000))")
 	LINK_WHY="given with --link-mbit"
 else
-	read -r LINK_KBIT LINK_MC_KBIT <<<"$($PY $HERE/fig11.py link-rate "$CAL" "$HOTEL_MAX" "$MC_RATE" "$LINK_UTIL" "$LINK_MC_UTIL")"
+	# hotel's share is sized on its peak rate (the unshaped 100% x --peak-pct)
+	read -r LINK_KBIT LINK_MC_KBIT <<<"$($PY $HERE/fig11.py link-rate "$CAL" "$((HOTEL_MAX * PEAK_PCT / 100))" "$MC_RATE" "$LINK_UTIL" "$LINK_MC_UTIL")"
 	[ -n "$LINK_MC_KBIT" ] || { echo "run.sh: no bytes per request in $CAL: give --link-mbit" >&2; exit 1; }
 	LINK_WHY="hotel's peak fills $LINK_UTIL of its share, memcached's load $LINK_MC_UTIL of its"
 fi
 net_rate "$LINK_KBIT" "$LINK_MC_KBIT" || { echo "run.sh: cannot set the htb qdisc" >&2; exit 1; }
+[ $DECONFOUND = 1 ] &&
+	LINK_WHY="sized on the unshaped calibration: hotel's ${PEAK_PCT}% peak ($((HOTEL_MAX * PEAK_PCT / 100)) rps) fills $LINK_UTIL of its share in the busier direction, memcached's load $LINK_MC_UTIL of its"
 LINK_DESC="veth+htb, each way: hotel $($PY -c "print('%g' % ($LINK_KBIT/1000))") Mbit/s, memcached $($PY -c "print('%g' % ($LINK_MC_KBIT/1000))") Mbit/s ($LINK_WHY)"
 echo "link: $LINK_DESC; each share queues at most 100 ms"
 
+# --- 1b. (--deconfound) calibration again, through the shaped link ---------------------------
+# Every target and every 100% is derived through the path the clients then use: the same
+# link shares, the same CFS period, each workload alone at its maximum quota.
+TARGETS_DESC="hotel 25 ms (the paper's); memcached ${MC_MULT}x the p99 at the knee of its curve over the unlimited veth"
+PEAK_DESC=""
+if [ $DECONFOUND = 1 ]; then
+	if $PY -c "import json,sys; sys.exit(0 if 'shaped' in json.load(open('$CAL')) else 1)"; then
+		read -r HOTEL_MAX MC_MAX MC_KNEE_US HOTEL_FLOOR_US MC_FLOOR_US HOTEL_FLOOR_RPS <<<"$($PY -c "import json; s=json.load(open('$CAL'))['shaped']; print(s['hotel'], s['memcached'], s['mc_knee_p99_us'], s['hotel_floor_p99_us'], s['mc_floor_p99_us'], s.get('hotel_floor_rps', 100))")"
+		HOTEL_PEAK_RES=$($PY -c "import json; print(json.load(open('$CAL'))['shaped']['hotel_peak_alone'])")
+		echo "=== 1b. shaped calibration reused from $CALFILE"
+	else
+		echo "=== 1b. calibration through the shaped link (cfs_period_us ${CFS_PERIOD_US:-kernel default}): each workload alone at its max quota"
+		CP=shaped-
+		HOTEL_START=$((HOTEL_MAX / 2 > 100 ? 100 : (HOTEL_MAX / 2 < 5 ? 5 : HOTEL_MAX / 2)))
+		calibrate_hotel || exit 1
+		calibrate_memcached || exit 1
+		CP=""
+		$PY - "$CAL" <<EOF || exit 1
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["shaped"] = {"hotel": $HOTEL_MAX, "hotel_floor_p99_us": $HOTEL_FLOOR_US, "hotel_floor_rps": $HOTEL_FLOOR_RPS,
+               "hotel_peak_alone": "$HOTEL_PEAK_RES", "peak_pct": $PEAK_PCT,
+               "memcached": $MC_MAX, "mc_knee_p99_us": $MC_KNEE_US, "mc_floor_p99_us": $MC_FLOOR_US,
+               "mc_curve": json.load(open("$CALD/shaped-mc-curve.json")),
+               "link_kbit_hotel": $LINK_KBIT, "link_kbit_memcached": $LINK_MC_KBIT,
+               "cfs_period_us": ${CFS_PERIOD_US:-None},
+               "note": "through the shaped link the runs use, alone at max_quota on CPU $SRV_CPUS; hotel_peak_alone: 'pass|fail p99_us achieved_rps' at the peak rate; hotel_floor_p99_us: hotel's p99 at the first rate of its sweep (hotel_floor_rps); mc_floor_p99_us: the lowest p99 of memcached's doubling sweep"}
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF
+	fi
+	[ "$HOTEL_MAX" -gt 0 ] && [ "$MC_MAX" -gt 0 ] || { echo "run.sh: shaped calibration failed" >&2; exit 1; }
+	[ "$HOTEL_FLOOR_US" -lt 25000 ] ||
+		echo "run.sh: warning: hotel's p99 at $HOTEL_FLOOR_RPS rps through its link ($HOTEL_FLOOR_US us) is not below its 25 ms target"
+	MC_TARGET_US=$($PY -c "print(round($MC_KNEE_US * $MC_MULT))")
+	MC_RATE=$($PY -c "print(round($MC_MAX * $MC_PCT / 100))")
+	TARGETS_DESC="through the shaped link: hotel 25 ms (the paper's; its p99 alone at $HOTEL_FLOOR_RPS rps there: $HOTEL_FLOOR_US us); memcached ${MC_MULT}x the p99 at the knee of its curve through its share ($MC_KNEE_US us at $MC_MAX rps; lowest p99 of its doubling sweep $MC_FLOOR_US us) = $MC_TARGET_US us"
+	case "$HOTEL_PEAK_RES" in
+	fail*) PAST="past its saturation: alone at its max quota it does not keep up or exceeds 25 ms" ;;
+	*) PAST="NOT past its saturation on this calibration: alone at its max quota it kept up within 25 ms" ;;
+	esac
+	PEAK_DESC="$PEAK_PCT% of its 100% through the link ($HOTEL_MAX rps: the highest rate with p99 <= 25 ms and achieved >= 98%, alone at its max quota); alone at the peak rate: $HOTEL_PEAK_RES (pass|fail p99_us achieved_rps), $PAST"
+	echo "targets: $TARGETS_DESC"
+	echo "peak: $PEAK_DESC"
+fi
+LOAD_BEFORE=$(uptime)
+
 # --- 2. the runs ----------------------------------------------------------------------------
 # hotel in % of its max: 7% for 20 s, up to 100% over 80 s, hold 30 s, down over 80 s, 7%
-SCHED_PCT="0:7 20:7 100:100 130:100 210:7 240:7"
+SCHED_PCT="0:7 20:7 100:$PEAK_PCT 130:$PEAK_PCT 210:7 240:7"
 SCHED=$($PY -c "print(','.join('%g:%s' % (float(t)*$SCALE, r) for t, r in (p.split(':') for p in '$SCHED_PCT'.split())))")
 SCHED_JSON=$($PY -c "print([[float(t)*$SCALE, float(r)] for t, r in (p.split(':') for p in '$SCHED_PCT'.split())])")
 END=$($PY -c "import math; print(math.ceil(240*$SCALE))")
@@ -366,14 +497,16 @@ HSCALE=$($PY -c "print($HOTEL_MAX/100)")
 FEED_S=$($PY -c "print($WINDOW_MS/1000)")
 echo "schedule (hotel, % of $HOTEL_MAX rps): $SCHED over $END s; memcached constant $MC_RATE rps ($MC_PCT% of $MC_MAX); memcached target $MC_TARGET_US us"
 cat >"$OUT/study.json" <<EOF
-{"description": "Figure 11: hotel 7%->100%->7% next to memcached at $MC_PCT%, PARTIES moving cpu quota; feeds ${FEEDS}, $REPS rep(s), scale $SCALE",
+{"description": "Figure 11: hotel 7%->${PEAK_PCT}%->7% next to memcached at $MC_PCT%, PARTIES moving cpu quota; feeds ${FEEDS}, $REPS rep(s), scale $SCALE",
  "calibration": $(cat "$CAL"), "mc_target_us": $MC_TARGET_US, "mc_target_mult": $MC_MULT,
  "mc_pct": $MC_PCT, "mc_rate": $MC_RATE, "hotel_max": $HOTEL_MAX,
  "link_kbit_hotel": $LINK_KBIT, "link_kbit_memcached": $LINK_MC_KBIT, "link_desc": "$LINK_DESC",
  "netns": "$NS", "addr_servers": "$ADDR_S", "addr_clients": "$ADDR_C",
  "cpu_desc": "$CPU_DESC", "srv_cpus": "$SRV_CPUS", "srv_cores": $SRV_CORES, "lg_cpu": $LG_CPU,
  "window_ms": $WINDOW_MS, "settle_ms": $SETTLE_MS, "feeds": "$FEEDS", "reps": $REPS,
- "scale": $SCALE, "schedule": $SCHED_JSON, "template": "$TEMPLATE"}
+ "scale": $SCALE, "schedule": $SCHED_JSON, "template": "$TEMPLATE",
+ "deconfound": $DECONFOUND, "smoke": $SMOKE, "cfs_period_us": ${CFS_PERIOD_US:-null}, "peak_pct": $PEAK_PCT,
+ "targets_desc": "$TARGETS_DESC", "peak_desc": "$PEAK_DESC", "load_before": "$LOAD_BEFORE"}
 EOF
 $PY $HERE/fig11.py manifest "$OUT/manifest.json" "command=$CMDLINE" "study=$(cat "$OUT/study.json")"
 
@@ -446,6 +579,7 @@ EOF
 done
 
 # --- 3. summary and plot ----------------------------------------------------------------------
+printf 'before the runs: %s\nafter the runs:  %s\n' "$LOAD_BEFORE" "$(uptime)" >"$OUT/uptime.txt"
 echo "=== 3. summary ($OUT/summary.txt) and figure ($OUT/figure11.png, .pdf)"
 $PY $HERE/fig11.py summary "$OUT" || exit 1
 $PY $HERE/fig11.py plot "$OUT" || exit 1

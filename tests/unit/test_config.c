@@ -416,6 +416,44 @@ static void test_out_of_range(void **state)
 		     "t.ini:2: [resources] freq_min_mhz 2000 > freq_max_mhz 1000");
 }
 
+/*
+ * [resources] cfs_period_us: the CFS period every quota is written in. The
+ * default is the kernel's (100 ms, what parties always used); the kernel takes
+ * 1 ms to 1 s (max_cfs_quota_period, kernel/sched/core.c). The smallest quota
+ * a workload can be given must still be a quota the kernel takes (1 ms).
+ */
+static void test_cfs_period(void **state)
+{
+	assert_int_equal(load("[workload a]\npid = @PID@\ntarget_ms = 1\n"), 0);
+	assert_int_equal(cfg.cfs_period_us, 100000);
+	assert_int_equal(load("[resources]\nquota = true\ncfs_period_us = 10000\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+	assert_int_equal(cfg.cfs_period_us, 10000);
+	assert_int_equal(cfg.line_of[CFG_CFS_PERIOD_US], 3);
+	assert_int_equal(load("[resources]\ncfs_period_us = 1000000\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+	assert_int_equal(cfg.cfs_period_us, 1000000);
+	expect_error("[resources]\ncfs_period_us = 999\n",
+		     "t.ini:2: cfs_period_us: '999' is not a whole number in 1000..1000000");
+	expect_error("[resources]\ncfs_period_us = 1000001\n",
+		     "t.ini:2: cfs_period_us: '1000001' is not a whole number in 1000..1000000");
+	expect_error("[resources]\ncfs_period_us = 10.5\n",
+		     "t.ini:2: cfs_period_us: '10.5' is not a whole number in 1000..1000000");
+	expect_error("[controller]\ncfs_period_us = 10000\n",
+		     "t.ini:2: unknown key 'cfs_period_us' in [controller]");
+	/* 0.1 cores of a 5 ms period is 500 us, below what the kernel accepts */
+	expect_error("[resources]\nquota = true\ncfs_period_us = 5000\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\n",
+		     "t.ini:3: cfs_period_us 5000 gives workload a's smallest quota (0.1 cores) "
+		     "500 us per period; the kernel takes at least 1000 us");
+	/* with quota off the period is never written: no such check */
+	assert_int_equal(load("[resources]\ncfs_period_us = 5000\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
+			 0);
+}
+
 /* inih reports sections only through their keys: one without keys is still checked. */
 static void test_section_without_keys(void **state)
 {
@@ -493,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_no_workload),
 		cmocka_unit_test(test_quota_sum),
 		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_cfs_period),
 		cmocka_unit_test(test_section_without_keys),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_file),
