@@ -744,6 +744,12 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int
 				 (unsigned long long)r->st.window_count, r->st.window_span_ns / 1e9,
 				 (unsigned long long)r->st.mode_switches);
 			printf("%.*s\n", width, line);
+			if (r->st.expired || r->st.warning[0]) {
+				snprintf(line, sizeof(line), "         expired %llu%s%s",
+					 (unsigned long long)r->st.expired,
+					 r->st.warning[0] ? "  WARNING: " : "", r->st.warning);
+				printf("%.*s\n", width, line);
+			}
 		}
 	}
 	fflush(stdout);

@@ -610,6 +610,15 @@ static void wl_dgram_check(struct ebee *eb, struct wl *w)
 
 	if (ebee_dgram_counts(eb->dgram, w->pid, &c))
 		return;
+	logf_(eb, EBEE_LOG_DEBUG,
+	      "ebee: pid %d: dgram: %llu sockets (%llu client), %llu received, %llu answered, "
+	      "%llu expired, %llu pending, %llu unsolicited, %llu of unknown peer, %llu not "
+	      "tracked (table full)",
+	      w->pid, (unsigned long long)c.socks, (unsigned long long)c.client_socks,
+	      (unsigned long long)c.rx, (unsigned long long)c.matched,
+	      (unsigned long long)c.expired, (unsigned long long)c.pending,
+	      (unsigned long long)c.unsolicited, (unsigned long long)c.nopeer,
+	      (unsigned long long)c.full);
 	if (candidate && c.rx >= eb->mp.min_requests && !c.matched)
 		snprintf(warn, sizeof(warn),
 			 "UDP: %llu datagrams received, none answered to its sender (%llu "
@@ -617,7 +626,7 @@ static void wl_dgram_check(struct ebee *eb, struct wl *w)
 			 (unsigned long long)c.rx, (unsigned long long)c.expired);
 	pthread_mutex_lock(&eb->lock);
 	w->dg = c;
-	if (strcmp(warn, w->warning) && warn[0])
+	if (warn[0] && !w->warning[0]) /* once, as it appears */
 		logf_(eb, EBEE_LOG_WARN, "ebee: pid %d: %s", w->pid, warn);
 	memcpy(w->warning, warn, sizeof(warn));
 	pthread_mutex_unlock(&eb->lock);
