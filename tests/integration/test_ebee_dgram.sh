@@ -5,7 +5,8 @@
 #     the client's and the server's, and the server did read several per call;
 #   - auto picks dgram for this UDP-only server and counts the same;
 #   - one-way traffic (a server that never answers) is counted 0 requests, its datagrams
-#     reported as expired, with a warning in the JSON, and the mode stays auto.
+#     reported as expired (JSON, Prometheus), with a warning in the JSON and on stderr, and
+#     the mode stays auto.
 # shellcheck source=../lib/ebeetest.sh
 . "$(dirname "$0")/../lib/ebeetest.sh"
 [ -x build/fixtures/udp_echo ] && [ -x build/fixtures/udp_client ] || fail "build first (make all)"
@@ -77,9 +78,15 @@ PY
 	# One-way: datagrams that are never answered are no requests; they expire (1 s) and
 	# are reported, with a warning.
 	start_echo --batch 8 --one-way
-	start_ebee "$srv" --path $path --duration 4
+	eport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_ebee "$srv" --path $path --duration 4 --listen "127.0.0.1:$eport"
 	build/fixtures/udp_client --port "$port" --requests 600 --one-way --sources 3 >"$tmp/client" ||
 		fail "$path/one-way: client failed"
+	# Prometheus too: after the 1 s timeout and a sweep (every second).
+	sleep 2.8
+	curl -fsS "http://127.0.0.1:$eport/metrics" >"$tmp/page" || fail "$path/one-way: scrape failed"
+	grep -Eq '^ebee_expired_total\{.*\} 600$' "$tmp/page" ||
+		fail "$path/one-way: /metrics: $(grep expired "$tmp/page")"
 	wait $eb || fail "$path/one-way: ebee exited $?: $(cat "$tmp/err")"
 	stop_echo
 	python3 - "$tmp/out.json" "$(stat_of received)" "$tmp/err" $path <<'PY' ||
