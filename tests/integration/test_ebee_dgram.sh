@@ -6,7 +6,8 @@
 #   - auto picks dgram for this UDP-only server and counts the same;
 #   - one-way traffic (a server that never answers) is counted 0 requests, its datagrams
 #     reported as expired (JSON, Prometheus), with a warning in the JSON and on stderr, and
-#     the mode stays auto.
+#     the mode stays auto;
+#   - IPv6 and dual-stack sockets (v4-mapped peers) count exactly.
 # shellcheck source=../lib/ebeetest.sh
 . "$(dirname "$0")/../lib/ebeetest.sh"
 [ -x build/fixtures/udp_echo ] && [ -x build/fixtures/udp_client ] || fail "build first (make all)"
@@ -103,5 +104,39 @@ assert o["warning"] and "none answered" in o["warning"], o["warning"]
 assert "none answered" in err, "the warning is not on stderr: " + err
 PY
 		fail "$path/one-way: $(cat "$tmp/out.json") $(cat "$tmp/err")"
+done
+
+# IPv6: an IPv6 socket (peers from the recvmsg6/sendmsg6 hooks) and a dual-stack one whose
+# IPv4 peers arrive as v4-mapped addresses and are answered through sendmsg4.
+for fam in "6 ::1" "dual 127.0.0.1" "dual ::1"; do
+	set -- $fam
+	rm -f "$tmp/ready6"
+	tests/lib/udp_echo6.py "$1" "$tmp/ready6" &
+	srv=$!
+	pids+=($srv)
+	for _ in $(seq 100); do [ -s "$tmp/ready6" ] && break; sleep 0.05; done
+	port=$(cat "$tmp/ready6") || fail "udp_echo6.py did not start"
+	start_ebee "$srv" --mode dgram --duration 3
+	answered=$(python3 - "$2" "$port" <<'PY'
+import socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1)
+ok = 0
+for i in range(300):
+    s.sendto(b"q%d" % i, (host, port))
+    try:
+        ok += s.recv(64) == b"q%d" % i
+    except socket.timeout:
+        pass
+print(ok)
+PY
+)
+	wait $eb || fail "$fam: ebee exited $?: $(cat "$tmp/err")"
+	kill $srv
+	req=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["requests"])' "$tmp/out.json")
+	echo "IPv6 $1 socket, client on $2: client $answered answered, ebee $req requests"
+	[ "$answered" = 300 ] || fail "$fam: the client got $answered of 300 answers"
+	[ "$req" = "$answered" ] || fail "$fam: ebee counted $req, the client $answered"
 done
 echo "PASS"
