@@ -30,9 +30,9 @@
  * first hook of a traced process on them; a socket without one is not ours
  * and costs the programs one storage lookup (the tracepoints first compare
  * sk_protocol, so TCP sockets cost a load). A socket whose first I/O is a
- * send and that is connected or was not bound to a port by its owner is a
- * client socket (the workload's own lookups): its receives are replies, not
- * requests.
+ * send and that is connected or was bound by its owner to neither a port
+ * nor an address is a client socket (the workload's own lookups): its
+ * receives are replies, not requests.
  *
  * Pending requests wait in a hash keyed by (workload, local port, peer),
  * each a small ring, since one peer may have several requests in flight
@@ -74,6 +74,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define AF_INET6_	    10
 #define MSG_PEEK_	    0x2
 #define MSG_ERRQUEUE_	    0x2000
+#define SOCK_BINDADDR_LOCK_ 4
 #define SOCK_BINDPORT_LOCK_ 8
 
 #define DGS_SYNC_RX 0x8	 /* claimed by a receive hook: skip not computed yet */
@@ -318,9 +319,12 @@ static __always_inline struct ebee_dg_sock *tp_sock(struct sock *sk, bool rx,
 		return NULL;
 	s = sk->sk_bpf_storage ? bpf_sk_storage_get(&dg_socks, sk, 0, 0) : NULL;
 	/* A client socket: its first I/O is a send, and it is connected or
-	 * was bound to no port of its owner's choosing (autobind). */
+	 * its owner bound it to neither a port nor an address (autobind on
+	 * the first send). A server bound to a chosen address with port 0
+	 * stays a server when the first I/O seen is a response (tracing began
+	 * between a request and its answer). */
 	role = !rx && (sk->__sk_common.skc_state == TCP_ESTABLISHED ||
-		       !(sk->sk_userlocks & SOCK_BINDPORT_LOCK_))
+		       !(sk->sk_userlocks & (SOCK_BINDPORT_LOCK_ | SOCK_BINDADDR_LOCK_)))
 		   ? EBEE_DGS_CLIENT
 		   : 0;
 	if (!s)

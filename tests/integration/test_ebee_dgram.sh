@@ -106,6 +106,27 @@ PY
 		fail "$path/one-way: $(cat "$tmp/out.json") $(cat "$tmp/err")"
 done
 
+# Tracing that begins between a request and its response: the server's first I/O seen is
+# that response, on a socket bound to 127.0.0.1 port 0 (an address of its choosing, no
+# port). It is still a server socket: the requests that follow count.
+start_echo --first-work-us 1500000
+build/fixtures/udp_client --port "$port" --requests 1 --idle-ms 5000 >"$tmp/client1" &
+c1=$!
+sleep 0.2
+start_ebee "$srv" --mode dgram --duration 9 -v
+wait $c1
+grep -q '^answered 1$' "$tmp/client1" || fail "mid-request: the first request got no answer"
+build/fixtures/udp_client --port "$port" --requests 3 --idle-ms 5000 >"$tmp/client" ||
+	fail "mid-request: client failed"
+wait $eb || fail "mid-request: ebee exited $?: $(cat "$tmp/err")"
+stop_echo
+req=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["requests"])' "$tmp/out.json")
+unsol=$(grep -c ' 1 unsolicited\|(1 client)' "$tmp/err")
+echo "mid-request start: answered $(awk '$1 == "answered" { print $2 }' "$tmp/client") after the first, ebee $req requests, sweeps that saw the first answer first: $unsol"
+[ "$unsol" -gt 0 ] || fail "mid-request: ebee saw the first request: the case was not exercised ($(grep dgram: "$tmp/err" | tail -1))"
+grep -q '^answered 3$' "$tmp/client" || fail "mid-request: the client got $(cat "$tmp/client")"
+[ "$req" = 3 ] || fail "mid-request: ebee counted $req of the 3 requests that followed"
+
 # IPv6: an IPv6 socket (peers from the recvmsg6/sendmsg6 hooks) and a dual-stack one whose
 # IPv4 peers arrive as v4-mapped addresses and are answered through sendmsg4.
 for fam in "6 ::1" "dual 127.0.0.1" "dual ::1"; do
