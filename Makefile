@@ -50,7 +50,7 @@ MAY_metrics/include    := metrics/include
 # libebee is installed alone: of common/ only what it compiles in (procfs.c, window.c) or
 # what is header-only (opts.h)
 MAY_metrics/src        := metrics/src metrics/include common/procfs.h common/window.h \
-			  common/opts.h bpf/ebee_common.h BUILD
+			  common/opts.h bpf/ebee_common.h bpf/ebee_dgram.h BUILD
 MAY_metrics/cli        := metrics/cli metrics/include common
 MAY_actuators/include  := actuators/include common
 MAY_actuators          := actuators/include actuators common
@@ -442,7 +442,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev li
 	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus \
 	    libsystemd-dev systemd man-db bash-completion curl \
 	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
-	    protobuf-compiler time liburing-dev strace bc
+	    protobuf-compiler time liburing-dev strace bc dnsmasq-base dnsperf
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

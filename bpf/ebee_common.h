@@ -18,12 +18,15 @@
 /* gRPC: report server-side chttp2 streams (bpf/ebee_grpc.bpf.c).
  * A high bit, clear of the low ones the syscall/socket programs use. */
 #define EBEE_F_GRPC 0x100u
+/* dgram: report UDP datagram request/response pairs (bpf/ebee_dgram.bpf.c). */
+#define EBEE_F_DGRAM 0x200u
 
 /* Record kinds (struct ebee_rec.kind). */
 #define EBEE_REC_CONN	      1 /* lat = close - accept; nreq = io requests it carried */
 #define EBEE_REC_IO	      2 /* lat = last write - first read of one request */
 #define EBEE_REC_GRPC	      3 /* lat = stream closed - server stream constructed */
 #define EBEE_REC_CONN_ADOPTED 4 /* close of an adopted connection: evidence only */
+#define EBEE_REC_DGRAM	      5 /* lat = response sent - request datagram received */
 
 /* struct ebee_conn.flags */
 #define EBEE_CF_ADOPTED 0x1 /* open before tracing began: its accept time is unknown */

@@ -118,7 +118,10 @@ static void usage(FILE *f)
 	    "  -m, --mode MODE        auto (default), conn (accept..close), io (read..write),\n"
 	    "                         grpc (gRPC C-core server streams, multiplexed on one\n"
 	    "                         connection; the process must map libgrpc). auto picks\n"
-	    "                         grpc for a process whose libgrpc serves streams\n"
+	    "                         grpc for a process whose libgrpc serves streams;\n"
+	    "                         dgram (UDP: a datagram received .. the next one sent\n"
+	    "                         back to its sender), which auto picks for a process\n"
+	    "                         that answers UDP datagrams and has no TCP requests\n"
 	    "      --path PATH        auto (default: socket if the kernel has the socket\n"
 	    "                         tracepoints or allows fentry, else syscall), socket\n"
 	    "                         or syscall\n"
@@ -131,7 +134,9 @@ static void usage(FILE *f)
 	    "                         sojourn_p50_ns, sojourn_p90_ns, sojourn_p99_ns,\n"
 	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
 	    "                         probes, window, exited, path, attach (socket path:\n"
-	    "                         tp_btf or fentry; null on the syscall path)\n"
+	    "                         tp_btf or fentry; null on the syscall path), expired\n"
+	    "                         (dgram: datagrams never answered), warning (why the\n"
+	    "                         figures cannot be trusted, or null)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
 	    "                         (default 131072; locked kernel memory)\n"
 	    "      --window N         latencies kept per pid for the statistics, at most\n"
@@ -342,7 +347,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			break;
 		case 'm':
 			if (ebee_mode_parse(optarg, &c->mode))
-				return die("bad mode '%s' (auto, conn, io or grpc)", optarg);
+				return die("bad mode '%s' (auto, conn, io, grpc or dgram)", optarg);
 			break;
 		case 'j':
 			c->json = 1;
@@ -499,6 +504,8 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_bool(&j, "exited", r->st.exited);
 	jw_str(&j, "path", ebee_path_str(path_in_use));
 	jw_str(&j, "attach", attach_in_use[0] ? attach_in_use : NULL);
+	jw_uint(&j, "expired", r->st.expired);
+	jw_str(&j, "warning", r->st.warning[0] ? r->st.warning : NULL);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 
@@ -738,6 +745,12 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int
 				 (unsigned long long)r->st.window_count, r->st.window_span_ns / 1e9,
 				 (unsigned long long)r->st.mode_switches);
 			printf("%.*s\n", width, line);
+			if (r->st.expired || r->st.warning[0]) {
+				snprintf(line, sizeof(line), "         expired %llu%s%s",
+					 (unsigned long long)r->st.expired,
+					 r->st.warning[0] ? "  WARNING: " : "", r->st.warning);
+				printf("%.*s\n", width, line);
+			}
 		}
 	}
 	fflush(stdout);

@@ -159,6 +159,11 @@ int eprom_render(struct prom_buf *b, void *ctx)
 		    "Request records the kernel could not queue for this workload.");
 	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.dropped);
 
+	prom_family(b, "ebee_expired_total", PROM_COUNTER,
+		    "dgram: datagrams received that were never answered (one-way traffic, not "
+		    "requests).");
+	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.expired);
+
 	prom_family(b, "ebee_window_requests_per_second", PROM_GAUGE,
 		    "Throughput over ebee's window.");
 	EACH(i) prom_sample(b, l[i], 2, snaps[i].rps);

@@ -37,6 +37,7 @@ enum ebee_mode {
 	EBEE_MODE_CONN,	    /* accept/accept4 returns fd .. close(fd) */
 	EBEE_MODE_IO,	    /* first read after a response .. last write before next read */
 	EBEE_MODE_GRPC,	    /* chttp2 stream constructor .. stream close (uprobes) */
+	EBEE_MODE_DGRAM,    /* UDP: a datagram received .. the next one sent to its peer */
 	EBEE_MODE_COUNT,
 };
 
@@ -52,6 +53,8 @@ enum ebee_probe {
 	EBEE_PROBE_SOCK_STATE = 1u << 6, /* sock:inet_sock_set_state (handshake, close) */
 	EBEE_PROBE_SOCK_IO = 1u << 7,	 /* sock:sock_recv_length, sock:sock_send_length */
 	EBEE_PROBE_SOCK_ARRIVE = 1u << 8, /* sock:sk_data_ready (io sojourn start) */
+	EBEE_PROBE_DGRAM = 1u << 9,	  /* UDP: sock_{recv,send}_length, sk_data_ready, and
+					     cgroup recvmsg/sendmsg hooks on the cgroup v2 root */
 };
 
 /* Which kernel hooks find requests (README "Two paths"). */
@@ -87,7 +90,7 @@ int ebee_attach_parse(const char *s, enum ebee_attach *attach);
 const char *ebee_latency_str(enum ebee_latency lat);
 int ebee_latency_parse(const char *s, enum ebee_latency *lat);
 
-/* Name of a mode ("auto", "conn", "io", "grpc") or NULL. */
+/* Name of a mode ("auto", "conn", "io", "grpc", "dgram") or NULL. */
 const char *ebee_mode_str(enum ebee_mode mode);
 /* Parse a mode name; 0 or -EINVAL. */
 int ebee_mode_parse(const char *s, enum ebee_mode *mode);
@@ -220,6 +223,12 @@ struct ebee_stats {
 	uint64_t mode_switches;	 /* times the auto choice changed */
 	uint32_t nprocs;	 /* processes in the workload (pid and descendants) */
 	bool exited;		 /* the traced pid has exited */
+	/* dgram: requests (datagrams received) that got no response from the
+	 * workload before they expired (one-way traffic: not requests). */
+	uint64_t expired;
+	/* Why the figures cannot be trusted (e.g. UDP datagrams that no
+	 * response pattern matches), or "" when there is nothing to say. */
+	char warning[192];
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

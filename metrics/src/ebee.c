@@ -34,6 +34,7 @@
 #include <sys/epoll.h>
 
 #include "ebee.h"
+#include "dgram.h"
 #include "feature_check.h"
 #include "grpc.h"
 #include "kern.h"
@@ -46,8 +47,12 @@
 #define HOUSEKEEPING_NS (100ull * 1000 * 1000)
 /* gRPC: how often traced processes are searched for libgrpc. */
 #define GRPC_SCAN_NS (1000ull * 1000 * 1000)
+/* dgram: how often the pending table is swept, and how long a request waits
+ * for its response before it expires (one-way traffic). */
+#define DGRAM_SWEEP_NS	 (1000ull * 1000 * 1000)
+#define DGRAM_TIMEOUT_NS (1000ull * 1000 * 1000)
 
-enum { K_CONN, K_IO, K_GRPC, K_NKINDS };
+enum { K_CONN, K_IO, K_GRPC, K_DGRAM, K_NKINDS };
 #define NLAT 2 /* enum ebee_latency */
 
 struct wl {
@@ -58,7 +63,9 @@ struct wl {
 	bool kflags_resync;	 /* re-copy the flags into process entries */
 	bool no_children;
 	bool exited;
-	bool grpc; /* gRPC: some process of it maps a usable libgrpc */
+	bool grpc;		     /* gRPC: some process of it maps a usable libgrpc */
+	struct ebee_dgram_counts dg; /* dgram: the kernel's counters, every sweep */
+	char warning[192];	     /* what ebee_stats.warning says */
 	struct ebee_window *win[K_NKINDS][NLAT];
 	uint64_t total[K_NKINDS]; /* records of each kind since start */
 	/* Records of a kind whose request started before this time stay out of
@@ -97,6 +104,12 @@ struct ebee {
 	char grpc_err[256];
 	uint64_t last_grpc_scan_ns;
 	bool grpc_probes_now; /* ebee_grpc_probes(), copied under lock */
+	/* dgram: the UDP object; NULL (with the reason) if it could not be
+	 * loaded. Used under ctl. */
+	struct ebee_dgram *dgram;
+	char dgram_err[256];
+	uint64_t last_dgram_sweep_ns;
+	bool dgram_probes_now; /* ebee_dgram_probes(), copied under lock */
 };
 
 static uint64_t now_ns(void)
@@ -128,7 +141,7 @@ static void logf_(struct ebee *eb, enum ebee_log_level lvl, const char *fmt, ...
 
 /* ---------------------------------------------------------------- names */
 
-static const char *const mode_names[EBEE_MODE_COUNT] = { "auto", "conn", "io", "grpc" };
+static const char *const mode_names[EBEE_MODE_COUNT] = { "auto", "conn", "io", "grpc", "dgram" };
 static const char *const path_names[] = { "auto", "socket", "syscall" };
 static const char *const attach_names[] = { "auto", "tp_btf", "fentry" };
 static const char *const lat_names[NLAT] = { "service", "sojourn" };
@@ -202,9 +215,9 @@ int ebee_mode_parse(const char *s, enum ebee_mode *mode)
 
 char *ebee_probes_str(unsigned int mask, char *buf, size_t len)
 {
-	static const char *const names[] = { "accept",	   "close",   "read",
-					     "write",	   "fork",    "grpc",
-					     "sock_state", "sock_io", "sock_arrive" };
+	static const char *const names[] = { "accept",	    "close", "read",	   "write",
+					     "fork",	    "grpc",  "sock_state", "sock_io",
+					     "sock_arrive", "dgram" };
 	size_t off = 0;
 
 	if (!len)
@@ -238,10 +251,15 @@ static int primary_kind(const struct wl *w)
 		return K_IO;
 	case EBEE_MODE_GRPC:
 		return K_GRPC;
+	case EBEE_MODE_DGRAM:
+		return K_DGRAM;
 	default:
 		/* gRPC streams decide at the next housekeeping. */
 		if (w->win[K_GRPC][0] && w->total[K_GRPC])
 			return K_GRPC;
+		/* dgram: answered datagrams and nothing on TCP yet. */
+		if (w->total[K_DGRAM] && !w->total[K_IO] && !w->total[K_CONN])
+			return K_DGRAM;
 		/* Undecided: whichever pattern has seen more. */
 		if (!w->win[K_IO][0])
 			return K_CONN;
@@ -273,11 +291,17 @@ static uint32_t wl_flags(const struct wl *w, uint64_t now)
 		return f | EBEE_F_IO;
 	case EBEE_MODE_GRPC:
 		return f | EBEE_F_GRPC;
+	case EBEE_MODE_DGRAM:
+		return f | EBEE_F_DGRAM;
 	default:
 		break;
 	}
 	if (w->mode == EBEE_MODE_GRPC)
 		return f | EBEE_F_GRPC; /* the socket or syscall probes are pruned */
+	if (w->mode == EBEE_MODE_DGRAM)
+		return f | EBEE_F_DGRAM; /* the TCP probes are pruned */
+	if (w->mode == EBEE_MODE_AUTO)
+		f |= EBEE_F_DGRAM; /* undecided: UDP is a candidate too */
 	if (w->mode == EBEE_MODE_CONN && now >= w->recheck_until_ns)
 		return f | EBEE_F_CONN | g;
 	/* Undecided, io (closes feed the revisit), or a conn-mode recheck. */
@@ -293,6 +317,8 @@ static unsigned int flags_probes(const struct ebee *eb, uint32_t flags)
 
 	if (flags & EBEE_F_GRPC)
 		p |= EBEE_PROBE_GRPC | EBEE_PROBE_FORK;
+	if (flags & EBEE_F_DGRAM)
+		p |= EBEE_PROBE_DGRAM | EBEE_PROBE_FORK;
 	if (eb->path == EBEE_PATH_SOCKET) {
 		if (flags & (EBEE_F_CONN | EBEE_F_IO))
 			p |= EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO | EBEE_PROBE_FORK;
@@ -350,6 +376,21 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 		      need & EBEE_PROBE_GRPC ? "attached" : "detached");
 	}
 	need &= ~EBEE_PROBE_GRPC;
+	/* dgram: the UDP object's programs. */
+	if (eb->dgram && !!(need & EBEE_PROBE_DGRAM) != ebee_dgram_probes(eb->dgram)) {
+		err = ebee_dgram_set_probes(eb->dgram, need & EBEE_PROBE_DGRAM, msg ? msg : m,
+					    msg ? msg_len : sizeof(m));
+		pthread_mutex_lock(&eb->lock);
+		eb->dgram_probes_now = ebee_dgram_probes(eb->dgram);
+		pthread_mutex_unlock(&eb->lock);
+		if (err) {
+			logf_(eb, EBEE_LOG_WARN, "%s", msg ? msg : m);
+			return err;
+		}
+		logf_(eb, EBEE_LOG_DEBUG, "ebee: dgram probes %s",
+		      need & EBEE_PROBE_DGRAM ? "attached" : "detached");
+	}
+	need &= ~EBEE_PROBE_DGRAM;
 	if (need == ebee_kern_probes(eb->kern))
 		return 0;
 	ebee_probes_str(ebee_kern_probes(eb->kern), b1, sizeof(b1));
@@ -368,7 +409,10 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 
 static void set_mode(struct ebee *eb, struct wl *w, enum ebee_mode m, const char *why)
 {
-	int k = m == EBEE_MODE_IO ? K_IO : m == EBEE_MODE_GRPC ? K_GRPC : K_CONN;
+	int k = m == EBEE_MODE_IO      ? K_IO
+		: m == EBEE_MODE_GRPC  ? K_GRPC
+		: m == EBEE_MODE_DGRAM ? K_DGRAM
+				       : K_CONN;
 
 	if (w->mode == EBEE_MODE_AUTO) {
 		/* First choice: everything of that kind since the start counts. */
@@ -409,23 +453,25 @@ static void describe(const struct ebee_evidence *ev, char *buf, size_t len)
 {
 	snprintf(buf, len,
 		 "%llu closed connections, %llu with several requests, %llu io requests, "
-		 "%llu grpc streams",
+		 "%llu grpc streams, %llu answered datagrams",
 		 (unsigned long long)ev->conns_closed, (unsigned long long)ev->conns_multi,
-		 (unsigned long long)ev->io_reqs, (unsigned long long)ev->grpc_reqs);
+		 (unsigned long long)ev->io_reqs, (unsigned long long)ev->grpc_reqs,
+		 (unsigned long long)ev->dgram_reqs);
 }
 
 static void wl_auto(struct ebee *eb, struct wl *w, uint64_t now)
 {
 	uint64_t epoch_len = (uint64_t)eb->opts.auto_recheck_ms * 1000000ull;
 	enum ebee_mode d;
-	char why[160];
+	char why[200];
 
 	if (w->req_mode != EBEE_MODE_AUTO)
 		return;
 	d = ebee_mode_decide(&w->ev, &eb->mp);
 	describe(&w->ev, why, sizeof(why));
-	/* gRPC: server streams decide at once, and for good. */
-	if (w->mode == EBEE_MODE_GRPC)
+	/* gRPC: server streams decide at once, and for good; so does dgram
+	 * (a UDP server does not turn into a TCP one). */
+	if (w->mode == EBEE_MODE_GRPC || w->mode == EBEE_MODE_DGRAM)
 		return;
 	if (d == EBEE_MODE_GRPC) {
 		set_mode(eb, w, d, why);
@@ -489,6 +535,7 @@ static void wl_mark_exited(struct ebee *eb, struct wl *w)
 	w->exited = true;
 	req = wl_requests(w);
 	pthread_mutex_unlock(&eb->lock);
+	ebee_dgram_workload_del(eb->dgram, w->pid);
 	logf_(eb, EBEE_LOG_INFO, "ebee: pid %d exited; %llu requests traced", w->pid,
 	      (unsigned long long)req);
 }
@@ -548,17 +595,59 @@ static int wl_grpc_scan(struct ebee *eb, struct wl *w, bool starting)
 	return 0;
 }
 
+/* dgram: what the UDP pattern saw of the workload, and the warning when
+ * what it saw cannot be counted: datagrams received on server sockets, and
+ * none answered to its peer (one-way traffic, or replies from a socket or
+ * port other than the request's), while nothing else was found either.
+ * With ctl held and lock not held. */
+static void wl_dgram_check(struct ebee *eb, struct wl *w)
+{
+	struct ebee_dgram_counts c;
+	char warn[sizeof(w->warning)] = "";
+	bool candidate = w->req_mode == EBEE_MODE_DGRAM ||
+			 (w->req_mode == EBEE_MODE_AUTO &&
+			  (w->mode == EBEE_MODE_AUTO || w->mode == EBEE_MODE_DGRAM));
+
+	if (ebee_dgram_counts(eb->dgram, w->pid, &c))
+		return;
+	logf_(eb, EBEE_LOG_DEBUG,
+	      "ebee: pid %d: dgram: %llu sockets (%llu client), %llu received, %llu answered, "
+	      "%llu expired, %llu pending, %llu unsolicited, %llu of unknown peer, %llu not "
+	      "tracked (table full)",
+	      w->pid, (unsigned long long)c.socks, (unsigned long long)c.client_socks,
+	      (unsigned long long)c.rx, (unsigned long long)c.matched,
+	      (unsigned long long)c.expired, (unsigned long long)c.pending,
+	      (unsigned long long)c.unsolicited, (unsigned long long)c.nopeer,
+	      (unsigned long long)c.full);
+	if (candidate && c.rx >= eb->mp.min_requests && !c.matched)
+		snprintf(warn, sizeof(warn),
+			 "UDP: %llu datagrams received, none answered to its sender (%llu "
+			 "expired unanswered): no request/response pattern to count",
+			 (unsigned long long)c.rx, (unsigned long long)c.expired);
+	pthread_mutex_lock(&eb->lock);
+	w->dg = c;
+	if (warn[0] && !w->warning[0]) /* once, as it appears */
+		logf_(eb, EBEE_LOG_WARN, "ebee: pid %d: %s", w->pid, warn);
+	memcpy(w->warning, warn, sizeof(warn));
+	pthread_mutex_unlock(&eb->lock);
+}
+
 /* One round: /proc checks and probe changes with ctl only, the mode
  * decisions (cheap) under lock. */
 static void housekeeping(struct ebee *eb)
 {
 	uint64_t now = now_ns();
-	bool grpc_scan;
+	bool grpc_scan, dgram_sweep;
 
 	pthread_mutex_lock(&eb->ctl);
 	grpc_scan = now - eb->last_grpc_scan_ns >= GRPC_SCAN_NS;
 	if (grpc_scan)
 		eb->last_grpc_scan_ns = now;
+	dgram_sweep = eb->dgram && now - eb->last_dgram_sweep_ns >= DGRAM_SWEEP_NS;
+	if (dgram_sweep) {
+		eb->last_dgram_sweep_ns = now;
+		ebee_dgram_sweep(eb->dgram, now);
+	}
 	for (struct wl *w = eb->wls; w; w = w->next) {
 		if (w->exited)
 			continue;
@@ -568,6 +657,8 @@ static void housekeeping(struct ebee *eb)
 		}
 		if (grpc_scan)
 			wl_grpc_scan(eb, w, false);
+		if (dgram_sweep)
+			wl_dgram_check(eb, w);
 		pthread_mutex_lock(&eb->lock);
 		wl_auto(eb, w, now);
 		pthread_mutex_unlock(&eb->lock);
@@ -596,6 +687,8 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 		k = K_IO;
 	else if (r->kind == EBEE_REC_GRPC)
 		k = K_GRPC;
+	else if (r->kind == EBEE_REC_DGRAM)
+		k = K_DGRAM;
 	else
 		return 0;
 	/* A request that began before its pattern became the mode spans the
@@ -756,6 +849,10 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
 			   eb->grpc_err, sizeof(eb->grpc_err)))
 		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
+	/* dgram: optional too; without it, mode dgram says why. */
+	if (ebee_dgram_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, DGRAM_TIMEOUT_NS,
+			    &eb->dgram, eb->dgram_err, sizeof(eb->dgram_err)))
+		logf_(eb, EBEE_LOG_INFO, "%s", eb->dgram_err);
 	eb->epfd = ebee_kern_epoll_fd(eb->kern);
 	err = -pthread_create(&eb->thread, NULL, consumer, eb);
 	if (err) {
@@ -794,11 +891,13 @@ static bool wants_window(enum ebee_mode mode, int k)
 {
 	switch (mode) {
 	case EBEE_MODE_AUTO:
-		return k != K_GRPC;
+		return k != K_GRPC; /* K_DGRAM included: UDP is a candidate */
 	case EBEE_MODE_CONN:
 		return k == K_CONN;
 	case EBEE_MODE_IO:
 		return k == K_IO;
+	case EBEE_MODE_DGRAM:
+		return k == K_DGRAM;
 	default:
 		return k == K_GRPC;
 	}
@@ -832,6 +931,7 @@ void ebee_close(struct ebee *eb)
 		free_wl(w);
 	}
 	ebee_grpc_close(eb->grpc);
+	ebee_dgram_close(eb->dgram);
 	ebee_kern_close(eb->kern);
 	pthread_mutex_destroy(&eb->lock);
 	pthread_mutex_destroy(&eb->ctl);
@@ -956,6 +1056,12 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	err = wl_grpc_scan(eb, w, true); /* gRPC */
 	if (err)
 		goto unlock;
+	if (mode == EBEE_MODE_DGRAM && !eb->dgram) {
+		logf_(eb, EBEE_LOG_WARN, "ebee: pid %d: mode dgram is unavailable: %s", pid,
+		      eb->dgram_err);
+		err = -EOPNOTSUPP;
+		goto unlock;
+	}
 	/* Workload entry first (gates the programs), then the root, then the
 	 * probes (the fork hook among them), and only then the descendants
 	 * that already exist: a fork racing with the scan is caught by one or
@@ -1032,6 +1138,7 @@ int ebee_stop_tracing(struct ebee *eb, pid_t pid)
 	if (!w->exited)
 		ebee_kern_workload_del(eb->kern, pid);
 	ebee_grpc_workload_del(eb->grpc, pid); /* gRPC */
+	ebee_dgram_workload_del(eb->dgram, pid);
 	sync_kernel(eb, NULL, 0);
 	pthread_mutex_unlock(&eb->ctl);
 	free_wl(w);
@@ -1220,8 +1327,11 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 		s.probes = 0;
 	} else {
 		s.probes = flags_probes(eb, w->kflags) &
-			   (eb->probes_now | (eb->grpc_probes_now ? EBEE_PROBE_GRPC : 0));
+			   (eb->probes_now | (eb->grpc_probes_now ? EBEE_PROBE_GRPC : 0) |
+			    (eb->dgram_probes_now ? EBEE_PROBE_DGRAM : 0));
 	}
+	s.expired = w->dg.expired;
+	memcpy(s.warning, w->warning, sizeof(s.warning));
 	win = w->win[primary_kind(w)][EBEE_LAT_SERVICE];
 	if (win) {
 		if (eb->opts.window_age_ns)
@@ -1250,7 +1360,8 @@ int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st)
 	pthread_mutex_lock(&eb->lock);
 	s.sz = sz;
 	s.records = eb->records;
-	s.probes = eb->probes_now | (eb->grpc_probes_now ? EBEE_PROBE_GRPC : 0);
+	s.probes = eb->probes_now | (eb->grpc_probes_now ? EBEE_PROBE_GRPC : 0) |
+		   (eb->dgram_probes_now ? EBEE_PROBE_DGRAM : 0);
 	s.workloads = eb->nwls;
 	pthread_mutex_unlock(&eb->lock);
 	s.grpc_streams = ebee_grpc_stream_count(eb->grpc); /* gRPC */

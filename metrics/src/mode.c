@@ -21,6 +21,8 @@ void ebee_evidence_add(struct ebee_evidence *ev, unsigned int rec_kind, unsigned
 		ev->io_reqs++;
 	} else if (rec_kind == EBEE_REC_GRPC) { /* gRPC */
 		ev->grpc_reqs++;
+	} else if (rec_kind == EBEE_REC_DGRAM) {
+		ev->dgram_reqs++;
 	}
 }
 
@@ -31,6 +33,9 @@ enum ebee_mode ebee_mode_decide(const struct ebee_evidence *ev, const struct ebe
 	/* gRPC: a completed server stream is proof enough. */
 	if (ev->grpc_reqs)
 		return EBEE_MODE_GRPC;
+	/* UDP only: no accepted connection closed or carried a request. */
+	if (ev->dgram_reqs >= p->min_requests && !closed && !ev->io_reqs)
+		return EBEE_MODE_DGRAM;
 	if (closed >= p->min_conns && closed > 0)
 		return ev->conns_multi * 2 > closed ? EBEE_MODE_IO : EBEE_MODE_CONN;
 	/* Few closes: requests on connections that stay open. */

@@ -11,6 +11,9 @@
  * Completed server-side gRPC streams (only seen in a process that maps
  * libgrpc) mean `grpc`, whatever the syscalls say: its connections carry
  * many interleaved requests that syscalls cannot separate.
+ * UDP datagrams answered to their peers mean `dgram`, but only while no
+ * accepted TCP connection shows any request: a server that speaks both
+ * (DNS over UDP and TCP) is judged by its connections.
  */
 #ifndef EBEE_MODE_H
 #define EBEE_MODE_H
@@ -23,6 +26,7 @@ struct ebee_evidence {
 	uint64_t conns_multi;  /* ... that carried two or more io requests */
 	uint64_t io_reqs;      /* io requests completed (open or closed connections) */
 	uint64_t grpc_reqs;    /* gRPC: server-side streams completed */
+	uint64_t dgram_reqs;   /* UDP datagrams answered to their peer */
 };
 
 struct ebee_mode_params {

@@ -171,6 +171,33 @@ static void test_grpc_streams_decide_grpc(void **state)
 	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_GRPC);
 }
 
+/* dgram: answered UDP datagrams decide dgram only while no accepted TCP
+ * connection shows a request; too few decide nothing. */
+static void test_udp_only_is_dgram(void **state)
+{
+	struct ebee_evidence ev = { 0 };
+	enum ebee_mode m;
+
+	for (int i = 0; i < 31; i++)
+		ebee_evidence_add(&ev, EBEE_REC_DGRAM, 0);
+	assert_int_equal(ev.dgram_reqs, 31);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_AUTO);
+	ebee_evidence_add(&ev, EBEE_REC_DGRAM, 0);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_DGRAM);
+	/* one TCP request on an accepted connection: not UDP-only */
+	ebee_evidence_add(&ev, EBEE_REC_IO, 0);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_AUTO);
+	memset(&ev, 0, sizeof(ev));
+	for (int i = 0; i < 100; i++)
+		ebee_evidence_add(&ev, EBEE_REC_DGRAM, 0);
+	for (int i = 0; i < 8; i++)
+		conn_with(&ev, 1);
+	assert_int_equal(ebee_mode_decide(&ev, &P), EBEE_MODE_CONN);
+	assert_int_equal(ebee_mode_parse("dgram", &m), 0);
+	assert_int_equal(m, EBEE_MODE_DGRAM);
+	assert_string_equal(ebee_mode_str(EBEE_MODE_DGRAM), "dgram");
+}
+
 static void test_path_and_latency_names(void **state)
 {
 	enum ebee_latency l = EBEE_LAT_SERVICE;
@@ -211,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_mode_names),
 		cmocka_unit_test(test_grpc_streams_decide_grpc),
 		cmocka_unit_test(test_path_and_latency_names),
+		cmocka_unit_test(test_udp_only_is_dgram),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

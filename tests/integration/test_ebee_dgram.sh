@@ -1,0 +1,163 @@
+#!/bin/bash
+# ebee's dgram pattern on a UDP echo server of our own (tests/fixtures/udp_echo) that reads
+# with recvmmsg and answers with sendmmsg in batches, on each path:
+#   - mode dgram counts every datagram answered, batches per datagram: ebee's count equals
+#     the client's and the server's, and the server did read several per call;
+#   - auto picks dgram for this UDP-only server and counts the same;
+#   - one-way traffic (a server that never answers) is counted 0 requests, its datagrams
+#     reported as expired (JSON, Prometheus), with a warning in the JSON and on stderr, and
+#     the mode stays auto;
+#   - IPv6 and dual-stack sockets (v4-mapped peers) count exactly.
+# shellcheck source=../lib/ebeetest.sh
+. "$(dirname "$0")/../lib/ebeetest.sh"
+[ -x build/fixtures/udp_echo ] && [ -x build/fixtures/udp_client ] || fail "build first (make all)"
+
+# start_ebee PID ARGS...: ebee trace in the background (its pid in $eb), waits for its
+# "probes live" line.
+start_ebee() {
+	local pid=$1
+	shift
+	# A fresh file: the last run's "probes live" must not be taken for this one's.
+	rm -f "$tmp/err" "$tmp/out.json"
+	build/ebee trace --pid "$pid" --json "$@" >"$tmp/out.json" 2>"$tmp/err" &
+	eb=$!
+	pids+=($eb)
+	for _ in $(seq 200); do grep -qs "probes live" "$tmp/err" && return 0; sleep 0.05; done
+	fail "ebee did not start: $(cat "$tmp/err")"
+}
+
+# start_echo ARGS...: the echo server (pid in $srv, port in $port).
+start_echo() {
+	rm -f "$tmp/ready" "$tmp/stats"
+	build/fixtures/udp_echo --ready-file "$tmp/ready" --stats-file "$tmp/stats" --timeout 120 \
+		"$@" &
+	srv=$!
+	pids+=($srv)
+	for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
+	port=$(cat "$tmp/ready")
+	[ -n "$port" ] || fail "udp_echo did not start"
+}
+
+stop_echo() {
+	kill "$srv"
+	wait "$srv" 2>/dev/null
+	[ -s "$tmp/stats" ] || fail "udp_echo wrote no stats"
+}
+
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/stats"; }
+
+for path in socket syscall; do
+	if ! build/ebee trace --pid $$ --path $path --duration 0.1 >/dev/null 2>"$tmp/probe.err"; then
+		echo "SKIP: $path path: $(head -1 "$tmp/probe.err")"
+		continue
+	fi
+	for mode in dgram auto; do
+		start_echo --batch 16 --work-us 20
+		start_ebee "$srv" --mode $mode --path $path --duration 5
+		build/fixtures/udp_client --port "$port" --requests 4000 --window 64 --burst 16 \
+			--sources 4 >"$tmp/client" || fail "$path/$mode: client failed"
+		wait $eb || fail "$path/$mode: ebee exited $?: $(cat "$tmp/err")"
+		stop_echo
+		answered=$(awk '$1 == "answered" { print $2 }' "$tmp/client")
+		python3 - "$tmp/out.json" "$answered" "$(stat_of answered)" "$(stat_of max_batch)" \
+			$mode $path <<'PY' || fail "$path/$mode: $(cat "$tmp/out.json") $(cat "$tmp/err")"
+import json, sys
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+client, server, batch, mode, path = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+print("%s/%s: mode %s, ebee %d requests, client %d answered, server %d answered, largest recvmmsg %d, "
+      "service p50 %s ns, expired %d" % (path, mode, o["mode"], o["requests"], client, server, batch,
+                                         o["p50_ns"], o["expired"]))
+assert client == 4000 and server == client, "client and server disagree: the test is broken"
+assert batch > 1, "the server never read a batch: the recvmmsg case was not exercised"
+assert o["mode"] == "dgram", "mode %s, want dgram" % o["mode"]
+assert o["requests"] == client, "ebee counted %d, client %d" % (o["requests"], client)
+assert o["warning"] is None, o["warning"]
+assert o["dropped"] == 0
+PY
+	done
+
+	# One-way: datagrams that are never answered are no requests; they expire (1 s) and
+	# are reported, with a warning.
+	start_echo --batch 8 --one-way
+	eport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_ebee "$srv" --path $path --duration 4 --listen "127.0.0.1:$eport"
+	build/fixtures/udp_client --port "$port" --requests 600 --one-way --sources 3 >"$tmp/client" ||
+		fail "$path/one-way: client failed"
+	# Prometheus too: after the 1 s timeout and a sweep (every second).
+	sleep 2.8
+	curl -fsS "http://127.0.0.1:$eport/metrics" >"$tmp/page" || fail "$path/one-way: scrape failed"
+	grep -Eq '^ebee_expired_total\{.*\} 600$' "$tmp/page" ||
+		fail "$path/one-way: /metrics: $(grep expired "$tmp/page")"
+	wait $eb || fail "$path/one-way: ebee exited $?: $(cat "$tmp/err")"
+	stop_echo
+	python3 - "$tmp/out.json" "$(stat_of received)" "$tmp/err" $path <<'PY' ||
+import json, sys
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+received, err, path = int(sys.argv[2]), open(sys.argv[3]).read(), sys.argv[4]
+print("%s/one-way: server received %d, ebee mode %s, %d requests, %d expired, warning %r"
+      % (path, received, o["mode"], o["requests"], o["expired"], o["warning"]))
+assert received == 600, "the server received %d of 600 (loss on loopback?)" % received
+assert o["requests"] == 0, "one-way datagrams counted as requests"
+assert o["expired"] == received, "expired %d, want %d" % (o["expired"], received)
+assert o["mode"] == "auto", "mode %s for a server that answers nothing" % o["mode"]
+assert o["warning"] and "none answered" in o["warning"], o["warning"]
+assert "none answered" in err, "the warning is not on stderr: " + err
+PY
+		fail "$path/one-way: $(cat "$tmp/out.json") $(cat "$tmp/err")"
+done
+
+# Tracing that begins between a request and its response: the server's first I/O seen is
+# that response, on a socket bound to 127.0.0.1 port 0 (an address of its choosing, no
+# port). It is still a server socket: the requests that follow count.
+start_echo --first-work-us 1500000
+build/fixtures/udp_client --port "$port" --requests 1 --idle-ms 5000 >"$tmp/client1" &
+c1=$!
+sleep 0.2
+start_ebee "$srv" --mode dgram --duration 9 -v
+wait $c1
+grep -q '^answered 1$' "$tmp/client1" || fail "mid-request: the first request got no answer"
+build/fixtures/udp_client --port "$port" --requests 3 --idle-ms 5000 >"$tmp/client" ||
+	fail "mid-request: client failed"
+wait $eb || fail "mid-request: ebee exited $?: $(cat "$tmp/err")"
+stop_echo
+req=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["requests"])' "$tmp/out.json")
+unsol=$(grep -c ' 1 unsolicited\|(1 client)' "$tmp/err")
+echo "mid-request start: answered $(awk '$1 == "answered" { print $2 }' "$tmp/client") after the first, ebee $req requests, sweeps that saw the first answer first: $unsol"
+[ "$unsol" -gt 0 ] || fail "mid-request: ebee saw the first request: the case was not exercised ($(grep dgram: "$tmp/err" | tail -1))"
+grep -q '^answered 3$' "$tmp/client" || fail "mid-request: the client got $(cat "$tmp/client")"
+[ "$req" = 3 ] || fail "mid-request: ebee counted $req of the 3 requests that followed"
+
+# IPv6: an IPv6 socket (peers from the recvmsg6/sendmsg6 hooks) and a dual-stack one whose
+# IPv4 peers arrive as v4-mapped addresses and are answered through sendmsg4.
+for fam in "6 ::1" "dual 127.0.0.1" "dual ::1"; do
+	set -- $fam
+	rm -f "$tmp/ready6"
+	tests/lib/udp_echo6.py "$1" "$tmp/ready6" &
+	srv=$!
+	pids+=($srv)
+	for _ in $(seq 100); do [ -s "$tmp/ready6" ] && break; sleep 0.05; done
+	port=$(cat "$tmp/ready6") || fail "udp_echo6.py did not start"
+	start_ebee "$srv" --mode dgram --duration 3
+	answered=$(python3 - "$2" "$port" <<'PY'
+import socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1)
+ok = 0
+for i in range(300):
+    s.sendto(b"q%d" % i, (host, port))
+    try:
+        ok += s.recv(64) == b"q%d" % i
+    except socket.timeout:
+        pass
+print(ok)
+PY
+)
+	wait $eb || fail "$fam: ebee exited $?: $(cat "$tmp/err")"
+	kill $srv
+	req=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["requests"])' "$tmp/out.json")
+	echo "IPv6 $1 socket, client on $2: client $answered answered, ebee $req requests"
+	[ "$answered" = 300 ] || fail "$fam: the client got $answered of 300 answers"
+	[ "$req" = "$answered" ] || fail "$fam: ebee counted $req, the client $answered"
+done
+echo "PASS"
