@@ -77,7 +77,7 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # libebee.so are installed alone, so they cannot lean on libcommon.a; the version script keeps
 # it unexported from the .so, and the installed .a is sealed the same way ($(LIBEBEE_DIST)). A
 # program built here that links both archives takes one copy (the same object).
-EBEE_SRCS := $(wildcard metrics/src/*.c) common/procfs.c
+EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/framers/*.c) common/procfs.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))

@@ -52,6 +52,7 @@ enum ebee_probe {
 	EBEE_PROBE_SOCK_STATE = 1u << 6, /* sock:inet_sock_set_state (handshake, close) */
 	EBEE_PROBE_SOCK_IO = 1u << 7,	 /* sock:sock_recv_length, sock:sock_send_length */
 	EBEE_PROBE_SOCK_ARRIVE = 1u << 8, /* sock:sk_data_ready (io sojourn start) */
+	EBEE_PROBE_SOCK_FRAME = 1u << 9,  /* cgroup_skb ingress/egress: bytes for the framers */
 };
 
 /* Which kernel hooks find requests (README "Two paths"). */
@@ -126,6 +127,9 @@ struct ebee_opts {
 	 * cannot do fails ebee_open with the reason. EBEE_ATTACH_AUTO by
 	 * default. */
 	enum ebee_attach attach;
+	/* Socket path: do not read bytes (no cgroup_skb programs, no framer):
+	 * every workload is framed by length. false by default. */
+	bool no_framing;
 };
 
 /* Per-workload tracing options. */
@@ -220,6 +224,15 @@ struct ebee_stats {
 	uint64_t mode_switches;	 /* times the auto choice changed */
 	uint32_t nprocs;	 /* processes in the workload (pid and descendants) */
 	bool exited;		 /* the traced pid has exited */
+	/* Framing (docs/design.md 4.8), added after exited: callers built
+	 * against an older ebee.h pass a smaller sz and get what they know. */
+	char framing[16];      /* how requests are delimited: "resp", "http1" (a framer
+				* reads the protocol), "length" (read/write bursts),
+				* "http2", "tls" (recognised, counted by length), "grpc";
+				* "" before the first connection */
+	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
+	char warning[256];     /* "" or the reason(s), with connection counts */
+	uint64_t desync_conns; /* framed connections that lost sync at least once */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -37,6 +37,7 @@
 #include "feature_check.h"
 #include "grpc.h"
 #include "kern.h"
+#include "framers/framer.h"
 #include "mode.h"
 #include "opts.h"
 #include "proc.h"
@@ -202,9 +203,9 @@ int ebee_mode_parse(const char *s, enum ebee_mode *mode)
 
 char *ebee_probes_str(unsigned int mask, char *buf, size_t len)
 {
-	static const char *const names[] = { "accept",	   "close",   "read",
-					     "write",	   "fork",    "grpc",
-					     "sock_state", "sock_io", "sock_arrive" };
+	static const char *const names[] = { "accept",	    "close",	 "read",       "write",
+					     "fork",	    "grpc",	 "sock_state", "sock_io",
+					     "sock_arrive", "sock_frame" };
 	size_t off = 0;
 
 	if (!len)
@@ -296,6 +297,11 @@ static unsigned int flags_probes(const struct ebee *eb, uint32_t flags)
 	if (eb->path == EBEE_PATH_SOCKET) {
 		if (flags & (EBEE_F_CONN | EBEE_F_IO))
 			p |= EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO | EBEE_PROBE_FORK;
+		/* The framers follow a stream from its first byte: they stay on
+		 * with the I/O hooks, in conn mode too, or a recheck would find
+		 * every framed connection with a gap. */
+		if ((flags & (EBEE_F_CONN | EBEE_F_IO)) && !eb->opts.no_framing)
+			p |= EBEE_PROBE_SOCK_FRAME;
 		if (flags & EBEE_F_IO)
 			p |= EBEE_PROBE_SOCK_ARRIVE;
 		return p;
@@ -596,6 +602,8 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 		k = K_IO;
 	else if (r->kind == EBEE_REC_GRPC)
 		k = K_GRPC;
+	else if (r->kind == EBEE_REC_FRAMED)
+		k = K_IO; /* nreq requests of the io pattern, delimited by a framer */
 	else
 		return 0;
 	/* A request that began before its pattern became the mode spans the
@@ -603,15 +611,17 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 	if (w->since_ns[k] &&
 	    r->end_ns - (r->soj_ns > r->lat_ns ? r->soj_ns : r->lat_ns) < w->since_ns[k])
 		return 0;
-	w->total[k]++;
-	if (w->win[k][EBEE_LAT_SERVICE])
-		ebee_window_push(w->win[k][EBEE_LAT_SERVICE], r->end_ns, r->lat_ns);
-	if (w->win[k][EBEE_LAT_SOJOURN] && r->soj_ns)
-		ebee_window_push(w->win[k][EBEE_LAT_SOJOURN], r->end_ns, r->soj_ns);
-	/* The request hook; only the kind the queries read, so
-	 * a histogram built from it counts what ebee_get_stats() counts. */
-	if (eb->opts.on_request && k == primary_kind(w))
-		eb->opts.on_request(w->pid, r->lat_ns, eb->opts.on_request_ctx);
+	for (unsigned int i = 0; i < (r->kind == EBEE_REC_FRAMED ? r->nreq : 1u); i++) {
+		w->total[k]++;
+		if (w->win[k][EBEE_LAT_SERVICE])
+			ebee_window_push(w->win[k][EBEE_LAT_SERVICE], r->end_ns, r->lat_ns);
+		if (w->win[k][EBEE_LAT_SOJOURN] && r->soj_ns)
+			ebee_window_push(w->win[k][EBEE_LAT_SOJOURN], r->end_ns, r->soj_ns);
+		/* The request hook; only the kind the queries read, so
+		 * a histogram built from it counts what ebee_get_stats() counts. */
+		if (eb->opts.on_request && k == primary_kind(w))
+			eb->opts.on_request(w->pid, r->lat_ns, eb->opts.on_request_ctx);
+	}
 	return 0;
 }
 
@@ -1195,6 +1205,58 @@ int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *va
 	return ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SERVICE, p, val_ns);
 }
 
+/* framing, untrusted and warning of ebee_get_stats(): the framer most of
+ * the workload's connections use, and what the framing counters say cannot
+ * be counted exactly (docs/design.md 4.8). */
+static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
+{
+	struct ebee_fstat f = {};
+	size_t off = 0;
+	int best = EBEE_FR_NONE;
+
+	if (s->mode == EBEE_MODE_GRPC) {
+		snprintf(s->framing, sizeof(s->framing), "grpc");
+		return;
+	}
+	if (eb->path != EBEE_PATH_SOCKET || !(eb->probes_now & EBEE_PROBE_SOCK_FRAME) ||
+	    ebee_kern_fstat(eb->kern, pid, &f)) {
+		/* No bytes seen (syscall path, framing off) or no connection yet. */
+		snprintf(s->framing, sizeof(s->framing), "%s",
+			 eb->path == EBEE_PATH_SOCKET && !eb->opts.no_framing ? "" : "length");
+		return;
+	}
+	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++)
+		if (f.conns[i] > (best ? f.conns[best] : 0))
+			best = i;
+	snprintf(s->framing, sizeof(s->framing), "%s", ebee_framer_name(best));
+	s->desync_conns = f.desync_conns;
+	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
+		const char *why = ebee_framer_warning(i);
+
+		if (!f.conns[i] || !why)
+			continue;
+		s->untrusted = true;
+		off += snprintf(s->warning + off,
+				off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
+				"%s%s on %llu connection(s): %s", off ? "; " : "",
+				ebee_framer_name(i), (unsigned long long)f.conns[i], why);
+	}
+	if (f.desync_conns) {
+		s->untrusted = true;
+		off += snprintf(
+		    s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
+		    "%s%llu framed connection(s) lost sync (a sequence gap or bytes that "
+		    "do not parse): requests in the gap are not counted",
+		    off ? "; " : "", (unsigned long long)f.desync_conns);
+	}
+	if (f.unmatched) {
+		s->untrusted = true;
+		snprintf(s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
+			 "%s%llu response(s) had no request to pair with", off ? "; " : "",
+			 (unsigned long long)f.unmatched);
+	}
+}
+
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 {
 	struct ebee_stats s = {};
@@ -1237,6 +1299,7 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 		ebee_kern_workload_dropped(eb->kern, pid, &s.dropped);
 		s.nprocs = ebee_kern_proc_count(eb->kern, pid);
 	}
+	stats_framing(eb, pid, &s);
 	memcpy(st, &s, sz);
 	return 0;
 }
