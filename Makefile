@@ -243,7 +243,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(ALL_LIBS)
 # Tests of the tracing core link libebee.a alone, so they build while other
 # modules are mid-change (and prove the core has no hidden dependency on them).
 EBEE_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_window*.c \
-	tests/unit/test_mode*.c tests/unit/test_attach*.c tests/integration/test_ebee*.c tests/bench/bench_window*.c \
+	tests/unit/test_mode*.c tests/unit/test_attach*.c tests/unit/test_frame*.c tests/integration/test_ebee*.c tests/bench/bench_window*.c \
 	tests/bench/bench_ebee*.c))
 $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LIBEBEE)
 	$(call msg,LINK,$@)
@@ -400,7 +400,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev li
 	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus \
 	    libsystemd-dev systemd man-db bash-completion curl \
 	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
-	    protobuf-compiler time liburing-dev strace bc
+	    protobuf-compiler time liburing-dev strace bc redis-server redis-tools
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

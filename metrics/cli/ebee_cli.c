@@ -627,7 +627,7 @@ static int term_width(void)
 /* Columns shown for a width: drop the highest drop numbers until it fits. */
 static void top_columns(int width, bool show[NCOL])
 {
-	for (int level = 7;; level--) {
+	for (int level = 8;; level--) {
 		int w = 0;
 
 		for (int k = 0; k < NCOL; k++) {

@@ -683,7 +683,7 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		msg_len = sizeof(dummy);
 	}
 	msg[0] = 0;
-	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_opts, attach));
+	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_opts, no_framing));
 	if (err) {
 		snprintf(msg, msg_len,
 			 err == -E2BIG ? "ebee: struct ebee_opts of %zu bytes sets fields unknown "
@@ -714,6 +714,7 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
 	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
 	eb->opts.on_request = OPT(opts, on_request, NULL);
+	eb->opts.no_framing = OPT(opts, no_framing, false);
 	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
 	eb->opts.attach = OPT(opts, attach, EBEE_ATTACH_AUTO);
 	eb->mp.min_conns = eb->opts.auto_min_conns;
