@@ -91,8 +91,13 @@
  * server that accepts and never reads thousands of connections, are not
  * tracked until some close).
  *
- * Where it is known to be wrong. Pipelined requests read by one read() are one
- * request (latency to the last byte of the last response). A request's end is
+ * Framing. Where a connection's first bytes name a protocol a framer reads
+ * (RESP, HTTP/1.x), cgroup_skb programs follow its bytes and pair each request
+ * with its response, pipelined ones included, and the io state machine below
+ * leaves the connection alone: bpf/frame/frame_skb.bpf.h, docs/design.md 4.8.
+ *
+ * Where it is known to be wrong. Without a framer, pipelined requests read by
+ * one read() are one request (latency to the last byte of the last response). A request's end is
  * only known at the next read attempt or close on its connection, so the
  * record arrives late on idle connections (the latency is still right). A
  * server that reads more of a request after it started writing the response
@@ -606,7 +611,12 @@ static __always_inline int on_sock_send(struct sock *sk, long ret)
 	__u64 now = 0;
 
 	c = sock_lookup(sk, &now);
-	if (!c || !(c->wflags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE || fr_framed(c))
+	if (c && fr_framed(c)) {
+		if (ret > 0)
+			frame_mark_write(sk); /* where its responses end (frame_skb.bpf.h) */
+		return 0;
+	}
+	if (!c || !(c->wflags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE)
 		return 0; /* a write with no request in progress (a greeting) is not one */
 	c->state = EBEE_CS_RESPONDING;
 	c->last_write_ns = bpf_ktime_get_ns();

@@ -120,6 +120,16 @@ struct ebee_sframe {
 	struct ebee_freq q[EBEE_FQ_LEN];
 	__u32 head, rd, tail; /* free-running: oldest, first not yet read, next free */
 	__u32 head_bits;      /* HTTP: which of the last 32 requests were HEAD */
+	/* The server's last writes (ring, EBEE_FW_LEN): a response ends when
+	 * the write holding its last byte returned, as the io pattern's does,
+	 * not when TCP sends it (Nagle, a full window or send buffer). */
+	struct {
+		__u64 ns;
+		__u32 end; /* write_seq after the write */
+		__u32 pad;
+	} wr[4];
+	__u32 nwr;
+	__u32 pad;
 };
 
 /* Framing, per workload (map fstats, keyed by workload id). */

@@ -27,7 +27,12 @@
  * sock_recv marks an entry read when the server's reads pass its first byte
  * (copied_seq); egress counts responses that end in the skb and pops as many
  * requests, one record per entry (nreq requests that ended together): the
- * latency of a request ends at the skb carrying its response's last byte.
+ * latency of a request ends when the server's write holding its response's
+ * last byte returned (sock_send keeps the last four writes' ends), as the io
+ * pattern's ends at the last write: not when TCP sent it, which Nagle, a
+ * full window or send buffer can delay (a response written in three pieces
+ * 6 ms apart left 44 ms after its request, held by Nagle until the
+ * client's delayed ACK: test_ebee_io's test_three_piece_response).
  */
 #ifndef EBEE_FRAME_SKB_BPF_H
 #define EBEE_FRAME_SKB_BPF_H
@@ -120,66 +125,129 @@ static __always_inline void frame_mark_read(struct sock *sk)
 	}
 }
 
-struct fr_walk {
-	struct __sk_buff *skb;
-	struct ebee_fdir *d;
-	__u32 *head_bits;
-	__u32 pos, end;	  /* skb offsets: next byte to parse, end of payload */
-	__u32 cpos, clen; /* bytes of the skb in buf */
-	__u32 seq0, off0; /* sequence number of the byte at skb offset off0 */
-	__u32 starts, ends, first;
+/* sock_send of a framed connection: remember where the write ended and when. */
+static __always_inline void frame_mark_write(struct sock *sk)
+{
+	struct ebee_sframe *f = bpf_sk_storage_get(&sframes, sk, 0, 0);
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	__u32 i;
+
+	if (!f || !tp)
+		return;
+	i = f->nwr & 3;
+	f->wr[i].ns = bpf_ktime_get_ns();
+	f->wr[i].end = tp->write_seq;
+	f->nwr++;
+}
+
+/* When the byte at seq was written: the earliest remembered write that
+ * holds it; egress time (now) when none does (written before the last four
+ * writes, or by a path the I/O hook does not see). */
+static __always_inline __u64 frame_write_ns(struct ebee_sframe *f, __u32 seq, __u64 now)
+{
+	__u64 t = now;
+
+	for (int i = 0; i < 4; i++) {
+		__u64 ns = f->wr[i].ns;
+
+		if (ns && (__s32)(f->wr[i].end - (seq + 1)) >= 0 && ns < t)
+			t = ns;
+	}
+	return t;
+}
+
+/* The walk over one skb's payload. The part a global function may see (no
+ * pointers: a global function takes what it is handed as plain memory). */
+struct fr_ws {
+	__u32 pos, end;			     /* skb offsets: next byte to parse, end of payload */
+	__u32 cpos, clen;		     /* bytes of the skb in buf */
+	__u32 seq0, off0;		     /* sequence number of the byte at skb offset off0 */
+	__u32 starts, ends, first, last_end; /* last_end: seq of the last END byte */
 	__u8 fr, resp, err, pad;
 	__u8 buf[64];
 };
 
-static long fr_walk_cb(__u64 i, void *ctx)
+struct fr_walk {
+	struct __sk_buff *skb;
+	struct ebee_fdir *d;
+	__u32 *head_bits;
+	struct fr_ws ws;
+};
+
+/* One step of the walk: a skip, or one byte through the framer. 1 when the
+ * walk is over (the payload's end, or bytes that do not parse: err). A
+ * global function, so the verifier checks it once, on its own: the framers'
+ * branches along every path of the walk overflowed its limits. */
+__noinline int frame_walk_step(struct fr_ws *ws, struct ebee_fdir *d, __u32 *head_bits)
 {
-	struct fr_walk *w = ctx;
-	struct ebee_fdir *d = w->d;
 	__u32 n;
 	int ev;
-	__u8 ch;
 
-	if (w->pos >= w->end)
+	if (!ws || !d || !head_bits)
+		return 1;
+	if (ws->pos >= ws->end)
 		return 1;
 	if (d->skip) {
-		n = w->end - w->pos;
+		n = ws->end - ws->pos;
 		if (n > d->skip)
 			n = d->skip;
 		d->skip -= n;
-		w->pos += n;
+		ws->pos += n;
 		return 0;
 	}
-	if (w->pos < w->cpos || w->pos >= w->cpos + w->clen) {
-		n = w->end - w->pos;
-		if (n > sizeof(w->buf))
-			n = sizeof(w->buf);
-		/* ((n - 1) & 63) + 1 is n here; the verifier needs to see it in
-		 * [1, 64] in the register the call takes. */
-		if (!n || bpf_skb_load_bytes(w->skb, w->pos, w->buf, ((n - 1) & 63) + 1)) {
-			w->err = 1;
-			return 1;
-		}
-		w->cpos = w->pos;
-		w->clen = n;
-	}
-	ch = w->buf[(w->pos - w->cpos) & (sizeof(w->buf) - 1)];
-	if (w->fr == EBEE_FR_RESP)
-		ev = w->resp ? ebee_resp_rsp_step(d, ch) : ebee_resp_req_step(d, ch);
-	else
-		ev = ebee_http_step(d, ch, w->resp, w->head_bits);
-	if (ev == EBEE_FEV_START) {
-		if (!w->starts)
-			w->first = w->seq0 + (w->pos - w->off0);
-		w->starts++;
-	} else if (ev == EBEE_FEV_END) {
-		w->ends++;
-	} else if (ev == EBEE_FEV_ERR) {
-		w->err = 1;
+	if (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen) {
+		ws->err = 1; /* the caller loads the chunk first */
 		return 1;
 	}
-	w->pos++;
+	{
+		__u8 ch = ws->buf[(ws->pos - ws->cpos) & (sizeof(ws->buf) - 1)];
+
+		if (ws->fr == EBEE_FR_RESP)
+			ev = ws->resp ? ebee_resp_rsp_step(d, ch) : ebee_resp_req_step(d, ch);
+		else if (ws->fr == EBEE_FR_HTTP1)
+			ev = ebee_http_step(d, ch, ws->resp, head_bits);
+		else
+			ev = EBEE_FEV_ERR;
+	}
+	if (ev == EBEE_FEV_START) {
+		if (!ws->starts)
+			ws->first = ws->seq0 + (ws->pos - ws->off0);
+		ws->starts++;
+	} else if (ev == EBEE_FEV_END) {
+		ws->ends++;
+		ws->last_end = ws->seq0 + (ws->pos - ws->off0);
+	} else if (ev == EBEE_FEV_ERR) {
+		ws->err = 1;
+		return 1;
+	}
+	ws->pos++;
 	return 0;
+}
+
+/* bpf_loop's callback: the bytes into the buffer when the next one is not
+ * there (and no skip is pending), then a step. */
+static long fr_walk_cb(__u64 i, void *ctx)
+{
+	struct fr_walk *w = ctx;
+	struct fr_ws *ws = &w->ws;
+	__u32 n;
+
+	if (ws->pos >= ws->end)
+		return 1;
+	if (!w->d->skip && (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen)) {
+		n = ws->end - ws->pos;
+		if (n > sizeof(ws->buf))
+			n = sizeof(ws->buf);
+		/* ((n - 1) & 63) + 1 is n here; the verifier needs to see it in
+		 * [1, 64] in the register the call takes. */
+		if (!n || bpf_skb_load_bytes(w->skb, ws->pos, ws->buf, ((n - 1) & 63) + 1)) {
+			ws->err = 1;
+			return 1;
+		}
+		ws->cpos = ws->pos;
+		ws->clen = n;
+	}
+	return frame_walk_step(ws, w->d, w->head_bits) ? 1 : 0;
 }
 
 static __always_inline void fr_reset(struct ebee_fdir *d)
@@ -214,10 +282,10 @@ static __always_inline void fr_desync(struct ebee_sconn *c, struct ebee_sframe *
 	}
 }
 
-/* Pair n responses that ended now with the oldest requests. */
-static __always_inline void frame_answer(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n)
+/* Pair n responses that ended at `now` with the oldest requests. */
+static __always_inline void frame_answer(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n,
+					 __u64 now)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct ebee_fstat *s;
 
 #pragma unroll
@@ -346,7 +414,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	if (egress && th.fin && (d->flags & EBEE_FD_TOCLOSE)) {
 		d->flags &= ~EBEE_FD_TOCLOSE;
 		d->st = 0;
-		frame_answer(c, f, 1);
+		frame_answer(c, f, 1, bpf_ktime_get_ns());
 	}
 	if (!plen)
 		return;
@@ -384,25 +452,28 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 			.skb = skb,
 			.d = d,
 			.head_bits = &f->head_bits,
-			.pos = off,
-			.end = off + plen,
-			.seq0 = seq,
-			.off0 = off,
-			.fr = c->fr,
-			.resp = egress,
+			.ws = {
+				.pos = off,
+				.end = off + plen,
+				.seq0 = seq,
+				.off0 = off,
+				.fr = c->fr,
+				.resp = egress,
+			},
 		};
 
 		bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &w, 0);
-		if (w.err || w.pos < w.end) {
+		if (w.ws.err || w.ws.pos < w.ws.end) {
 			fr_desync(c, f, d);
 			d->next = seq + plen;
 		} else {
 			d->next = seq + plen;
 		}
-		if (w.starts)
-			frame_queue(c, f, w.first, w.starts);
-		if (w.ends)
-			frame_answer(c, f, w.ends);
+		if (w.ws.starts)
+			frame_queue(c, f, w.ws.first, w.ws.starts);
+		if (w.ws.ends)
+			frame_answer(c, f, w.ws.ends,
+				     frame_write_ns(f, w.ws.last_end, bpf_ktime_get_ns()));
 	}
 }
 
