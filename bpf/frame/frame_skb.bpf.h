@@ -178,58 +178,66 @@ struct fr_walk {
 	struct fr_ws ws;
 };
 
-/* One step of the walk: a skip, or one byte through the framer. 1 when the
- * walk is over (the payload's end, or bytes that do not parse: err). A
- * global function, so the verifier checks it once, on its own: the framers'
- * branches along every path of the walk overflowed its limits. */
-__noinline int frame_walk_step(struct fr_ws *ws, struct ebee_fdir *d, __u32 *head_bits)
+/* One byte through the framer the connection has, dispatched by id. A
+ * global function: the verifier checks it once, on its own (inlined into
+ * the walk, the framers' branches along every path of it overflowed the
+ * verifier's limits and took seconds to check). */
+__noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, __u32 *head_bits)
+{
+	if (!d || !head_bits)
+		return EBEE_FEV_ERR;
+	if (fr == EBEE_FR_RESP)
+		return resp ? ebee_resp_rsp_step(d, ch) : ebee_resp_req_step(d, ch);
+	if (fr == EBEE_FR_HTTP1)
+		return ebee_http_step(d, ch, resp, head_bits);
+	return EBEE_FEV_ERR;
+}
+
+/* The walk through the bytes in the buffer (and the skips they ask for): 1
+ * when the walk is over (the payload's end, or bytes that do not parse:
+ * err), 0 when the next byte needs the buffer refilled. Up to a buffer's
+ * worth of steps per call: one bpf_loop callback per byte cost about twice
+ * the parsing itself. Global, verified once. */
+__noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *head_bits)
 {
 	__u32 n;
 	int ev;
 
 	if (!ws || !d || !head_bits)
 		return 1;
-	if (ws->pos >= ws->end)
-		return 1;
-	if (d->skip) {
-		n = ws->end - ws->pos;
-		if (n > d->skip)
-			n = d->skip;
-		d->skip -= n;
-		ws->pos += n;
-		return 0;
+	for (int i = 0; i < (int)sizeof(ws->buf); i++) {
+		if (ws->pos >= ws->end)
+			return 1;
+		if (d->skip) {
+			n = ws->end - ws->pos;
+			if (n > d->skip)
+				n = d->skip;
+			d->skip -= n;
+			ws->pos += n;
+			continue;
+		}
+		if (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen)
+			return 0; /* refill */
+		ev = frame_step(d, ws->buf[(ws->pos - ws->cpos) & (sizeof(ws->buf) - 1)], ws->fr,
+				ws->resp, head_bits);
+		if (ev == EBEE_FEV_START) {
+			if (!ws->starts)
+				ws->first = ws->seq0 + (ws->pos - ws->off0);
+			ws->starts++;
+		} else if (ev == EBEE_FEV_END) {
+			ws->ends++;
+			ws->last_end = ws->seq0 + (ws->pos - ws->off0);
+		} else if (ev == EBEE_FEV_ERR) {
+			ws->err = 1;
+			return 1;
+		}
+		ws->pos++;
 	}
-	if (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen) {
-		ws->err = 1; /* the caller loads the chunk first */
-		return 1;
-	}
-	{
-		__u8 ch = ws->buf[(ws->pos - ws->cpos) & (sizeof(ws->buf) - 1)];
-
-		if (ws->fr == EBEE_FR_RESP)
-			ev = ws->resp ? ebee_resp_rsp_step(d, ch) : ebee_resp_req_step(d, ch);
-		else if (ws->fr == EBEE_FR_HTTP1)
-			ev = ebee_http_step(d, ch, ws->resp, head_bits);
-		else
-			ev = EBEE_FEV_ERR;
-	}
-	if (ev == EBEE_FEV_START) {
-		if (!ws->starts)
-			ws->first = ws->seq0 + (ws->pos - ws->off0);
-		ws->starts++;
-	} else if (ev == EBEE_FEV_END) {
-		ws->ends++;
-		ws->last_end = ws->seq0 + (ws->pos - ws->off0);
-	} else if (ev == EBEE_FEV_ERR) {
-		ws->err = 1;
-		return 1;
-	}
-	ws->pos++;
 	return 0;
 }
 
 /* bpf_loop's callback: the bytes into the buffer when the next one is not
- * there (and no skip is pending), then a step. */
+ * there (and no skip is pending), then the steps they allow. */
 static long fr_walk_cb(__u64 i, void *ctx)
 {
 	struct fr_walk *w = ctx;
@@ -251,7 +259,7 @@ static long fr_walk_cb(__u64 i, void *ctx)
 		ws->cpos = ws->pos;
 		ws->clen = n;
 	}
-	return frame_walk_step(ws, w->d, w->head_bits) ? 1 : 0;
+	return frame_walk_chunk(ws, w->d, w->head_bits) ? 1 : 0;
 }
 
 static __always_inline void fr_reset(struct ebee_fdir *d)
@@ -342,9 +350,12 @@ static __always_inline void frame_queue(struct ebee_sconn *c, struct ebee_sframe
 		e->svc_ns = 0;
 		e->seq = first;
 		e->n = n;
-		/* The entry is complete before the egress side can see it (a
-		 * compiler barrier: BPF has no fence; the JIT's targets order
-		 * stores, x86 and arm64 with the kernel's own barriers here). */
+		/* The entry is written before the tail that publishes it to the
+		 * egress side, which may run on another CPU at once: a compiler
+		 * barrier only (BPF has no store fence). Enough on x86, whose
+		 * stores stay in order; on a weakly ordered CPU the egress side
+		 * could rarely pair a response with a stale entry (a wrong
+		 * latency for it, the counts unaffected). */
 		asm volatile("" ::: "memory");
 		f->tail = t + 1;
 		return;

@@ -265,9 +265,10 @@ run_redis() {
 		e1=$(cpu_ticks "$epid")
 		kill -INT "$epid"; wait "$epid"
 		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readlines()[-1])['requests'])")
-		# the INFO that read $a ran while traced and is not in $a
+		# the INFO that read $b ran before tracing and is in the delta, the
+		# one that read $a ran while traced and is not: they cancel out
 		rok[$p]=yes
-		[ "$reqs" -eq $((a - b + 1)) ] || rok[$p]="no($reqs/$((a - b + 1)))"
+		[ "$reqs" -eq $((a - b)) ] || rok[$p]="no($reqs/$((a - b)))"
 	fi
 	rcmd[$p]=$((a - b))
 	rcpu[$p]=$(awk -v t=$((c1 - c0 + e1 - e0)) -v n="$((a - b))" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
