@@ -92,6 +92,12 @@ start_ebee() {
 	# shellcheck disable=SC2046
 	# Queried like a controller would (every interval, all percentiles of
 	# both latencies), so the window's lazy tree (window.c) is paid for.
+	# Emptied here: the job's own redirection happens when it gets scheduled,
+	# and until then the wait below would find the previous run's "probes
+	# live" and start the load before this ebee sees the connections open
+	# (they are then adopted and framed by length: the bench's count
+	# mismatches, memcached's included).
+	: >"$tmp/ebee.err"
 	"$bin" trace --pid "${target_pid:-$mcpid}" --mode io $(path_args "$path") --duration "$2" --interval "${BENCH_QUERY_MS:-1000}" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 	epid=$!
 	epids+=($epid)
@@ -269,6 +275,8 @@ run_redis() {
 		# one that read $a ran while traced and is not: they cancel out
 		rok[$p]=yes
 		[ "$reqs" -eq $((a - b)) ] || rok[$p]="no($reqs/$((a - b)))"
+		# what ebee said about it (dropped records, the framing's warning)
+		[ "${rok[$p]}" = yes ] || echo "    $p: $(python3 -c "import json; o = json.loads(open('$tmp/ebee.json').readlines()[-1]); print('dropped', o['dropped'], 'framing', o['framing'], 'warning', o['warning'])")" >&2
 	fi
 	rcmd[$p]=$((a - b))
 	rcpu[$p]=$(awk -v t=$((c1 - c0 + e1 - e0)) -v n="$((a - b))" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
