@@ -50,7 +50,7 @@ MAY_metrics/include    := metrics/include
 # libebee is installed alone: of common/ only what it compiles in (procfs.c, window.c) or
 # what is header-only (opts.h)
 MAY_metrics/src        := metrics/src metrics/include common/procfs.h common/window.h \
-			  common/opts.h bpf/ebee_common.h bpf/ebee_dgram.h BUILD
+			  common/opts.h bpf/ebee_common.h bpf/ebee_dgram.h bpf/frame BUILD
 MAY_metrics/cli        := metrics/cli metrics/include common
 MAY_actuators/include  := actuators/include common
 MAY_actuators          := actuators/include actuators common
@@ -108,7 +108,7 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # libebee.so are installed alone, so they cannot lean on libcommon.a; the version script keeps
 # it unexported from the .so, and the installed .a is sealed the same way ($(LIBEBEE_DIST)). A
 # program built here that links both archives takes one copy (the same object).
-EBEE_SRCS := $(wildcard metrics/src/*.c) common/procfs.c common/window.c
+EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/framers/*.c) common/procfs.c common/window.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
@@ -275,7 +275,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(ALL_LIBS)
 # Tests of the tracing core link libebee.a alone, so they build while other
 # modules are mid-change (and prove the core has no hidden dependency on them).
 EBEE_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_window*.c \
-	tests/unit/test_mode*.c tests/unit/test_attach*.c tests/integration/test_ebee*.c tests/bench/bench_window*.c \
+	tests/unit/test_mode*.c tests/unit/test_attach*.c tests/unit/test_frame*.c tests/integration/test_ebee*.c tests/bench/bench_window*.c \
 	tests/bench/bench_ebee*.c))
 $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LIBEBEE)
 	$(call msg,LINK,$@)
@@ -442,7 +442,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev li
 	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus \
 	    libsystemd-dev systemd man-db bash-completion curl \
 	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
-	    protobuf-compiler time liburing-dev strace bc dnsmasq-base dnsperf
+	    protobuf-compiler time liburing-dev strace bc dnsmasq-base dnsperf redis-server redis-tools
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

@@ -91,8 +91,13 @@
  * server that accepts and never reads thousands of connections, are not
  * tracked until some close).
  *
- * Where it is known to be wrong. Pipelined requests read by one read() are one
- * request (latency to the last byte of the last response). A request's end is
+ * Framing. Where a connection's first bytes name a protocol a framer reads
+ * (RESP, HTTP/1.x), cgroup_skb programs follow its bytes and pair each request
+ * with its response, pipelined ones included, and the io state machine below
+ * leaves the connection alone: bpf/frame/frame_skb.bpf.h, docs/design.md 4.8.
+ *
+ * Where it is known to be wrong. Without a framer, pipelined requests read by
+ * one read() are one request (latency to the last byte of the last response). A request's end is
  * only known at the next read attempt or close on its connection, so the
  * record arrives late on idle connections (the latency is still right). A
  * server that reads more of a request after it started writing the response
@@ -406,6 +411,9 @@ struct {
 	__type(value, struct ebee_sconn);
 } sconns SEC(".maps");
 
+/* Framing from the bytes (cgroup_skb programs, gated by sconns). */
+#include "frame/frame_skb.bpf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384); /* resized by user space before load */
@@ -436,6 +444,7 @@ static __always_inline bool has_storage(const struct sock *sk)
 
 static __always_inline void sconn_del(struct sock *sk)
 {
+	bpf_sk_storage_delete(&sframes, sk); /* framed or not */
 	if (!bpf_sk_storage_delete(&sconns, sk))
 		__sync_fetch_and_add(&live_socks, -1);
 }
@@ -566,7 +575,19 @@ static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 	if (flags & (MSG_PEEK_ | MSG_ERRQUEUE_))
 		return 0; /* looking is not reading */
 	c = sock_lookup(sk, &now);
-	if (!c || !(c->wflags & EBEE_F_IO))
+	if (!c)
+		return 0;
+	if (c->fr != EBEE_FR_NONE) {
+		if (!(c->fflags & EBEE_FF_NOTED))
+			frame_note(c);
+		/* Its framer pairs its requests (frame_skb.bpf.h). */
+		if (fr_framed(c)) {
+			if (ret > 0)
+				frame_mark_read(sk);
+			return 0;
+		}
+	}
+	if (!(c->wflags & EBEE_F_IO))
 		return 0;
 	/* Any read attempt after a response ends it (direction flip). */
 	if (c->state == EBEE_CS_RESPONDING)
@@ -590,6 +611,11 @@ static __always_inline int on_sock_send(struct sock *sk, long ret)
 	__u64 now = 0;
 
 	c = sock_lookup(sk, &now);
+	if (c && fr_framed(c)) {
+		if (ret > 0)
+			frame_mark_write(sk); /* where its responses end (frame_skb.bpf.h) */
+		return 0;
+	}
 	if (!c || !(c->wflags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE)
 		return 0; /* a write with no request in progress (a greeting) is not one */
 	c->state = EBEE_CS_RESPONDING;
@@ -709,7 +735,14 @@ int BPF_PROG(sock_state, struct sock *sk, int oldstate, int newstate)
 	if (newstate == TCP_ESTABLISHED) {
 		if (oldstate == TCP_SYN_RECV) {
 			struct ebee_sconn init = { .hs_ns = bpf_ktime_get_ns() };
+			struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 
+			/* Where each direction's bytes begin, for the framers. */
+			if (tp) {
+				init.rcv_isn = tp->rcv_nxt;
+				init.snd_isn = tp->snd_nxt;
+				init.fflags = EBEE_FF_SEQ;
+			}
 			sconn_new(sk, &init);
 		}
 		return 0;

@@ -10,6 +10,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "frame/frame.h"
 
 /* What a traced process wants from the programs (struct ebee_proc.flags). */
 #define EBEE_F_CONN    0x1u /* report accept..close of each accepted socket */
@@ -27,6 +28,9 @@
 #define EBEE_REC_GRPC	      3 /* lat = stream closed - server stream constructed */
 #define EBEE_REC_CONN_ADOPTED 4 /* close of an adopted connection: evidence only */
 #define EBEE_REC_DGRAM	      5 /* lat = response sent - request datagram received */
+/* nreq requests framed by their protocol (bpf/frame/) that ended together:
+ * lat = end - the server's read of the first, soj = end - its arrival */
+#define EBEE_REC_FRAMED 6
 
 /* struct ebee_conn.flags */
 #define EBEE_CF_ADOPTED 0x1 /* open before tracing began: its accept time is unknown */
@@ -88,6 +92,57 @@ struct ebee_sconn {
 	__u32 nreq;	     /* io requests completed on this connection */
 	__u16 state;	     /* EBEE_CS_* */
 	__u16 flags;	     /* EBEE_CF_* */
+	__u32 rcv_isn;	     /* framing: sequence number of the client's first byte */
+	__u32 snd_isn;	     /* ... and of the server's (EBEE_FF_SEQ) */
+	__u8 fr;	     /* framing: enum ebee_fr in force */
+	__u8 fflags;	     /* EBEE_FF_* */
+	__u16 pad;
+};
+
+/* struct ebee_sconn.fflags */
+#define EBEE_FF_SEQ    0x1 /* rcv_isn/snd_isn known (seen at the handshake) */
+#define EBEE_FF_NOTED  0x2 /* counted in its workload's struct ebee_fstat.conns */
+#define EBEE_FF_DESYNC 0x4 /* counted in struct ebee_fstat.desync_conns */
+
+/* Framing: requests read but not yet answered on one connection, oldest
+ * first. Requests that start in one segment share an entry (they arrived
+ * together); when the queue is full, newer ones join the newest entry. */
+#define EBEE_FQ_LEN 16
+struct ebee_freq {
+	__u64 arr_ns; /* arrival of the segment holding the first request's first byte */
+	__u64 svc_ns; /* the server's read of that byte; 0 before */
+	__u32 seq;    /* sequence number of that byte */
+	__u32 n;      /* requests of this entry not yet answered */
+};
+
+/* Framing state of a framed connection: its own socket-local storage,
+ * created at the first bytes of a connection a framer recognises. */
+struct ebee_sframe {
+	struct ebee_fdir in;  /* client -> server */
+	struct ebee_fdir out; /* server -> client */
+	struct ebee_freq q[EBEE_FQ_LEN];
+	__u32 head, rd, tail; /* free-running: oldest, first not yet read, next free */
+	__u32 head_bits;      /* HTTP: which of the last 32 requests were HEAD */
+	/* The server's last writes (ring, EBEE_FW_LEN): a response ends when
+	 * the write holding its last byte returned, as the io pattern's does,
+	 * not when TCP sends it (Nagle, a full window or send buffer). */
+	struct {
+		__u64 ns;
+		__u32 end; /* write_seq after the write */
+		__u32 pad;
+	} wr[4];
+	__u32 nwr;
+	__u32 pad;
+};
+
+/* Framing, per workload (map fstats, keyed by workload id). */
+struct ebee_fstat {
+	__u64 conns[EBEE_FR_MAX]; /* connections by framer in force */
+	__u64 desync;		  /* sequence gaps or bytes that did not parse */
+	__u64 desync_conns;	  /* connections that lost sync at least once */
+	__u64 resync;		  /* resynchronised at a message start */
+	__u64 unmatched;	  /* responses with no request to pair with */
+	__u64 merged;		  /* requests timed with an older one (queue full) */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

@@ -31,7 +31,7 @@ _ebee()
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "--pid --duration --interval --mode --json --ringbuf-size
-		--window --window-age --listen --cgroup --hist --sort --path --attach --all --verbose --version
+		--window --window-age --listen --cgroup --hist --sort --path --attach --no-framing --all --verbose --version
 		--help" -- "$cur"))
 }
 complete -F _ebee ebee

@@ -435,6 +435,7 @@ static struct cfg_key wl_keys[CFG_WL_NKEYS] = {
 				  .names = (const char *const[]){ "service", "sojourn", NULL },
 				  .msg = "%s: '%s' must be service or sojourn",
 				  .def = CFG_LAT_SOJOURN },
+	[CFG_WL_TRUST_UNFRAMED] = { "trust_unframed", CFG_KEY_BOOL, W(trust_unframed) },
 	/* whether they exist is a live check (config_live.c) */
 	[CFG_WL_USER] = { "user", CFG_KEY_STRING, W(user),
 			  .msg = "%1$s: '%2$s' is not a %1$s name" },

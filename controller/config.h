@@ -91,6 +91,7 @@ enum cfg_wl_key_id {
 	CFG_WL_FEED,
 	CFG_WL_EBEE_MODE,
 	CFG_WL_EBEE_LATENCY,
+	CFG_WL_TRUST_UNFRAMED,
 	CFG_WL_USER,
 	CFG_WL_GROUP,
 	CFG_WL_NKEYS,
@@ -142,6 +143,9 @@ struct cfg_workload {
 	int feed_line;		 /* of the key that named it: feed or source = client:PATH */
 	enum ebee_mode ebee_mode;
 	enum cfg_lat ebee_latency; /* default sojourn (README "Which latency feeds parties") */
+	/* act on figures ebee marks untrusted (its framing cannot count them
+	 * exactly: ebee_stats.untrusted); default no: such an interval is stale */
+	bool trust_unframed;
 	/* command workloads: run as this user/group instead of root ("" = root) */
 	char user[CFG_NAME_LEN], group[CFG_NAME_LEN];
 };

@@ -95,6 +95,7 @@ int src_open_workload(const struct cfg *c, int i, struct src_ebee *eb, pid_t pid
 			snprintf(msg, msg_len, "workload %s: %s", w->name, why);
 			return -e;
 		}
+		src_ebee_trust_unframed(s, w->trust_unframed);
 		if (w->source == CFG_SRC_EBEE)
 			*src = s;
 		else

@@ -80,6 +80,11 @@ void src_ebee_lib_close(struct src_ebee *lib);
  * falls back to service with a warning on stderr. */
 struct src *src_ebee_open(struct src_ebee *lib, pid_t pid, enum ebee_mode mode,
 			  enum ebee_latency lat, bool lat_explicit, char *msg, size_t msg_len);
+/* An ebee source acts on figures ebee marks untrusted (ebee_stats.untrusted:
+ * requests its framing cannot count exactly) only if told so; otherwise such
+ * an interval is STALE with the reason, logged once. Any other source: a
+ * no-op. */
+void src_ebee_trust_unframed(struct src *s, bool trust);
 /*
  * An in-place workload: trace every process of the cgroup directory dir and
  * of its descendants (cgfs_procs(), the set `ebee trace --cgroup` traces) now,

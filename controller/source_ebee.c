@@ -37,6 +37,8 @@ struct ebee_src {
 	int npids;
 	pid_t skip[256]; /* listed but not ours to trace (followed already, or refused) */
 	int nskip;
+	bool trust_unframed; /* act on untrusted figures (trust_unframed = yes) */
+	bool told_untrusted; /* the refusal was logged */
 };
 
 /* Processes of the cgroup read per scan: beyond what one source traces and skips. */
@@ -78,6 +80,33 @@ static void other_p99(struct ebee_src *e, const pid_t *pids, int n, double p99,
 		v = NAN;
 	out->p99_service_ns = e->lat == EBEE_LAT_SERVICE ? p99 : v;
 	out->p99_sojourn_ns = e->lat == EBEE_LAT_SOJOURN ? p99 : v;
+}
+
+/* Figures ebee cannot vouch for (a multiplexed or encrypted protocol counted
+ * by length, a stream that lost sync) drive nothing unless the workload says
+ * trust_unframed = yes: the interval is STALE, and the reason goes to stderr
+ * once per workload (the log's stale_why has it every interval). */
+static void untrusted(struct ebee_src *e, const pid_t *pids, int n, struct src_sample *out)
+{
+	for (int i = 0; i < n; i++) {
+		struct ebee_stats st = { .sz = sizeof(st) };
+
+		if (ebee_get_stats(e->lib->eb, pids[i], &st) || !st.untrusted)
+			continue;
+		if (e->trust_unframed)
+			return;
+		out->state = POL_LAT_STALE;
+		snprintf(out->why, sizeof(out->why), "ebee: untrusted: %.70s", st.warning);
+		if (!e->told_untrusted) {
+			fprintf(
+			    stderr,
+			    "parties: ebee cannot count pid %d's requests exactly: %s; not acting "
+			    "on them (trust_unframed = yes would)\n",
+			    (int)pids[i], st.warning);
+			e->told_untrusted = true;
+		}
+		return;
+	}
 }
 
 /* The p99 over all requests of the pid, or of the cgroup's processes taken
@@ -122,6 +151,7 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	out->rps = rps_sum;
 	out->p99_ns = p99; /* ebee's ns */
 	other_p99(e, pids, n, p99, out);
+	untrusted(e, pids, n, out);
 	return 0;
 }
 
@@ -143,6 +173,12 @@ static const struct src_ops ebee_ops = {
 	.read = ebee_src_read,
 	.close = ebee_src_close,
 };
+
+void src_ebee_trust_unframed(struct src *s, bool trust)
+{
+	if (s && s->ops == &ebee_ops)
+		((struct ebee_src *)s->priv)->trust_unframed = trust;
+}
 
 struct src_ebee *src_ebee_lib_open(unsigned int window_ms, char *msg, size_t msg_len)
 {

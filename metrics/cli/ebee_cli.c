@@ -135,8 +135,12 @@ static void usage(FILE *f)
 	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
 	    "                         probes, window, exited, path, attach (socket path:\n"
 	    "                         tp_btf or fentry; null on the syscall path), expired\n"
-	    "                         (dgram: datagrams never answered), warning (why the\n"
-	    "                         figures cannot be trusted, or null)\n"
+	    "                         (dgram: datagrams never answered), framing (resp,\n"
+	    "                         http1, length, http2, tls, grpc, dgram; null before a\n"
+	    "                         connection), untrusted, warning (null, or why the\n"
+	    "                         figures cannot be taken as exact)\n"
+	    "      --no-framing       socket path: read no bytes, frame every request by\n"
+	    "                         length (read/write bursts)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
 	    "                         (default 131072; locked kernel memory)\n"
 	    "      --window N         latencies kept per pid for the statistics, at most\n"
@@ -302,6 +306,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "path", required_argument, NULL, 'P' },
 		{ "attach", required_argument, NULL, 'T' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "no-framing", no_argument, NULL, 'F' },
 		{},
 	};
 	long v;
@@ -391,6 +396,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			break;
 		case 'a':
 			c->all = 1;
+			break;
+		case 'F':
+			c->eo.no_framing = true;
 			break;
 		case ':':
 			return die("option '%s' needs a value", argv[optind - 1]);
@@ -505,6 +513,8 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_str(&j, "path", ebee_path_str(path_in_use));
 	jw_str(&j, "attach", attach_in_use[0] ? attach_in_use : NULL);
 	jw_uint(&j, "expired", r->st.expired);
+	jw_str(&j, "framing", r->st.framing[0] ? r->st.framing : NULL);
+	jw_bool(&j, "untrusted", r->st.untrusted);
 	jw_str(&j, "warning", r->st.warning[0] ? r->st.warning : NULL);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
@@ -543,6 +553,8 @@ static void print_text(const struct row *r)
 	else
 		printf(" %11s", "-");
 	printf(" %8llu%s\n", (unsigned long long)r->st.dropped, r->st.exited ? "  (exited)" : "");
+	if (r->st.untrusted)
+		printf("%-8d warning: %s\n", r->pid, r->st.warning);
 }
 
 static void report(struct ebee *eb, const struct cli *c, int header)
@@ -584,6 +596,7 @@ enum {
 	C_P999,
 	C_SOJ_P99,
 	C_DROP,
+	C_FRAMING,
 	NCOL
 };
 static const struct {
@@ -602,6 +615,7 @@ static const struct {
 	[C_P999] = { "P99.9_us", 10, 3 },
 	[C_SOJ_P99] = { "SOJ_P99_us", 11, 0 },
 	[C_DROP] = { "DROPPED", 8, 2 },
+	[C_FRAMING] = { "FRAMING", 7, 8 }, /* "!" after it: untrusted, warning below */
 };
 
 static int term_width(void)
@@ -619,7 +633,7 @@ static int term_width(void)
 /* Columns shown for a width: drop the highest drop numbers until it fits. */
 static void top_columns(int width, bool show[NCOL])
 {
-	for (int level = 7;; level--) {
+	for (int level = 8;; level--) {
 		int w = 0;
 
 		for (int k = 0; k < NCOL; k++) {
@@ -664,6 +678,10 @@ static void top_cell(const struct row *r, int k, char *buf, size_t len)
 	switch (k) {
 	case C_PID:
 		snprintf(buf, len, "%d", r->pid);
+		break;
+	case C_FRAMING:
+		snprintf(buf, len, "%s%s", r->st.framing[0] ? r->st.framing : "-",
+			 r->st.untrusted ? "!" : "");
 		break;
 	case C_MODE:
 		snprintf(buf, len, "%s", ebee_mode_str(r->st.mode));
@@ -732,7 +750,8 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int
 			if (r)
 				top_cell(r, k, cell, sizeof(cell));
 			off += snprintf(line + off, sizeof(line) - off,
-					k == C_PID || k == C_MODE ? "%s%-*s" : "%s%*s",
+					k == C_PID || k == C_MODE || k == C_FRAMING ? "%s%-*s"
+										    : "%s%*s",
 					off ? " " : "", cols[k].w, r ? cell : cols[k].hdr);
 		}
 		printf("%.*s\n", width, line);
@@ -745,10 +764,13 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int
 				 (unsigned long long)r->st.window_count, r->st.window_span_ns / 1e9,
 				 (unsigned long long)r->st.mode_switches);
 			printf("%.*s\n", width, line);
-			if (r->st.expired || r->st.warning[0]) {
-				snprintf(line, sizeof(line), "         expired %llu%s%s",
-					 (unsigned long long)r->st.expired,
-					 r->st.warning[0] ? "  WARNING: " : "", r->st.warning);
+			if (r->st.expired) {
+				snprintf(line, sizeof(line), "         expired %llu",
+					 (unsigned long long)r->st.expired);
+				printf("%.*s\n", width, line);
+			}
+			if (r->st.warning[0]) {
+				snprintf(line, sizeof(line), "         warning: %s", r->st.warning);
 				printf("%.*s\n", width, line);
 			}
 		}

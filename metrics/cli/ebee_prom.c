@@ -180,6 +180,23 @@ int eprom_render(struct prom_buf *b, void *ctx)
 		prom_sample(b, l[i], 3, snaps[i].st.mode == (enum ebee_mode)m);
 	}
 
+	prom_family(b, "ebee_framing", PROM_GAUGE,
+		    "How requests are delimited: 1 with the framing in force (resp, http1: a "
+		    "framer reads the protocol; length: read/write bursts; http2, tls: "
+		    "recognised, counted by length; none: no connection yet).");
+	EACH(i)
+	{
+		l[i][2] =
+		    (struct prom_label){ "framing",
+					 snaps[i].st.framing[0] ? snaps[i].st.framing : "none" };
+		prom_sample(b, l[i], 3, 1);
+	}
+
+	prom_family(b, "ebee_untrusted", PROM_GAUGE,
+		    "1 when ebee cannot count this workload's requests exactly (the reason: "
+		    "ebee trace --json, warning).");
+	EACH(i) prom_sample(b, l[i], 2, snaps[i].st.untrusted);
+
 	prom_family(b, "ebee_mode_switches_total", PROM_COUNTER,
 		    "Times the automatic mode choice changed.");
 	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.mode_switches);

@@ -55,6 +55,7 @@ enum ebee_probe {
 	EBEE_PROBE_SOCK_ARRIVE = 1u << 8, /* sock:sk_data_ready (io sojourn start) */
 	EBEE_PROBE_DGRAM = 1u << 9,	  /* UDP: sock_{recv,send}_length, sk_data_ready, and
 					     cgroup recvmsg/sendmsg hooks on the cgroup v2 root */
+	EBEE_PROBE_SOCK_FRAME = 1u << 10, /* cgroup_skb ingress/egress: bytes for the framers */
 };
 
 /* Which kernel hooks find requests (README "Two paths"). */
@@ -129,6 +130,9 @@ struct ebee_opts {
 	 * cannot do fails ebee_open with the reason. EBEE_ATTACH_AUTO by
 	 * default. */
 	enum ebee_attach attach;
+	/* Socket path: do not read bytes (no cgroup_skb programs, no framer):
+	 * every workload is framed by length. false by default. */
+	bool no_framing;
 };
 
 /* Per-workload tracing options. */
@@ -226,9 +230,16 @@ struct ebee_stats {
 	/* dgram: requests (datagrams received) that got no response from the
 	 * workload before they expired (one-way traffic: not requests). */
 	uint64_t expired;
-	/* Why the figures cannot be trusted (e.g. UDP datagrams that no
-	 * response pattern matches), or "" when there is nothing to say. */
-	char warning[192];
+	/* Framing (docs/design.md 4.9): callers built against an older ebee.h
+	 * pass a smaller sz and get what they know. */
+	char framing[16];      /* how requests are delimited: "resp", "http1" (a framer
+				* reads the protocol), "length" (read/write bursts),
+				* "http2", "tls" (recognised, counted by length), "grpc",
+				* "dgram"; "" before the first connection */
+	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
+	char warning[256];     /* "" or the reason(s): what the framing cannot count, UDP
+				* datagrams no pattern matches */
+	uint64_t desync_conns; /* framed connections that lost sync at least once */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -38,6 +38,7 @@
 #include "feature_check.h"
 #include "grpc.h"
 #include "kern.h"
+#include "framers/framer.h"
 #include "mode.h"
 #include "opts.h"
 #include "proc.h"
@@ -217,7 +218,7 @@ char *ebee_probes_str(unsigned int mask, char *buf, size_t len)
 {
 	static const char *const names[] = { "accept",	    "close", "read",	   "write",
 					     "fork",	    "grpc",  "sock_state", "sock_io",
-					     "sock_arrive", "dgram" };
+					     "sock_arrive", "dgram", "sock_frame" };
 	size_t off = 0;
 
 	if (!len)
@@ -322,6 +323,11 @@ static unsigned int flags_probes(const struct ebee *eb, uint32_t flags)
 	if (eb->path == EBEE_PATH_SOCKET) {
 		if (flags & (EBEE_F_CONN | EBEE_F_IO))
 			p |= EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO | EBEE_PROBE_FORK;
+		/* The framers follow a stream from its first byte: they stay on
+		 * with the I/O hooks, in conn mode too, or a recheck would find
+		 * every framed connection with a gap. */
+		if ((flags & (EBEE_F_CONN | EBEE_F_IO)) && !eb->opts.no_framing)
+			p |= EBEE_PROBE_SOCK_FRAME;
 		if (flags & EBEE_F_IO)
 			p |= EBEE_PROBE_SOCK_ARRIVE;
 		return p;
@@ -689,6 +695,8 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 		k = K_GRPC;
 	else if (r->kind == EBEE_REC_DGRAM)
 		k = K_DGRAM;
+	else if (r->kind == EBEE_REC_FRAMED)
+		k = K_IO; /* nreq requests of the io pattern, delimited by a framer */
 	else
 		return 0;
 	/* A request that began before its pattern became the mode spans the
@@ -696,15 +704,17 @@ static int on_record(void *ctx, const struct ebee_rec *r)
 	if (w->since_ns[k] &&
 	    r->end_ns - (r->soj_ns > r->lat_ns ? r->soj_ns : r->lat_ns) < w->since_ns[k])
 		return 0;
-	w->total[k]++;
-	if (w->win[k][EBEE_LAT_SERVICE])
-		ebee_window_push(w->win[k][EBEE_LAT_SERVICE], r->end_ns, r->lat_ns);
-	if (w->win[k][EBEE_LAT_SOJOURN] && r->soj_ns)
-		ebee_window_push(w->win[k][EBEE_LAT_SOJOURN], r->end_ns, r->soj_ns);
-	/* The request hook; only the kind the queries read, so
-	 * a histogram built from it counts what ebee_get_stats() counts. */
-	if (eb->opts.on_request && k == primary_kind(w))
-		eb->opts.on_request(w->pid, r->lat_ns, eb->opts.on_request_ctx);
+	for (unsigned int i = 0; i < (r->kind == EBEE_REC_FRAMED ? r->nreq : 1u); i++) {
+		w->total[k]++;
+		if (w->win[k][EBEE_LAT_SERVICE])
+			ebee_window_push(w->win[k][EBEE_LAT_SERVICE], r->end_ns, r->lat_ns);
+		if (w->win[k][EBEE_LAT_SOJOURN] && r->soj_ns)
+			ebee_window_push(w->win[k][EBEE_LAT_SOJOURN], r->end_ns, r->soj_ns);
+		/* The request hook; only the kind the queries read, so
+		 * a histogram built from it counts what ebee_get_stats() counts. */
+		if (eb->opts.on_request && k == primary_kind(w))
+			eb->opts.on_request(w->pid, r->lat_ns, eb->opts.on_request_ctx);
+	}
 	return 0;
 }
 
@@ -764,7 +774,7 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		msg_len = sizeof(dummy);
 	}
 	msg[0] = 0;
-	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_opts, attach));
+	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_opts, no_framing));
 	if (err) {
 		snprintf(msg, msg_len,
 			 err == -E2BIG ? "ebee: struct ebee_opts of %zu bytes sets fields unknown "
@@ -795,6 +805,7 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
 	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
 	eb->opts.on_request = OPT(opts, on_request, NULL);
+	eb->opts.no_framing = OPT(opts, no_framing, false);
 	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
 	eb->opts.attach = OPT(opts, attach, EBEE_ATTACH_AUTO);
 	eb->mp.min_conns = eb->opts.auto_min_conns;
@@ -1300,6 +1311,64 @@ int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *va
 	return ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SERVICE, p, val_ns);
 }
 
+/* framing, untrusted and warning of ebee_get_stats(): the framer most of
+ * the workload's connections use, and what the framing counters say cannot
+ * be counted exactly (docs/design.md 4.8). */
+static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
+{
+	struct ebee_fstat f = {};
+	size_t off = strlen(s->warning); /* after the dgram pattern's, if any */
+	int best = EBEE_FR_NONE;
+
+	if (off)
+		s->untrusted = true;
+	if (s->mode == EBEE_MODE_DGRAM) {
+		snprintf(s->framing, sizeof(s->framing), "dgram");
+		return;
+	}
+	if (s->mode == EBEE_MODE_GRPC) {
+		snprintf(s->framing, sizeof(s->framing), "grpc");
+		return;
+	}
+	if (eb->path != EBEE_PATH_SOCKET || !(eb->probes_now & EBEE_PROBE_SOCK_FRAME) ||
+	    ebee_kern_fstat(eb->kern, pid, &f)) {
+		/* No bytes seen (syscall path, framing off) or no connection yet. */
+		snprintf(s->framing, sizeof(s->framing), "%s",
+			 eb->path == EBEE_PATH_SOCKET && !eb->opts.no_framing ? "" : "length");
+		return;
+	}
+	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++)
+		if (f.conns[i] > (best ? f.conns[best] : 0))
+			best = i;
+	snprintf(s->framing, sizeof(s->framing), "%s", ebee_framer_name(best));
+	s->desync_conns = f.desync_conns;
+	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
+		const char *why = ebee_framer_warning(i);
+
+		if (!f.conns[i] || !why)
+			continue;
+		s->untrusted = true;
+		off += snprintf(s->warning + off,
+				off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
+				"%s%s on %llu connection(s): %s", off ? "; " : "",
+				ebee_framer_name(i), (unsigned long long)f.conns[i], why);
+	}
+	if (f.desync_conns) {
+		s->untrusted = true;
+		off += snprintf(
+		    s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
+		    "%s%llu framed connection(s) lost sync (a sequence gap or bytes that "
+		    "do not parse): requests in the gap are not counted",
+		    off ? "; " : "", (unsigned long long)f.desync_conns);
+	}
+	if (f.unmatched) {
+		s->untrusted = true;
+		snprintf(s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
+			 "%s%llu response(s) had no request to pair with", off ? "; " : "",
+			 (unsigned long long)f.unmatched);
+	}
+}
+
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 {
 	struct ebee_stats s = {};
@@ -1331,7 +1400,7 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 			    (eb->dgram_probes_now ? EBEE_PROBE_DGRAM : 0));
 	}
 	s.expired = w->dg.expired;
-	memcpy(s.warning, w->warning, sizeof(s.warning));
+	snprintf(s.warning, sizeof(s.warning), "%s", w->warning);
 	win = w->win[primary_kind(w)][EBEE_LAT_SERVICE];
 	if (win) {
 		if (eb->opts.window_age_ns)
@@ -1345,6 +1414,7 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 		ebee_kern_workload_dropped(eb->kern, pid, &s.dropped);
 		s.nprocs = ebee_kern_proc_count(eb->kern, pid);
 	}
+	stats_framing(eb, pid, &s);
 	memcpy(st, &s, sz);
 	return 0;
 }

@@ -9,6 +9,7 @@
  * program on every matching syscall of every process on the host.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,7 +38,38 @@ struct ebee_kern {
 	int nlinks[EBEE_NPROBE_GROUPS];
 	int ncpus;
 	uint32_t wl_epoch; /* last struct ebee_wl.epoch handed out */
+	int cg2_fd;	   /* cgroup v2 root, for the framing programs; -1 before */
 };
+
+/* The root of the cgroup v2 hierarchy, wherever it is mounted (/sys/fs/cgroup
+ * on a unified host, /sys/fs/cgroup/unified on a hybrid one): the framing
+ * programs attach there, so every socket of the host runs them (link-based
+ * attachment: other programs on the root, and on any cgroup below, keep
+ * running). The first cgroup2 mount of /proc/self/mountinfo whose root is
+ * the hierarchy's root. */
+static int cgroup2_root_open(void)
+{
+	char line[4096], root[1024], mnt[1024], *sep;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int fd = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent maj:min root mountpoint opts ... - fstype source superopts */
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %1023s %1023s", root, mnt) != 2 || strcmp(root, "/"))
+			continue;
+		fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+		break;
+	}
+	fclose(f);
+	return fd;
+}
 
 /* Group index from the lowest set bit of an enum ebee_probe value. */
 static int group_idx(unsigned int bit)
@@ -110,6 +142,10 @@ static int group_progs(const struct ebee_kern *k, unsigned int bit, struct bpf_p
 		p[n++] = a->arrive == EBEE_ATTACH_TP_BTF ? s->progs.sock_data_ready
 							 : s->progs.fe_sock_def_readable;
 		break;
+	case EBEE_PROBE_SOCK_FRAME:
+		p[n++] = s->progs.frame_in;
+		p[n++] = s->progs.frame_out;
+		break;
 	default:
 		break;
 	}
@@ -126,13 +162,18 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_li
 
 	if (level == LIBBPF_DEBUG)
 		return 0;
+	if (getenv("EBEE_LIBBPF_DEBUG")) { /* whole, verifier logs included */
+		va_list aq;
+
+		va_copy(aq, ap);
+		vfprintf(stderr, fmt, aq);
+		va_end(aq);
+	}
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	n = strlen(buf);
 	while (n && buf[n - 1] == '\n')
 		buf[--n] = 0;
 	memcpy(last_libbpf_msg, buf, sizeof(buf));
-	if (getenv("EBEE_LIBBPF_DEBUG"))
-		fprintf(stderr, "libbpf: %s\n", buf);
 	return 0;
 }
 
@@ -188,6 +229,7 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 	if (!k)
 		return -ENOMEM;
 	k->opts = *opts;
+	k->cg2_fd = -1;
 	libbpf_set_print(libbpf_print_fn);
 	last_libbpf_msg[0] = 0;
 
@@ -233,8 +275,8 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 	}
 	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1) {
 		struct bpf_program *progs[MAX_GROUP_PROGS];
-		bool sock =
-		    bit & (EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO | EBEE_PROBE_SOCK_ARRIVE);
+		bool sock = bit & (EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO |
+				   EBEE_PROBE_SOCK_ARRIVE | EBEE_PROBE_SOCK_FRAME);
 		bool both = bit == EBEE_PROBE_FORK;
 		int n = group_progs(k, bit, progs);
 
@@ -297,6 +339,8 @@ void ebee_kern_close(struct ebee_kern *k)
 			close(k->ring_fds[i]);
 	free(k->ring_fds);
 	ebee_bpf__destroy(k->skel);
+	if (k->cg2_fd >= 0)
+		close(k->cg2_fd);
 	free(k);
 }
 
@@ -306,8 +350,19 @@ static int attach_group(struct ebee_kern *k, unsigned int bit, char *msg, size_t
 	int g = group_idx(bit), n, err;
 
 	n = group_progs(k, bit, progs);
+	if (bit == EBEE_PROBE_SOCK_FRAME && k->cg2_fd < 0) {
+		k->cg2_fd = cgroup2_root_open();
+		if (k->cg2_fd < 0) {
+			snprintf(msg, msg_len,
+				 "ebee: framing needs the cgroup v2 hierarchy mounted: %s",
+				 strerror(-k->cg2_fd));
+			return k->cg2_fd;
+		}
+	}
 	for (int i = 0; i < n; i++) {
-		struct bpf_link *l = bpf_program__attach(progs[i]);
+		struct bpf_link *l = bit == EBEE_PROBE_SOCK_FRAME
+					 ? bpf_program__attach_cgroup(progs[i], k->cg2_fd)
+					 : bpf_program__attach(progs[i]);
 
 		if (!l) {
 			err = -errno;
@@ -386,6 +441,13 @@ int ebee_kern_workload_set(struct ebee_kern *k, uint32_t wid, uint32_t flags)
 		}
 		prev = &key;
 	}
+	return 0;
+}
+
+int ebee_kern_fstat(struct ebee_kern *k, uint32_t wid, struct ebee_fstat *out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.fstats), &wid, out))
+		return -errno;
 	return 0;
 }
 
@@ -502,6 +564,7 @@ void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid)
 	/* Stop the programs first, then collect and delete the processes:
 	 * deleting while walking a hash map can skip entries. */
 	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.workloads), &wid);
+	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.fstats), &wid);
 	while (!bpf_map_get_next_key(pfd, prev, &key)) {
 		if (!bpf_map_lookup_elem(pfd, &key, &p) && p.wid == wid) {
 			if (n == cap) {

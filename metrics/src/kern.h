@@ -15,7 +15,7 @@
 #include "attach.h"
 
 /* Probe groups: the bits of enum ebee_probe (ebee.h). */
-#define EBEE_NPROBE_GROUPS 9
+#define EBEE_NPROBE_GROUPS 10
 
 struct ebee_kern;
 
@@ -60,6 +60,9 @@ int ebee_kern_conn_adopt(struct ebee_kern *k, uint32_t tgid, uint32_t fd);
  * address, 0 for IPv6); the first read or write of workload wid claims it. */
 int ebee_kern_sconn_adopt(struct ebee_kern *k, uint32_t wid, const struct ebee_adopt_key *key);
 bool ebee_kern_sock_path(const struct ebee_kern *k);
+/* Framing counters of workload wid (zero until its first framed
+ * connection); -ENOENT if none yet. */
+int ebee_kern_fstat(struct ebee_kern *k, uint32_t wid, struct ebee_fstat *out);
 /* Number of processes in workload wid (walks the map). */
 unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid);
 

@@ -19,6 +19,8 @@ void ebee_evidence_add(struct ebee_evidence *ev, unsigned int rec_kind, unsigned
 			ev->conns_multi++;
 	} else if (rec_kind == EBEE_REC_IO) {
 		ev->io_reqs++;
+	} else if (rec_kind == EBEE_REC_FRAMED) {
+		ev->io_reqs += nreq; /* requests a framer delimited, on persistent connections */
 	} else if (rec_kind == EBEE_REC_GRPC) { /* gRPC */
 		ev->grpc_reqs++;
 	} else if (rec_kind == EBEE_REC_DGRAM) {

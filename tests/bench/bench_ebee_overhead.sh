@@ -15,8 +15,11 @@
 #  4. memcached at half its saturation rate from the open-loop load generator
 #     (build/loadgen; saturation = what it achieves when offered far more):
 #     p99 traced/untraced.
+#  5. redis-server saturated by redis-benchmark with 16 commands pipelined per
+#     write (RESP framing, docs/design.md 4.8): server+tracer CPU per command
+#     traced/untraced, exact counts against redis's total_commands_processed.
 # Environment: BENCH_PAIRS (rounds, default 5), BENCH_SECS per run (default 3),
-# BENCH_SECTIONS (default "1 2 3 4"), BENCH_PATHS (default "socket socket-fentry
+# BENCH_SECTIONS (default "1 2 3 4 5"), BENCH_PATHS (default "socket socket-fentry
 # syscall": socket as auto attaches it, socket with fentry forced, left out where
 # auto took fentry already or the kernel refuses it),
 # BENCH_SPIN (section 3's 1-byte round trips: "PIPE TCP", default "1000000 200000"; fewer
@@ -80,7 +83,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 hz=$(getconf CLK_TCK)
-want() { [[ " ${BENCH_SECTIONS:-1 2 3 4} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SECTIONS:-1 2 3 4 5} " == *" $1 "* ]]; }
 
 # Start `ebee trace` on memcached with path $1 for $2 seconds; its pid in $epid.
 start_ebee() {
@@ -89,7 +92,13 @@ start_ebee() {
 	# shellcheck disable=SC2046
 	# Queried like a controller would (every interval, all percentiles of
 	# both latencies), so the window's lazy tree (window.c) is paid for.
-	"$bin" trace --pid "$mcpid" --mode io $(path_args "$path") --duration "$2" --interval "${BENCH_QUERY_MS:-1000}" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
+	# Emptied here: the job's own redirection happens when it gets scheduled,
+	# and until then the wait below would find the previous run's "probes
+	# live" and start the load before this ebee sees the connections open
+	# (they are then adopted and framed by length: the bench's count
+	# mismatches, memcached's included).
+	: >"$tmp/ebee.err"
+	"$bin" trace --pid "${target_pid:-$mcpid}" --mode io $(path_args "$path") --duration "$2" --interval "${BENCH_QUERY_MS:-1000}" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 	epid=$!
 	epids+=($epid)
 	for _ in $(seq 150); do grep -q "probes live" "$tmp/ebee.err" && return 0; sleep 0.02; done
@@ -182,7 +191,7 @@ for p in "${paths[@]}"; do
 import json, sys
 progs = json.load(open(sys.argv[1]))
 reqs = json.loads(open(sys.argv[2]).readlines()[-1])["requests"]
-names = ("enter_", "exit_", "on_proc_", "sock_")
+names = ("enter_", "exit_", "on_proc_", "sock_", "frame_")
 best = {}
 for p in progs:
     n = p.get("name", "")
@@ -229,6 +238,73 @@ done
 for p in "${paths[@]}"; do
 	echo "  $p path: median rate of an untraced pipe user $(median <"$tmp/r_pipe_$p"), of an untraced TCP user $(median <"$tmp/r_tcp_$p")"
 done
+echo
+fi
+
+if want 5; then
+if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
+	echo "5. skipped: redis-server or redis-benchmark missing (make deps)"
+else
+rport=$(free_port)
+redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+rpid=$!
+epids+=($rpid)
+for _ in $(seq 100); do port_accepts "$rport" && break; sleep 0.05; done
+rn=${BENCH_REDIS_N:-400000}
+echo "5. redis-server saturated by redis-benchmark -P 16 -c 4 -t get,set -n $rn, $pairs interleaved rounds"
+printf "%-5s %-13s %12s %14s %10s %10s %12s\n" round path cmds cpu_us/cmd cpu_ratio exact ebee_us/cmd
+rcmds() { redis-cli -p "$rport" info stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
+declare -A rcpu rok rebee
+run_redis() {
+	local p=$1 c0 c1 e0=0 e1=0 b a reqs
+	b=$(rcmds)
+	if [ "$p" != untraced ]; then
+		target_pid=$rpid start_ebee "$p" 600 || exit 1
+		e0=$(cpu_ticks "$epid")
+	fi
+	c0=$(cpu_ticks "$rpid")
+	redis-benchmark -p "$rport" -n "$rn" -c 4 -P 16 -t get,set -q >/dev/null 2>&1
+	c1=$(cpu_ticks "$rpid")
+	a=$(rcmds)
+	rok[$p]=-
+	if [ "$p" != untraced ]; then
+		e1=$(cpu_ticks "$epid")
+		kill -INT "$epid"; wait "$epid"
+		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readlines()[-1])['requests'])")
+		# the INFO that read $b ran before tracing and is in the delta, the
+		# one that read $a ran while traced and is not: they cancel out
+		rok[$p]=yes
+		[ "$reqs" -eq $((a - b)) ] || rok[$p]="no($reqs/$((a - b)))"
+		# what ebee said about it (dropped records, the framing's warning)
+		[ "${rok[$p]}" = yes ] || echo "    $p: $(python3 -c "import json; o = json.loads(open('$tmp/ebee.json').readlines()[-1]); print('dropped', o['dropped'], 'framing', o['framing'], 'warning', o['warning'])")" >&2
+	fi
+	rcmd[$p]=$((a - b))
+	rcpu[$p]=$(awk -v t=$((c1 - c0 + e1 - e0)) -v n="$((a - b))" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+	rebee[$p]=$(awk -v t=$((e1 - e0)) -v n="$((a - b))" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+}
+declare -A rcmd
+for i in $(seq "$pairs"); do
+	order=(untraced "${paths[@]}")
+	if [ $((i % 2)) -eq 0 ]; then
+		rev=()
+		for ((j = ${#order[@]} - 1; j >= 0; j--)); do rev+=("${order[j]}"); done
+		order=("${rev[@]}")
+	fi
+	for p in "${order[@]}"; do run_redis "$p"; done
+	printf "%-5s %-13s %12s %14s %10s %10s\n" "$i" untraced "${rcmd[untraced]}" "${rcpu[untraced]}" 1 -
+	for p in "${paths[@]}"; do
+		div "${rcpu[$p]}" "${rcpu[untraced]}" >>"$tmp/r_rcpu_$p"; echo >>"$tmp/r_rcpu_$p"
+		printf "%-5s %-13s %12s %14s %10s %10s %12s\n" "$i" "$p" "${rcmd[$p]}" "${rcpu[$p]}" \
+			"$(div "${rcpu[$p]}" "${rcpu[untraced]}")" "${rok[$p]}" "${rebee[$p]}"
+	done
+done
+for p in "${paths[@]}"; do
+	echo "  $p path: median CPU per command traced/untraced $(median <"$tmp/r_rcpu_$p")"
+done
+echo "  (exact: ebee's count equals redis's; the syscall path and --no-framing count batches)"
+kill "$rpid" 2>/dev/null
+wait "$rpid" 2>/dev/null
+fi
 echo
 fi
 

@@ -48,7 +48,7 @@ echo "$hdr" | grep -q LATEST_us && fail "60 columns: LATEST_us kept: $hdr"
 first=$(strip "$tmp/top60" | grep -A1 '^PID' | tail -1 | awk '{ print $1 }')
 [ "$first" = "$slow_pid" ] || fail "top not sorted by p99 (first row $first, slow server $slow_pid)"
 hdr=$(strip "$tmp/top200" | grep '^PID' | tail -1)
-[ "$(echo "$hdr" | wc -w)" = 12 ] || fail "200 columns: not every column: $hdr"
+[ "$(echo "$hdr" | wc -w)" = 13 ] || fail "200 columns: not every column: $hdr"
 first=$(strip "$tmp/top200" | grep -A1 '^PID' | tail -1 | awk '{ print $1 }')
 want=$(printf '%s\n%s\n' "$fast_pid" "$slow_pid" | sort -n | head -1)
 [ "$first" = "$want" ] || fail "--sort pid: first row $first"

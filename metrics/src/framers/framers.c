@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/* The framer registry and the byte driver (framer.h). */
+#include <errno.h>
+#include "framer.h"
+
+static const struct ebee_framer_ops *const framers[EBEE_FR_MAX] = {
+	[EBEE_FR_LENGTH] = &ebee_framer_length, [EBEE_FR_RESP] = &ebee_framer_resp,
+	[EBEE_FR_HTTP1] = &ebee_framer_http1,	[EBEE_FR_HTTP2] = &ebee_framer_http2,
+	[EBEE_FR_TLS] = &ebee_framer_tls,
+};
+
+const struct ebee_framer_ops *ebee_framer_get(int id)
+{
+	return id >= 0 && id < EBEE_FR_MAX ? framers[id] : NULL;
+}
+
+const char *ebee_framer_name(int id)
+{
+	const struct ebee_framer_ops *o = ebee_framer_get(id);
+
+	return o ? o->name : "";
+}
+
+const char *ebee_framer_warning(int id)
+{
+	const struct ebee_framer_ops *o = ebee_framer_get(id);
+
+	return o ? o->warning : NULL;
+}
+
+int ebee_framer_detect(const uint8_t *b, size_t n)
+{
+	return ebee_fr_detect(b, n > 16 ? 16 : (uint32_t)n);
+}
+
+int ebee_framer_feed(const struct ebee_framer_ops *ops, struct ebee_fdir *d, const uint8_t *b,
+		     size_t n, int resp, uint32_t *head_bits, struct ebee_frame_counts *out)
+{
+	size_t pos = 0;
+
+	if (!ops || !ops->step)
+		return -EINVAL;
+	while (pos < n && !out->err) {
+		if (d->skip) {
+			size_t k = n - pos < d->skip ? n - pos : d->skip;
+
+			d->skip -= k;
+			pos += k;
+			continue;
+		}
+		switch (ops->step(d, b[pos++], resp, head_bits)) {
+		case EBEE_FEV_START:
+			out->starts++;
+			break;
+		case EBEE_FEV_END:
+			out->ends++;
+			break;
+		case EBEE_FEV_ERR:
+			out->err = true;
+			break;
+		}
+	}
+	return 0;
+}

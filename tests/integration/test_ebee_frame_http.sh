@@ -1,0 +1,88 @@
+#!/bin/bash
+# HTTP/1.1 framing with pipelining (issue 20): nginx (Debian's) answers a client that writes
+# 10 requests at a time on each of 4 keep-alive connections (GET, HEAD, and POST with a
+# body, in turn: tests/lib/http_pipeline.py). ebee must count every request, exactly what
+# the client received and nginx logged, frame them as "http1", untrusted false, with its
+# sojourn p50 within 15% of the client's p50 (each request from its batch's write to its
+# response's last byte) where server time dominates (a slow upstream behind nginx).
+set -u
+. "$(dirname "$0")/../lib/ebeetest.sh"
+. tests/lib/servers.sh
+command -v nginx >/dev/null || { echo "SKIP: nginx not installed (make deps)"; exit 77; }
+[ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
+
+port=$(free_port)
+mkdir -p "$tmp/nginx/tmp"
+# / answers at once; /slow/ is proxied to a cpr_server that sleeps 5 ms per request: server
+# time, which is what ebee sees, dwarfing what the client adds (its own scheduling, Python's).
+start_cpr up --delay-ms 5 --threads 4
+[ -n "$up_port" ] || fail "cpr_server did not start"
+cat >"$tmp/nginx/nginx.conf" <<CONF
+master_process on;
+worker_processes 1;
+daemon off;
+error_log $tmp/nginx/error.log;
+pid $tmp/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+	access_log $tmp/nginx/access.log;
+	keepalive_timeout 65;
+	keepalive_requests 1000000;
+	client_body_temp_path $tmp/nginx/tmp;
+	proxy_temp_path $tmp/nginx/tmp;
+	fastcgi_temp_path $tmp/nginx/tmp;
+	uwsgi_temp_path $tmp/nginx/tmp;
+	scgi_temp_path $tmp/nginx/tmp;
+	server {
+		listen 127.0.0.1:$port;
+		location / { default_type text/plain; return 200 "ok\n"; }
+		location /slow/ { proxy_pass http://127.0.0.1:$up_port/; }
+	}
+}
+CONF
+nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
+	>"$tmp/nginx/stderr.log" 2>&1 &
+npid=$!
+pids+=("$npid")
+_wait_accepting "$npid" "$port" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
+
+# trace NAME CLIENT_ARGS...: the client's JSON in NAME.client, ebee's in NAME.json.
+trace() {
+	local name=$1 e
+	shift
+	build/ebee trace --pid "$npid" --json >"$tmp/$name.json" 2>"$tmp/$name.err" &
+	e=$!
+	pids+=("$e")
+	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
+	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+	python3 tests/lib/http_pipeline.py "$port" "$@" >"$tmp/$name.client" || fail "client"
+	kill -INT "$e"
+	wait "$e" || fail "ebee exited non-zero: $(cat "$tmp/$name.err")"
+}
+
+trace count 4 100 10
+logged=$(wc -l <"$tmp/nginx/access.log")
+python3 - "$tmp/count.json" "$tmp/count.client" "$logged" <<'PY' || fail "$(cat "$tmp/count.json")"
+import json, sys
+e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+c = json.loads(open(sys.argv[2]).read())
+logged = int(sys.argv[3])
+assert c["sent"] == c["responses"] == logged == 4000 and c["bad"] == 0, (c, logged)
+assert e["framing"] == "http1" and e["untrusted"] is False and e["warning"] is None, e
+assert e["requests"] == c["responses"], (e["requests"], c["responses"])
+print(f"ok: pipelined HTTP/1.1: ebee {e['requests']} requests = client's {c['responses']} = "
+      f"nginx's {logged}, framing http1, trusted")
+PY
+
+trace lat 2 5 6 /slow nohead
+python3 - "$tmp/lat.json" "$tmp/lat.client" <<'PY' || fail "$(cat "$tmp/lat.json")"
+import json, sys
+e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+c = json.loads(open(sys.argv[2]).read())
+assert c["responses"] == 60 and c["bad"] == 0 and e["requests"] == 60, (c, e["requests"])
+r = e["sojourn_p50_ns"] / 1e3 / c["p50_us"]
+print(f"ok: responses of a slow upstream: client p50 {c['p50_us']/1e3:.1f} ms, ebee sojourn p50 "
+      f"{e['sojourn_p50_ns']/1e6:.1f} ms, ratio {r:.3f}")
+assert abs(r - 1) <= 0.15, r
+PY
+echo PASS
