@@ -11,11 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "ebee_common.h"
 #include "attach.h"
+#include "ebee.h"
+#include "ebee_common.h"
 
-/* Probe groups: the bits of enum ebee_probe (ebee.h). */
-#define EBEE_NPROBE_GROUPS 10
+/* Probe groups: the bits of enum ebee_probe (ebee.h), up to
+ * EBEE_PROBE_SOCK_FRAME; EBEE_PROBE_DGRAM's programs are dgram.c's, its
+ * group here stays empty. */
+#define EBEE_NPROBE_GROUPS 11
+_Static_assert(EBEE_PROBE_SOCK_FRAME == 1u << (EBEE_NPROBE_GROUPS - 1),
+	       "the last probe group is the framers'");
 
 struct ebee_kern;
 

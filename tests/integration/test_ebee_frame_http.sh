@@ -74,12 +74,12 @@ print(f"ok: pipelined HTTP/1.1: ebee {e['requests']} requests = client's {c['res
       f"nginx's {logged}, framing http1, trusted")
 PY
 
-trace lat 2 5 6 /slow nohead
+trace lat 2 30 6 /slow nohead
 python3 - "$tmp/lat.json" "$tmp/lat.client" <<'PY' || fail "$(cat "$tmp/lat.json")"
 import json, sys
 e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 c = json.loads(open(sys.argv[2]).read())
-assert c["responses"] == 60 and c["bad"] == 0 and e["requests"] == 60, (c, e["requests"])
+assert c["responses"] == 360 and c["bad"] == 0 and e["requests"] == 360, (c, e["requests"])
 r = e["sojourn_p50_ns"] / 1e3 / c["p50_us"]
 print(f"ok: responses of a slow upstream: client p50 {c['p50_us']/1e3:.1f} ms, ebee sojourn p50 "
       f"{e['sojourn_p50_ns']/1e6:.1f} ms, ratio {r:.3f}")
