@@ -12,6 +12,7 @@ start_cpr fast --delay-ms 1
 start_cpr slow --delay-ms 4
 live() { for _ in $(seq 100); do grep -qs "probes live" "$1" && return; sleep 0.05; done; fail "ebee did not start: $(cat "$1")"; }
 
+t_start=$(date +%s.%N)
 build/ebee trace --pid "$fast_pid" --duration 120 --hist >"$tmp/hist" 2>"$tmp/e1" &
 pids+=($!); e1=$!
 build/ebee trace --pid "$fast_pid:front" --duration 120 --hist --json >"$tmp/json" 2>"$tmp/e2" &
@@ -24,6 +25,7 @@ pids+=($!); e4=$!
 live "$tmp/e1"; live "$tmp/e2"; live "$tmp/e3"; live "$tmp/e4"
 build/fixtures/http_client --port "$fast_port" --requests 90 >/dev/null || fail "client"
 build/fixtures/http_client --port "$slow_port" --requests 40 >/dev/null || fail "client"
+t_stop=$(date +%s.%N)
 kill -INT $e1 $e2 $e3 $e4
 wait $e1 && wait $e2 && wait $e3 && wait $e4 || fail "an ebee exited non-zero"
 
@@ -33,12 +35,17 @@ sum=$(awk '/ -> / { s += $5 } END { print s }' "$tmp/hist")
 grep -q '^      1024 -> 2047       : ' "$tmp/hist" || fail "no 1024 -> 2047 us row for a 1 ms server"
 echo "ok: --hist: $sum requests in the log2 histogram"
 
-python3 - "$tmp/json" "$fast_pid" <<'PY' || fail "json: $(cat "$tmp/json")"
+# the last line's wall-clock time (when it is printed: the final report, after SIGINT): not
+# before the signal, not in the future
+python3 - "$tmp/json" "$fast_pid" "$t_start" "$t_stop" <<'PY' || fail "json: $(cat "$tmp/json")"
 import json, sys, datetime
 o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 t = datetime.datetime.strptime(o["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
-age = (datetime.datetime.now(datetime.timezone.utc) - t).total_seconds()
-assert 0 <= age < 10, age
+now = datetime.datetime.now(datetime.timezone.utc)
+start, stop = (datetime.datetime.fromtimestamp(float(x), datetime.timezone.utc) for x in sys.argv[3:5])
+ms = datetime.timedelta(milliseconds=1)  # the field's resolution
+assert start <= stop - ms <= t <= now, (str(start), str(stop), o["time"], str(now))
+age = (now - t).total_seconds()
 assert o["pid"] == int(sys.argv[2]) and o["comm"] == "cpr_server" and o["name"] == "front", o
 assert sum(o["log2_us"]) == o["requests"] == 90, o
 print(f"ok: json: time {o['time']} ({age:.1f} s ago), comm {o['comm']}, name {o['name']}, log2_us sums to 90")
