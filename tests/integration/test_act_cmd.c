@@ -168,24 +168,72 @@ static struct act_opts opts_for(enum act_cmd_cgroup kind)
 				  .cmd_cgroup = kind };
 }
 
-/* The command: joins the cgroup (fd) itself, then NPROCS setsid sleeps that ignore SIGTERM. */
+/* This program's argument area (main's argv[0] up to the last argument's end). */
+static char *arg_area;
+static size_t arg_len;
+
+/* Puts text in place of this process's command line (what /proc/PID/cmdline shows):
+ * false when the argument area is too short. */
+static bool set_cmdline(const char *text)
+{
+	size_t n = strlen(text);
+
+	if (!arg_area || n + 1 > arg_len)
+		return false;
+	memset(arg_area, 0, arg_len);
+	memcpy(arg_area, text, n);
+	return true;
+}
+
+/* A process of the command: its command line is the token with a suffix, it
+ * ignores SIGTERM (inherited), and it waits to be killed. Without room for the
+ * token in the argument area it execs sleep with it instead. */
+static void __attribute__((noreturn)) be_sleeper(const char *suffix)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s.%s", token, suffix);
+	if (!set_cmdline(name)) {
+		execlp("sleep", "sleep", name, (char *)NULL);
+		_exit(127);
+	}
+	for (;;)
+		pause();
+}
+
+/*
+ * The command: joins the cgroup (fd) itself, ignores SIGTERM, then starts
+ * NPROCS processes that each leave its session (setsid) and ignore SIGTERM
+ * too. Forked without exec: under emulation (the VM lane's TCG guests) a
+ * shell loop of `setsid sleep &` took 0.4 s a process, two execs each.
+ */
 static pid_t launch(int fd)
 {
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		char buf[512];
+		char buf[32];
 		int n = snprintf(buf, sizeof(buf), "%d", (int)getpid());
 
 		if (write(fd, buf, (size_t)n) != n)
 			_exit(126);
-		snprintf(buf, sizeof(buf),
-			 "trap '' TERM; i=0; while [ $i -lt %d ]; do setsid sleep %s.1 & "
-			 "i=$((i + 1)); done; exec sleep %s.2",
-			 NPROCS, token, token);
-		execl("/bin/sh", "sh", "-c", buf, (char *)NULL);
-		_exit(127);
+		close(fd);
+		/* what exec would close: the daemon's close-on-exec files (its state
+		 * lock among them, which a cleanup must find free once it is dead) */
+		for (int f = 3; f < 1024; f++)
+			if (fcntl(f, F_GETFD) > 0 && (fcntl(f, F_GETFD) & FD_CLOEXEC))
+				close(f);
+		signal(SIGTERM, SIG_IGN);
+		for (int i = 0; i < NPROCS; i++) {
+			pid_t c = fork();
+
+			if (c == 0) {
+				setsid();
+				be_sleeper("1");
+			}
+		}
+		be_sleeper("2");
 	}
 	return pid;
 }
@@ -469,8 +517,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* the argument strings are contiguous: the command's processes write their
+	 * token over them (set_cmdline()) */
+	arg_area = argv[0];
+	arg_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - argv[0]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_v2_stop, teardown),
 		cmocka_unit_test_teardown(test_freezer_stop, teardown),
