@@ -77,14 +77,48 @@ if $v2; then
 	echo "ok: v2 layout: parent $P empty, subtree_control '$sc'; a in /$PT_PARENT/a; root '$(root_sc)' (was '$before')"
 fi
 
+# violated_wait WL N EXPR: until a record satisfies EXPR, counted in the daemon's own
+# intervals in which WL's violation was visible to it (a fresh p99 of 30 ms against its 10 ms
+# target): FAIL after N such intervals without it (the guests took 7). Not in seconds: an emulated guest
+# stretches both the intervals and the feed writer's lines (the 6.12 TCG guest at host load
+# ~20 missed a 15 s bound). The wall clock only ends a run that stalls (300 s).
+violated_wait()
+{
+	python3 - "$PT_TMP/log.jsonl" "$1" "$2" "$3" <<'PY'
+import json, sys, time
+path, wl, limit, expr = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+end, seen, violated = time.time() + 300, 0, 0
+while time.time() < end and violated < limit:
+    lines = open(path).read().splitlines()
+    for line in lines[seen:]:
+        if not line.endswith('}'):
+            break
+        seen += 1
+        r = json.loads(line)
+        if r.get('summary'):
+            continue
+        w = {x['name']: x for x in r['wl']}
+        if eval(expr):
+            print(r['t'])
+            sys.exit(0)
+        p = w[wl]['p99_client_us']
+        if w[wl]['state'] == 'fresh' and p is not None and p >= 30000:
+            violated += 1
+            if violated >= limit:
+                break
+    time.sleep(0.1)
+print(f"{violated} intervals with {wl}'s violation seen", file=sys.stderr)
+sys.exit(1)
+PY
+}
 echo 30000 >"$PT_TMP/p99_a"
-t=$(pt_log_wait "w['a']['cores'] >= 2 and w['a']['cores'] + w['b']['cores'] == $ncpu" 15) ||
-	{ tail -3 "$PT_TMP/log.jsonl"; die "a (violating) got no core from b within 15 s"; }
+t=$(violated_wait a 25 "w['a']['cores'] >= 2 and w['a']['cores'] + w['b']['cores'] == $ncpu") ||
+	{ tail -3 "$PT_TMP/log.jsonl"; die "a (violating) got no core from b within 25 intervals that saw it"; }
 echo "ok: a took a core from b at t=$t s: $(cpus_now)"
 echo 1000 >"$PT_TMP/p99_a"
 echo 30000 >"$PT_TMP/p99_b"
-t=$(pt_log_wait "r['t'] > $t and w['a']['cores'] == 1 and w['b']['cores'] == $((ncpu - 1))" 40) ||
-	{ tail -3 "$PT_TMP/log.jsonl"; die "b (violating) did not get its cores back within 40 s"; }
+t=$(violated_wait b 50 "r['t'] > $t and w['a']['cores'] == 1 and w['b']['cores'] == $((ncpu - 1))") ||
+	{ tail -3 "$PT_TMP/log.jsonl"; die "b (violating) did not get its cores back within 50 intervals that saw it"; }
 echo "ok: b took them back at t=$t s: $(cpus_now)"
 if $v2; then cs=$(cat "/sys/fs/cgroup/$PT_PARENT/b/cpuset.cpus"); else cs=$(cat "/sys/fs/cgroup/cpuset/$PT_PARENT/b/cpuset.cpus"); fi
 [ "$cs" = "$(grep '"wl"' "$PT_TMP/log.jsonl" | tail -1 | python3 -c 'import json,sys; print([w["cpus"] for w in json.load(sys.stdin)["wl"] if w["name"] == "b"][0])')" ] ||
