@@ -633,6 +633,67 @@ static int win_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The header's counts and the pools' fill within their bounds. */
+static const char *check_bounds(const struct ebee_window *w)
+{
+	if (w->count > w->cap || w->head >= w->cap || w->height >= WIN_MAX_HEIGHT)
+		return "count, head or height out of range";
+	if (w->leaves.used > w->leaves.max || w->inners.used > w->inners.max)
+		return "a node pool overflowed";
+	return NULL;
+}
+
+/* Copy the ring's latencies, oldest first, into ring and check the
+ * running sum against theirs. */
+static const char *check_ring(const struct ebee_window *w, uint64_t *ring)
+{
+	unsigned __int128 sum = 0;
+
+	for (size_t j = 0; j < w->count; j++) {
+		size_t s = w->head + j;
+
+		ring[j] = w->lat[s >= w->cap ? s - w->cap : s];
+		sum += ring[j];
+	}
+	return sum != w->sum ? "running sum differs from the ring's" : NULL;
+}
+
+/* The walk's keys (in order) are the ring's latencies sorted, and select
+ * agrees with them. Sorts ring. */
+static const char *check_keys(const struct ebee_window *w, const struct win_walk *wk,
+			      uint64_t *ring)
+{
+	qsort(ring, w->count, sizeof(*ring), win_cmp_u64);
+	for (size_t j = 0; j < w->count; j++)
+		if (wk->keys[j] != ring[j])
+			return "the tree's keys are not the ring's latencies";
+	/* Cheap enough to do at a sample of ranks: the walk checked the counts. */
+	for (size_t j = 0; j < w->count; j += 1 + w->count / 64)
+		if (tree_select(w, j) != ring[j])
+			return "select disagrees with the in-order walk";
+	return NULL;
+}
+
+/* Every pool node not reached by the walk is on its free list, once. */
+static const char *check_free_lists(const struct ebee_window *w, struct win_walk *wk)
+{
+	size_t leaves = 0, inners = 0;
+
+	for (uint32_t f = w->leaves.free; f != WIN_NONE; f = (uint32_t)w->leaf[f].key[0])
+		if (f >= w->leaves.used || wk->leaf_mark[f]++)
+			return "leaf free list broken";
+	for (uint32_t f = w->inners.free; f != WIN_NONE; f = w->inner[f].child[0])
+		if (f >= w->inners.used || wk->inner_mark[f]++)
+			return "inner free list broken";
+	for (uint32_t j = 0; j < w->leaves.used; j++)
+		leaves += wk->leaf_mark[j];
+	for (uint32_t j = 0; j < w->inners.used; j++)
+		inners += wk->inner_mark[j];
+	if (leaves != w->leaves.used || inners != w->inners.used)
+		return "a node is neither in the tree nor free (leak)";
+	return NULL;
+}
+
 /*
  * Every invariant in the opening comment, plus: the tree's keys are the
  * ring's latencies, the sum is theirs, select agrees with an in-order walk,
@@ -644,9 +705,7 @@ static void win_sync(struct ebee_window *w);
 static const char *win_check(const struct ebee_window *w)
 {
 	static struct win_walk wk;
-	unsigned __int128 sum = 0;
 	uint64_t *ring = NULL;
-	size_t leaves = 0, inners = 0;
 
 	/* A tree left stale is checked as the next query would find it. */
 	win_sync((struct ebee_window *)w);
@@ -659,24 +718,11 @@ static const char *win_check(const struct ebee_window *w)
 		wk.msg = "out of memory";
 		goto out;
 	}
-	if (w->count > w->cap || w->head >= w->cap || w->height >= WIN_MAX_HEIGHT) {
-		wk.msg = "count, head or height out of range";
+	wk.msg = check_bounds(w);
+	if (!wk.msg)
+		wk.msg = check_ring(w, ring);
+	if (wk.msg)
 		goto out;
-	}
-	if (w->leaves.used > w->leaves.max || w->inners.used > w->inners.max) {
-		wk.msg = "a node pool overflowed";
-		goto out;
-	}
-	for (size_t j = 0; j < w->count; j++) {
-		size_t s = w->head + j;
-
-		ring[j] = w->lat[s >= w->cap ? s - w->cap : s];
-		sum += ring[j];
-	}
-	if (sum != w->sum) {
-		wk.msg = "running sum differs from the ring's";
-		goto out;
-	}
 	if (win_walk_tree(w, &wk, w->root, w->height, w->count,
 			  w->height ? w->inner[w->root].min[0] : w->leaf[w->root].key[0], 1))
 		goto out;
@@ -684,38 +730,9 @@ static const char *win_check(const struct ebee_window *w)
 		wk.msg = "fewer keys in the tree than in the ring";
 		goto out;
 	}
-	qsort(ring, w->count, sizeof(*ring), win_cmp_u64);
-	for (size_t j = 0; j < w->count; j++) {
-		if (wk.keys[j] != ring[j]) {
-			wk.msg = "the tree's keys are not the ring's latencies";
-			goto out;
-		}
-	}
-	/* Cheap enough to do at a sample of ranks: the walk checked the counts. */
-	for (size_t j = 0; j < w->count; j += 1 + w->count / 64) {
-		if (tree_select(w, j) != ring[j]) {
-			wk.msg = "select disagrees with the in-order walk";
-			goto out;
-		}
-	}
-	for (uint32_t f = w->leaves.free; f != WIN_NONE; f = (uint32_t)w->leaf[f].key[0]) {
-		if (f >= w->leaves.used || wk.leaf_mark[f]++) {
-			wk.msg = "leaf free list broken";
-			goto out;
-		}
-	}
-	for (uint32_t f = w->inners.free; f != WIN_NONE; f = w->inner[f].child[0]) {
-		if (f >= w->inners.used || wk.inner_mark[f]++) {
-			wk.msg = "inner free list broken";
-			goto out;
-		}
-	}
-	for (uint32_t j = 0; j < w->leaves.used; j++)
-		leaves += wk.leaf_mark[j];
-	for (uint32_t j = 0; j < w->inners.used; j++)
-		inners += wk.inner_mark[j];
-	if (leaves != w->leaves.used || inners != w->inners.used)
-		wk.msg = "a node is neither in the tree nor free (leak)";
+	wk.msg = check_keys(w, &wk, ring);
+	if (!wk.msg)
+		wk.msg = check_free_lists(w, &wk);
 out:
 	free(wk.leaf_mark);
 	free(wk.inner_mark);

@@ -100,6 +100,23 @@ static int parse_duration(const char *s, double *out)
 	return 0;
 }
 
+/* After the options: no operands, and a config unless only the topology is
+ * asked for. 0 or -EINVAL, said on stderr. */
+static int args_check(int argc, char **argv, const struct args *a)
+{
+	if (optind < argc) {
+		fprintf(stderr, "parties: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!a->cfg_path && !a->show_topology) {
+		fprintf(stderr, "parties: no configuration: give -c FILE.ini (see --help)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A flat switch of one case per option: longer than the rest but read one
+ * case at a time, so it is kept whole. */
 int args_parse(int argc, char **argv, struct args *a)
 {
 	static const struct option lopts[] = {
@@ -173,13 +190,5 @@ int args_parse(int argc, char **argv, struct args *a)
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "parties: unexpected argument '%s' (see --help)\n", argv[optind]);
-		return -EINVAL;
-	}
-	if (!a->cfg_path && !a->show_topology) {
-		fprintf(stderr, "parties: no configuration: give -c FILE.ini (see --help)\n");
-		return -EINVAL;
-	}
-	return 0;
+	return args_check(argc, argv, a);
 }

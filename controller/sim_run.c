@@ -380,50 +380,118 @@ static void log_summary(FILE *log, const struct cfg *c, const struct sim_run_res
 	log_json_end(&j);
 }
 
-int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err, size_t len)
+/* The caller's opts and the config's [simulation]: 0 and the run's length
+ * in *dur, or a negative errno with the reason in err. */
+static int run_check(const struct sim_run_opts *o, double *dur, char *err, size_t len)
 {
 	/* every field is read; a newer caller's tail must be zero */
 	int ret = opts_check_min(o, OPTS_KNOWN_END(struct sim_run_opts, duration_s),
 				 OPTS_KNOWN_END(struct sim_run_opts, duration_s));
 	const struct cfg *c = o->cfg;
-	struct loop_args la = { .sz = sizeof(la) };
-	static struct loop loop; /* large: not on the stack */
-	struct simmach m = { 0 };
-	double dur, w0, c0;
-	uint64_t end_ms, t;
-	bool lagged = false;
 
-	memset(res, 0, sizeof(*res));
 	if (ret) {
 		snprintf(err, len,
 			 "sim_run: struct sim_run_opts of %zu bytes, not one this build reads",
 			 o->sz);
 		return ret;
 	}
-	dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
+	*dur = o->duration_s > 0 ? o->duration_s : sim_cfg_duration(&c->sim, c->nwl);
 	if (!c->sim.enabled) {
 		snprintf(err, len, "%s: no [simulation] section: nothing to simulate", c->file);
 		return -EINVAL;
 	}
-	if (!(dur > 0)) {
+	if (!(*dur > 0)) {
 		snprintf(err, len, "%s: the simulation lasts 0 s (set [simulation] duration_s)",
 			 c->file);
 		return -EINVAL;
 	}
-	ret = sim_run_check_bounds(c, dur, err, len);
+	return sim_run_check_bounds(c, *dur, err, len);
+}
+
+/* The made-up machine the actuators act on: the model and the config's
+ * CPUs and frequency range. NULL model with errno on failure. */
+static void mach_init(struct simmach *m, const struct cfg *c)
+{
+	m->sim = model_new(c);
+	if (!m->sim)
+		return; /* errno is model_new's */
+	m->ncpus = sim_cfg_ncpus(&c->sim);
+	m->cfg = &c->sim;
+	m->fmin = c->sim.freq_min_khz;
+	m->fmax = c->sim.freq_max_khz;
+	m->fstep = c->sim.freq_step_khz;
+}
+
+/* Whether any workload's client feed lags or smooths what clients saw: then
+ * every interval logs what clients saw too (log_clients). */
+static bool any_lagged(const struct cfg *c)
+{
+	bool lagged = false;
+
+	for (int i = 0; i < c->nwl; i++)
+		lagged |= c->sim.wl[i].line_of[SIM_CFG_WL_CLIENT_WINDOW_MS] ||
+			  c->sim.wl[i].line_of[SIM_CFG_WL_CLIENT_LAG_MS];
+	return lagged;
+}
+
+/* Advance the model to each interval's end and run the controller's step
+ * there, until dur; the wall and CPU time it took and the virtual time
+ * reached go in res. */
+static void run_intervals(struct loop *loop, struct sim *sim, const struct cfg *c, FILE *log,
+			  double dur, struct sim_run_result *res)
+{
+	bool lagged = any_lagged(c);
+	double w0 = now_s(CLOCK_MONOTONIC);
+	double c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+	uint64_t end_ms = (uint64_t)llround(dur * 1000.0);
+	uint64_t t;
+
+	for (t = c->interval_ms; t <= end_ms; t += c->interval_ms) {
+		sim_run_until(sim, t * 1000000ull);
+		loop_step(loop, t);
+		if (lagged && log)
+			log_clients(log, sim, c, t);
+	}
+	res->wall_s = now_s(CLOCK_MONOTONIC) - w0;
+	res->cpu_s = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	res->virtual_s = (double)(t - c->interval_ms) / 1000.0;
+}
+
+/* The run's counts: the model's events and arrivals, the loop's decisions. */
+static void result_count(struct sim_run_result *res, struct sim *sim, const struct loop *loop,
+			 const struct cfg *c)
+{
+	res->events = sim_events(sim);
+	for (int i = 0; i < c->nwl; i++) {
+		struct sim_wl_stats st;
+
+		sim_stats(sim, i, &st);
+		res->requests += st.arrived;
+	}
+	res->intervals = loop->stats.intervals;
+	res->actions = loop->stats.actions;
+	res->refused = loop->stats.rejected;
+}
+
+int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err, size_t len)
+{
+	const struct cfg *c = o->cfg;
+	struct loop_args la = { .sz = sizeof(la) };
+	static struct loop loop; /* large: not on the stack */
+	struct simmach m = { 0 };
+	double dur;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	ret = run_check(o, &dur, err, len);
 	if (ret)
 		return ret;
-	m.sim = model_new(c);
+	mach_init(&m, c);
 	if (!m.sim) {
 		ret = -errno;
 		snprintf(err, len, "%s: cannot build the model: %s", c->file, strerror(errno));
 		return ret;
 	}
-	m.ncpus = sim_cfg_ncpus(&c->sim);
-	m.cfg = &c->sim;
-	m.fmin = c->sim.freq_min_khz;
-	m.fmax = c->sim.freq_max_khz;
-	m.fstep = c->sim.freq_step_khz;
 	ret = feeds_open(m.sim, c, &la);
 	if (ret) {
 		snprintf(err, len, "out of memory");
@@ -443,31 +511,8 @@ int sim_run(const struct sim_run_opts *o, struct sim_run_result *res, char *err,
 	if (c->sim.nodes > 1 || c->sim.threads_per_core > 1)
 		loop_print_cores(&loop, stderr);
 
-	w0 = now_s(CLOCK_MONOTONIC);
-	c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
-	end_ms = (uint64_t)llround(dur * 1000.0);
-	for (int i = 0; i < c->nwl; i++)
-		lagged |= c->sim.wl[i].line_of[SIM_CFG_WL_CLIENT_WINDOW_MS] ||
-			  c->sim.wl[i].line_of[SIM_CFG_WL_CLIENT_LAG_MS];
-	for (t = c->interval_ms; t <= end_ms; t += c->interval_ms) {
-		sim_run_until(m.sim, t * 1000000ull);
-		loop_step(&loop, t);
-		if (lagged && o->log)
-			log_clients(o->log, m.sim, c, t);
-	}
-	res->wall_s = now_s(CLOCK_MONOTONIC) - w0;
-	res->cpu_s = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	res->virtual_s = (double)(t - c->interval_ms) / 1000.0;
-	res->events = sim_events(m.sim);
-	for (int i = 0; i < c->nwl; i++) {
-		struct sim_wl_stats st;
-
-		sim_stats(m.sim, i, &st);
-		res->requests += st.arrived;
-	}
-	res->intervals = loop.stats.intervals;
-	res->actions = loop.stats.actions;
-	res->refused = loop.stats.rejected;
+	run_intervals(&loop, m.sim, c, o->log, dur, res);
+	result_count(res, m.sim, &loop, c);
 	if (o->log)
 		log_summary(o->log, c, res);
 	loop_fini(&loop); /* closes the sources */

@@ -189,6 +189,86 @@ static long clampl(long v, long lo, long hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Learn the service time at f_max from the interval's cpu use, but only while
+ * not saturated: saturated, cpu_used says how many cores there are, not how
+ * much work each request is. */
+static void learn_service(struct mmc_state *st, const struct pol_observation *obs, int i, long cur,
+			  double fscale)
+{
+	const struct pol_wl_obs *w = &obs->wl[i];
+
+	if (w->cpu_used < 0.9 * (double)servers(obs, i, cur)) {
+		double x = w->cpu_used * fscale / w->rps;
+
+		st->s_full[i] = st->s_full[i] > 0 ? 0.7 * st->s_full[i] + 0.3 * x : x;
+	}
+}
+
+/* Learn the correction k (kept as its log): the measured p99 over the
+ * model's for the allocation in force, smoothed and held within [0.25, 50]
+ * so one odd interval cannot make the model useless. */
+static void learn_correction(struct mmc_state *st, const struct pol_observation *obs, int i,
+			     long cur, double s)
+{
+	const struct pol_wl_obs *w = &obs->wl[i];
+	bool fresh = w->state == POL_LAT_FRESH;
+	double model = mmc_p99_s(servers(obs, i, cur), w->rps, s);
+
+	if (st->c.correct && fresh && isfinite(model) && w->p99_ns > 0) {
+		double lk = log(w->p99_ns / 1e9 / model);
+
+		st->logk[i] = 0.7 * st->logk[i] + 0.3 * lk;
+		st->logk[i] = fmin(fmax(st->logk[i], log(0.25)), log(50.0));
+	}
+}
+
+/* The smallest count of cores at full speed whose corrected p99 meets the
+ * bound: the frequency is then lowered as far as these cores allow. */
+static long fewest_cores(const struct mmc_state *st, const struct pol_observation *obs, int i,
+			 double lam, double k, double bound)
+{
+	const struct pol_wl_obs *w = &obs->wl[i];
+	long want;
+
+	for (want = w->min[POL_RES_CORES]; want < w->max[POL_RES_CORES]; want++)
+		if (k * mmc_p99_s(servers(obs, i, want), lam, st->s_full[i]) <= bound)
+			break;
+	if (k * mmc_p99_s(servers(obs, i, want), lam, st->s_full[i]) > bound) {
+		/* Out of reach (the service time's own tail is above the bound):
+		 * more cores than where queueing has vanished would be hoarded,
+		 * so take the fewest that are within 2% of the best. */
+		double best = mmc_p99_s(servers(obs, i, w->max[POL_RES_CORES]), lam, st->s_full[i]);
+
+		for (want = w->min[POL_RES_CORES]; want < w->max[POL_RES_CORES]; want++)
+			if (mmc_p99_s(servers(obs, i, want), lam, st->s_full[i]) <= 1.02 * best)
+				break;
+	}
+	return want;
+}
+
+/* Near the target: shrink from cur toward want only as far as the model
+ * predicts no worse p99 than now (within 2%; k cancels out). cur when no
+ * smaller count is safe. */
+static long guarded_shrink(const struct pol_observation *obs, int i, long cur, long want,
+			   double lam, double s)
+{
+	double now = mmc_p99_s(servers(obs, i, cur), lam, s);
+	long safe = want;
+
+	while (safe < cur && !(mmc_p99_s(servers(obs, i, safe), lam, s) <= 1.02 * now))
+		safe++;
+	return safe;
+}
+
+/* The decision's reason: the model's figures and what became of them. */
+static void say_model(struct pol_decision *dec, int i, double lam, double s_full, double k,
+		      long want, double bound, const char *why)
+{
+	snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
+		 "M/M/c: %.0f rps x %.0f us, k %.2f: %ld cores meet %.1f ms%s", lam, s_full * 1e6,
+		 k, want, bound * 1e3, why);
+}
+
 /* What workload i wants of cores; its p99 bound (s), the rate it is sized for
  * and the correction into *bound, *lam and *k. Fills the reason. */
 static long want_cores(struct mmc_state *st, const struct pol_observation *obs, int i,
@@ -202,7 +282,7 @@ static long want_cores(struct mmc_state *st, const struct pol_observation *obs, 
 			    : 1.0;
 	bool fresh = w->state == POL_LAT_FRESH;
 	bool over = fresh && w->slack < 0, guard = fresh && w->slack < st->c.guard_slack;
-	double s, model;
+	double s;
 
 	*bound = (1.0 - st->c.headroom) * w->target_ns / 1e9;
 	*lam = NAN;
@@ -211,76 +291,38 @@ static long want_cores(struct mmc_state *st, const struct pol_observation *obs, 
 		snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason), "no rate or cpu use yet");
 		return cur;
 	}
-	/* service time at f_max, learnt while not saturated */
-	if (w->cpu_used < 0.9 * (double)servers(obs, i, cur)) {
-		double x = w->cpu_used * fscale / w->rps;
-
-		st->s_full[i] = st->s_full[i] > 0 ? 0.7 * st->s_full[i] + 0.3 * x : x;
-	}
+	learn_service(st, obs, i, cur, fscale);
 	if (!(st->s_full[i] > 0)) {
 		snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
 			 "saturated, no service time");
 		return over ? clampl(cur + 1, w->min[POL_RES_CORES], w->max[POL_RES_CORES]) : cur;
 	}
 	s = st->s_full[i] / fscale;
-	/* the correction, from the allocation in force */
-	model = mmc_p99_s(servers(obs, i, cur), w->rps, s);
-	if (st->c.correct && fresh && isfinite(model) && w->p99_ns > 0) {
-		double lk = log(w->p99_ns / 1e9 / model);
-
-		st->logk[i] = 0.7 * st->logk[i] + 0.3 * lk;
-		st->logk[i] = fmin(fmax(st->logk[i], log(0.25)), log(50.0));
-	}
+	learn_correction(st, obs, i, cur, s);
 	*k = exp(st->logk[i]);
 	*lam = w->rps * (1.0 + st->c.rate_margin);
-	/* smallest count at full speed: the frequency is then lowered as far
-	 * as these cores allow */
-	for (want = w->min[POL_RES_CORES]; want < w->max[POL_RES_CORES]; want++)
-		if (*k * mmc_p99_s(servers(obs, i, want), *lam, st->s_full[i]) <= *bound)
-			break;
-	if (*k * mmc_p99_s(servers(obs, i, want), *lam, st->s_full[i]) > *bound) {
-		/* Out of reach (the service time's own tail is above the bound):
-		 * more cores than where queueing has vanished would be hoarded,
-		 * so take the fewest that are within 2% of the best. */
-		double best =
-		    mmc_p99_s(servers(obs, i, w->max[POL_RES_CORES]), *lam, st->s_full[i]);
-
-		for (want = w->min[POL_RES_CORES]; want < w->max[POL_RES_CORES]; want++)
-			if (mmc_p99_s(servers(obs, i, want), *lam, st->s_full[i]) <= 1.02 * best)
-				break;
-	}
+	want = fewest_cores(st, obs, i, *lam, *k, *bound);
 	if (over && want <= cur)
 		want = cur + 1;
 	want = clampl(want, w->min[POL_RES_CORES], w->max[POL_RES_CORES]);
 	if (want < cur && guard) {
-		/* Near the target: shrink only as far as the model predicts no
-		 * worse p99 than now (within 2%; k cancels out). */
-		double now = mmc_p99_s(servers(obs, i, cur), *lam, s);
-		long safe = want;
+		long safe = guarded_shrink(obs, i, cur, want, *lam, s);
 
-		while (safe < cur && !(mmc_p99_s(servers(obs, i, safe), *lam, s) <= 1.02 * now))
-			safe++;
 		if (safe == cur) {
-			snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
-				 "M/M/c: %.0f rps x %.0f us, k %.2f: %ld cores meet %.1f ms; %s",
-				 *lam, st->s_full[i] * 1e6, *k, want, *bound * 1e3,
-				 "slack below guard");
+			say_model(dec, i, *lam, st->s_full[i], *k, want, *bound,
+				  "; slack below guard");
 			st->down[i] = 0;
 			return cur;
 		}
 		want = safe;
 	}
 	if (want < cur && ++st->down[i] < st->c.down_intervals) {
-		snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
-			 "M/M/c: %.0f rps x %.0f us, k %.2f: %ld cores meet %.1f ms; %s", *lam,
-			 st->s_full[i] * 1e6, *k, want, *bound * 1e3, "waiting to shrink");
+		say_model(dec, i, *lam, st->s_full[i], *k, want, *bound, "; waiting to shrink");
 		return cur;
 	}
 	if (want >= cur)
 		st->down[i] = 0;
-	snprintf(dec->wl[i].reason, sizeof(dec->wl[i].reason),
-		 "M/M/c: %.0f rps x %.0f us, k %.2f: %ld cores meet %.1f ms%s", *lam,
-		 st->s_full[i] * 1e6, *k, want, *bound * 1e3, over ? " (over target)" : "");
+	say_model(dec, i, *lam, st->s_full[i], *k, want, *bound, over ? " (over target)" : "");
 	return want;
 }
 

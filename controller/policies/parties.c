@@ -664,72 +664,47 @@ static bool judge_sample(struct pt_state *st, const struct pol_observation *obs)
 	return pd->samples >= st->p.judge_samples;
 }
 
-/* Judge the pending action. Returns true if this decision is used up (a revert). */
-static bool judge(struct pt_state *st, const struct pol_observation *obs, struct pol_decision *dec,
-		  bool *watching)
+/* The end of a judged upsize: if it failed (or, in the code's flavour,
+ * left the frequency at its top), workload i's wheel moves to the next
+ * resource and the note says why. */
+static void judged_up(struct pt_state *st, const struct pol_observation *obs,
+		      struct pol_decision *dec, bool failed)
 {
-	struct pt_pending *pd = &st->pend;
+	const struct pt_pending *pd = &st->pend;
 	int i = pd->wl;
 	const char *rn = pol_res_str(pd->res);
-	bool failed, top = false;
+	bool top;
 
-	*watching = false;
-	if (!pd->active)
-		return false;
-	if (!obs->wl[i].alive) {
-		pd->active = false;
-		return false;
-	}
-	if (!judge_sample(st, obs)) {
-		if (pd->waited <= 3 * st->p.judge_samples + 3) {
-			set_reason(dec, i, "watch", "watching %s %s (%u/%u samples%s)",
-				   pd->dir == PT_UP ? "up" : "down", rn, pd->samples,
-				   st->p.judge_samples,
-				   obs->now_ms < pd->t_ms + st->p.settle_ms ? ", settling" : "");
-			*watching = true;
-			return false;
-		}
-		/* No fresh data for too long: the action can be judged neither way. */
-		pd->active = false;
-		return false;
-	}
-	failed = vote_failed(st, pd->bad, pd->samples);
-	pd->active = false;
-	if (pd->dir == PT_UP) {
-		/* The code also fails an upsize of frequency that left it at its
-		 * top, whatever the vote (`cnt <= 0 or (State[helpID] == 2 and
-		 * FREQ[helpID] == 2300)`, after the same samples), so the wheel
-		 * moves on at this judgement (freq_top = fail). */
-		top = st->p.freq_top_fails && pd->res == POL_RES_FREQ &&
-		      obs->wl[i].alloc[POL_RES_FREQ] + obs->res[POL_RES_FREQ].step >
-			  obs->wl[i].max[POL_RES_FREQ];
-		if (failed || top) {
-			/* Not undone: downsizing reclaims over-allocation later. */
-			st->wl[i].res = wheel_next(st, obs, pd->res);
-			if (top)
-				snprintf(st->note, sizeof(st->note),
-					 "up freq reached the top frequency (%ld MHz): counted as "
-					 "failed, next: %s",
-					 obs->wl[i].alloc[POL_RES_FREQ] / 1000,
-					 pol_res_str(st->wl[i].res));
-			else
-				snprintf(st->note, sizeof(st->note),
-					 "up %s did not lower p99 (%.0f -> %.0f us), next: %s", rn,
-					 pd->pre_p99_ns / 1e3, obs->wl[i].p99_ns / 1e3,
-					 pol_res_str(st->wl[i].res));
-			st->note_wl = i;
-			set_reason(dec, i, NULL, "%s", st->note);
-		}
-		return false;
-	}
-	if (!failed)
-		return false;
-	/* A harmful downsize: undo at once, advance, cool down. The code then
-	 * waits before deciding anything (revert_wait = vote: 5 samples, 5 more
-	 * if most of them still had a workload below 0.05), and with settle_ms
-	 * no decision is taken on a window still mostly from before the revert. */
+	/* The code also fails an upsize of frequency that left it at its
+	 * top, whatever the vote (`cnt <= 0 or (State[helpID] == 2 and
+	 * FREQ[helpID] == 2300)`, after the same samples), so the wheel
+	 * moves on at this judgement (freq_top = fail). */
+	top = st->p.freq_top_fails && pd->res == POL_RES_FREQ &&
+	      obs->wl[i].alloc[POL_RES_FREQ] + obs->res[POL_RES_FREQ].step >
+		  obs->wl[i].max[POL_RES_FREQ];
+	if (!failed && !top)
+		return;
+	/* Not undone: downsizing reclaims over-allocation later. */
 	st->wl[i].res = wheel_next(st, obs, pd->res);
-	st->wl[i].cool_until_ms = obs->now_ms + (uint64_t)(st->p.cooldown_s * 1000.0);
+	if (top)
+		snprintf(st->note, sizeof(st->note),
+			 "up freq reached the top frequency (%ld MHz): counted as "
+			 "failed, next: %s",
+			 obs->wl[i].alloc[POL_RES_FREQ] / 1000, pol_res_str(st->wl[i].res));
+	else
+		snprintf(st->note, sizeof(st->note),
+			 "up %s did not lower p99 (%.0f -> %.0f us), next: %s", rn,
+			 pd->pre_p99_ns / 1e3, obs->wl[i].p99_ns / 1e3, pol_res_str(st->wl[i].res));
+	st->note_wl = i;
+	set_reason(dec, i, NULL, "%s", st->note);
+}
+
+/* After a revert the code waits before deciding anything (revert_wait =
+ * vote: 5 samples, 5 more if most of them still had a workload below 0.05;
+ * otherwise a random count in [wait_min, wait_max]), and with settle_ms no
+ * decision is taken on a window still mostly from before the revert. */
+static void start_wait(struct pt_state *st, const struct pol_observation *obs, int i)
+{
 	st->wait_round = 1;
 	st->wait_samples = st->wait_bad = 0;
 	st->wait_left =
@@ -741,17 +716,70 @@ static bool judge(struct pt_state *st, const struct pol_observation *obs, struct
 			   : 0);
 	st->hold_until_ms = obs->now_ms + st->p.settle_ms;
 	st->wait_wl = i;
+}
+
+/* A harmful downsize: undo it at once (if the unit is still free), advance
+ * the wheel, cool down and wait. */
+static void revert_down(struct pt_state *st, const struct pol_observation *obs,
+			struct pol_decision *dec)
+{
+	const struct pt_pending *pd = &st->pend;
+	int i = pd->wl;
+	const char *rn = pol_res_str(pd->res);
+
+	st->wl[i].res = wheel_next(st, obs, pd->res);
+	st->wl[i].cool_until_ms = obs->now_ms + (uint64_t)(st->p.cooldown_s * 1000.0);
+	start_wait(st, obs, i);
 	if (obs->res[pd->res].pooled && obs->res[pd->res].free < obs->res[pd->res].step) {
 		set_reason(dec, i, "revert failed",
 			   "down %s hurt QoS but the unit is no longer free; cooling down %.0f s",
 			   rn, st->p.cooldown_s);
-		return true;
+		return;
 	}
 	dec->wl[i].alloc[pd->res] += obs->res[pd->res].step;
 	set_reason(dec, i, "revert",
 		   "down %s hurt QoS (slack %.3f < %.2f%s); undone, cooling down %.0f s", rn,
 		   slack_of(st, obs, i), st->p.slack_up,
 		   st->p.revert_check == PT_REVERT_ANY ? " somewhere" : "", st->p.cooldown_s);
+}
+
+/* Judge the pending action. Returns true if this decision is used up (a revert). */
+static bool judge(struct pt_state *st, const struct pol_observation *obs, struct pol_decision *dec,
+		  bool *watching)
+{
+	struct pt_pending *pd = &st->pend;
+	int i = pd->wl;
+	bool failed;
+
+	*watching = false;
+	if (!pd->active)
+		return false;
+	if (!obs->wl[i].alive) {
+		pd->active = false;
+		return false;
+	}
+	if (!judge_sample(st, obs)) {
+		if (pd->waited <= 3 * st->p.judge_samples + 3) {
+			set_reason(dec, i, "watch", "watching %s %s (%u/%u samples%s)",
+				   pd->dir == PT_UP ? "up" : "down", pol_res_str(pd->res),
+				   pd->samples, st->p.judge_samples,
+				   obs->now_ms < pd->t_ms + st->p.settle_ms ? ", settling" : "");
+			*watching = true;
+			return false;
+		}
+		/* No fresh data for too long: the action can be judged neither way. */
+		pd->active = false;
+		return false;
+	}
+	failed = vote_failed(st, pd->bad, pd->samples);
+	pd->active = false;
+	if (pd->dir == PT_UP) {
+		judged_up(st, obs, dec, failed);
+		return false;
+	}
+	if (!failed)
+		return false;
+	revert_down(st, obs, dec);
 	return true;
 }
 

@@ -627,6 +627,95 @@ static int open_initial(struct loop *l)
 	return 0;
 }
 
+/* Everything before time 0: the loop, the memcached preload, the persistent
+ * connections. 0 or a negative errno, said on stderr. */
+static int lg_setup(struct loop *l)
+{
+	const struct lg_config *cfg = l->cfg;
+	int err;
+
+	err = loop_init(l);
+	if (err) {
+		fprintf(stderr, "loadgen: setup failed: %s\n", strerror(-err));
+		return err;
+	}
+	/* Sleeps end at the next send time, not up to the default 50 us of timer
+	 * slack later: that lateness would be in every latency measured. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	if (cfg->proto == LG_MEMCACHED && cfg->preload) {
+		err = preload(l);
+		if (err)
+			return err;
+	}
+	if (persistent(cfg))
+		return open_initial(l);
+	return 0;
+}
+
+/* The next Poisson arrival of the schedule: one more unit-rate exponential
+ * gap in u, mapped through the schedule's inverse cumulative rate. False once
+ * the schedule has no more arrivals. */
+static bool next_arrival(struct loop *l, double *u, int64_t *next)
+{
+	double t;
+
+	*u += -log1p(-rnd_unit(&l->rng));
+	t = sched_inverse(&l->cfg->sched, *u);
+	*next = l->start + (int64_t)(t * 1e9);
+	return t >= 0;
+}
+
+/* How long to sleep: until the next feed line, send or the drain's end,
+ * whichever is first; zero if one is already due. */
+static struct timespec wake_in(int64_t now, int64_t feed_next, bool more, int64_t next,
+			       int64_t drain_end)
+{
+	int64_t wake = feed_next;
+	struct timespec ts;
+
+	if (more && next < wake)
+		wake = next;
+	if (drain_end && drain_end < wake)
+		wake = drain_end;
+	wake -= now;
+	if (wake < 0)
+		wake = 0;
+	ts.tv_sec = wake / 1000000000LL;
+	ts.tv_nsec = wake % 1000000000LL;
+	return ts;
+}
+
+/* Handle n ready connections; *last_done moves to now if one of them
+ * completed a request (the run's duration ends at the last completion). */
+static void on_events(struct loop *l, const struct epoll_event *evs, int n, int64_t *last_done)
+{
+	struct lg_result *res = l->res;
+
+	for (int i = 0; i < n; i++) {
+		long long ok = res->ok + res->errors;
+
+		on_event(l, &l->conns[evs[i].data.u32], evs[i].events);
+		if (res->ok + res->errors != ok)
+			*last_done = now_ns();
+	}
+}
+
+/* The result's tail once the loop ends: what is still outstanding or queued
+ * is an error; the run lasted until the schedule's end or the last completion,
+ * or until the stop if it was stopped. */
+static void lg_finish(struct loop *l, int64_t end, int64_t last_done, volatile int *stop)
+{
+	struct lg_result *res = l->res;
+
+	res->errors += l->inflight + l->qlen;
+	res->unsent = l->qlen;
+	res->abandoned = l->inflight;
+	feed_line(l, now_ns());
+	res->duration_s = (double)((last_done > end ? last_done : end) - l->start) / 1e9;
+	if (*stop)
+		res->duration_s = (double)(now_ns() - l->start) / 1e9;
+}
+
 int lg_run(const struct lg_config *cfg, struct lg_result *res, volatile int *stop)
 {
 	struct loop l = { .cfg = cfg, .res = res, .epfd = -1 };
@@ -635,52 +724,25 @@ int lg_run(const struct lg_config *cfg, struct lg_result *res, volatile int *sto
 	bool more = true;
 	int err;
 
-	err = loop_init(&l);
-	if (err) {
-		fprintf(stderr, "loadgen: setup failed: %s\n", strerror(-err));
+	err = lg_setup(&l);
+	if (err)
 		goto out;
-	}
-	/* Sleeps end at the next send time, not up to the default 50 us of timer
-	 * slack later: that lateness would be in every latency measured. */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (cfg->proto == LG_MEMCACHED && cfg->preload) {
-		err = preload(&l);
-		if (err)
-			goto out;
-	}
-	if (persistent(cfg)) {
-		err = open_initial(&l);
-		if (err)
-			goto out;
-	}
 	l.start = now_ns();
 	end = l.start + (int64_t)(sched_duration(&cfg->sched) * 1e9);
 	feed_next = l.start + (int64_t)(cfg->feed_ms * 1e6);
 	res->offered = sched_cum(&cfg->sched, sched_duration(&cfg->sched));
 
-	/* First arrival. */
-	u += -log1p(-rnd_unit(&l.rng));
-	{
-		double t = sched_inverse(&cfg->sched, u);
-
-		more = t >= 0;
-		next = l.start + (int64_t)(t * 1e9);
-	}
+	more = next_arrival(&l, &u, &next);
 	while (!*stop) {
 		struct epoll_event evs[256];
 		struct timespec ts;
-		int64_t now = now_ns(), wake;
+		int64_t now = now_ns();
 		int n;
 
 		/* Dispatch everything that is due, even if we woke late: open loop. */
 		while (more && next <= now) {
-			double t;
-
 			dispatch(&l, next);
-			u += -log1p(-rnd_unit(&l.rng));
-			t = sched_inverse(&cfg->sched, u);
-			more = t >= 0;
-			next = l.start + (int64_t)(t * 1e9);
+			more = next_arrival(&l, &u, &next);
 		}
 		if (now >= feed_next) {
 			expire(&l, now);
@@ -692,16 +754,7 @@ int lg_run(const struct lg_config *cfg, struct lg_result *res, volatile int *sto
 			drain_end = (now > end ? now : end) + (int64_t)(cfg->drain_s * 1e9);
 		if (!more && ((!l.inflight && !l.qlen) || now >= drain_end))
 			break;
-		wake = feed_next;
-		if (more && next < wake)
-			wake = next;
-		if (drain_end && drain_end < wake)
-			wake = drain_end;
-		wake -= now;
-		if (wake < 0)
-			wake = 0;
-		ts.tv_sec = wake / 1000000000LL;
-		ts.tv_nsec = wake % 1000000000LL;
+		ts = wake_in(now, feed_next, more, next, drain_end);
 		n = epoll_pwait2(l.epfd, evs, 256, &ts, NULL);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -710,22 +763,9 @@ int lg_run(const struct lg_config *cfg, struct lg_result *res, volatile int *sto
 			fprintf(stderr, "loadgen: epoll_pwait2: %s\n", strerror(errno));
 			goto out;
 		}
-		for (int i = 0; i < n; i++) {
-			long long ok = res->ok + res->errors;
-
-			on_event(&l, &l.conns[evs[i].data.u32], evs[i].events);
-			if (res->ok + res->errors != ok)
-				last_done = now_ns();
-		}
+		on_events(&l, evs, n, &last_done);
 	}
-	/* Whatever is still outstanding or queued now is an error. */
-	res->errors += l.inflight + l.qlen;
-	res->unsent = l.qlen;
-	res->abandoned = l.inflight;
-	feed_line(&l, now_ns());
-	res->duration_s = (double)((last_done > end ? last_done : end) - l.start) / 1e9;
-	if (*stop)
-		res->duration_s = (double)(now_ns() - l.start) / 1e9;
+	lg_finish(&l, end, last_done, stop);
 out:
 	loop_free(&l);
 	return err;

@@ -305,6 +305,39 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* optarg as the value of numeric option c (--name): within [lo, hi] and,
+ * but for --work-us and --timeout, whole; exits 2 saying so otherwise. */
+static double number_arg(int c, const char *name, double lo, double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(optarg, &end);
+	if (errno || end == optarg || *end || !(v >= lo && v <= hi) ||
+	    (c != 'w' && c != 'T' && v != (int)v)) {
+		fprintf(stderr, "hotel: bad value '%s' for --%s (expected %g..%g%s)\n", optarg,
+			name, lo, hi, c == 'w' || c == 'T' ? "" : ", an integer");
+		exit(2);
+	}
+	return v;
+}
+
+/* Keep numeric option c's checked value v in opt. */
+static void store_number(int c, double v)
+{
+	if (c == 'p')
+		opt.port = (int)v;
+	else if (c == 'm')
+		opt.mc_port = (int)v;
+	else if (c == 't')
+		opt.threads = (int)v;
+	else if (c == 'w')
+		opt.work_us = v;
+	else
+		opt.timeout_s = v;
+}
+
 static void parse_args(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -322,8 +355,7 @@ static void parse_args(int argc, char **argv)
 	int c, idx;
 
 	while ((c = getopt_long(argc, argv, "h", lopts, &idx)) != -1) {
-		double v = 0, lo = 0, hi = 0;
-		char *end;
+		double lo = 0, hi = 0;
 
 		switch (c) {
 		case 'h':
@@ -362,25 +394,7 @@ static void parse_args(int argc, char **argv)
 			fputs(usage_text, stderr);
 			exit(2);
 		}
-		errno = 0;
-		v = strtod(optarg, &end);
-		if (errno || end == optarg || *end || !(v >= lo && v <= hi) ||
-		    (c != 'w' && c != 'T' && v != (int)v)) {
-			fprintf(stderr, "hotel: bad value '%s' for --%s (expected %g..%g%s)\n",
-				optarg, lopts[idx].name, lo, hi,
-				c == 'w' || c == 'T' ? "" : ", an integer");
-			exit(2);
-		}
-		if (c == 'p')
-			opt.port = (int)v;
-		else if (c == 'm')
-			opt.mc_port = (int)v;
-		else if (c == 't')
-			opt.threads = (int)v;
-		else if (c == 'w')
-			opt.work_us = v;
-		else
-			opt.timeout_s = v;
+		store_number(c, number_arg(c, lopts[idx].name, lo, hi));
 	}
 	if (optind < argc) {
 		fprintf(stderr, "hotel: unexpected argument '%s'\n%s", argv[optind], usage_text);
@@ -406,12 +420,128 @@ static void probe_memcached(void)
 			opt.mc_port, strerror(-err), opt.mc_port);
 }
 
-int main(int argc, char **argv)
+/* The listening socket on opt's address and port (0: a free one, then kept
+ * in opt.port). 0, or -1 said on stderr. */
+static int open_listener(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t slen = sizeof(sa);
-	int one = 1, sig = 0, err, started = 0, rc = 0;
+	int one = 1;
+
+	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0) {
+		fprintf(stderr, "hotel: socket: %s\n", strerror(errno));
+		return -1;
+	}
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sa.sin_addr = opt.sin_addr;
+	sa.sin_port = htons(opt.port);
+	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fprintf(stderr, "hotel: bind %s:%d: %s (--port 0 picks a free port)\n", opt.addr,
+			opt.port, strerror(errno));
+		return -1;
+	}
+	if (listen(listen_fd, 4096) || getsockname(listen_fd, (struct sockaddr *)&sa, &slen)) {
+		fprintf(stderr, "hotel: listen on %s:%d: %s\n", opt.addr, opt.port,
+			strerror(errno));
+		return -1;
+	}
+	opt.port = ntohs(sa.sin_port);
+	return 0;
+}
+
+/* Start the worker threads, each with its own cache connection; how many
+ * started goes in *started (they must be stopped even if one failed). 0 or 1. */
+static int start_workers(int *started)
+{
+	for (int i = 0; i < opt.threads; i++) {
+		struct worker *w = &workers[i];
+		int err;
+
+		pthread_mutex_init(&w->lock, NULL);
+		w->conn_fd = -1;
+		mc_init(&w->mc, opt.mc_port, MC_TIMEOUT_MS);
+		err = pthread_create(&w->tid, NULL, worker_main, w);
+		if (err) {
+			fprintf(stderr, "hotel: pthread_create: %s\n", strerror(err));
+			return 1;
+		}
+		(*started)++;
+	}
+	return 0;
+}
+
+/* Say the port on stdout and, with --ready-file, in that file: the caller
+ * starts its load once it is there. 0 or 1. */
+static int announce_port(void)
+{
 	char buf[32];
+	int err;
+
+	snprintf(buf, sizeof(buf), "%d\n", opt.port);
+	fputs(buf, stdout);
+	fflush(stdout);
+	if (opt.ready_file) {
+		err = srv_write_file_atomic(opt.ready_file, buf);
+		if (err) {
+			fprintf(stderr, "hotel: cannot write ready file %s: %s\n", opt.ready_file,
+				strerror(-err));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Serve until SIGTERM, SIGINT or --timeout: the signal, 0 on the timeout. */
+static int serve_until_stop(void)
+{
+	struct srv_wait w = {
+		.deadline_ns =
+		    opt.timeout_s > 0 ? srv_now_ns() + (long long)(opt.timeout_s * 1e9) : 0,
+		.served = opt.count_file ? &st.served : NULL,
+		.write_count = publish_count,
+	};
+
+	write_count();
+	return srv_wait(&w);
+}
+
+/* Stop the started workers: shutdown() on the listening socket wakes the
+ * threads blocked in accept4, on a connection the ones blocked reading it. */
+static void stop_workers(int started)
+{
+	atomic_store(&stopping, true);
+	shutdown(listen_fd, SHUT_RD);
+	for (int i = 0; i < started; i++) {
+		pthread_mutex_lock(&workers[i].lock);
+		if (workers[i].conn_fd >= 0)
+			shutdown(workers[i].conn_fd, SHUT_RDWR);
+		pthread_mutex_unlock(&workers[i].lock);
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(workers[i].tid, NULL);
+	close(listen_fd);
+}
+
+/* The last line on stderr: the counts, and why it stopped if it served. */
+static void print_summary(int rc, int sig)
+{
+	fprintf(stderr,
+		"hotel: served %llu (%llu errors); rates: %llu cache hits, %llu misses, "
+		"%llu searches fell back to the database%s%s\n",
+		(unsigned long long)atomic_load(&st.served),
+		(unsigned long long)atomic_load(&st.bad), (unsigned long long)atomic_load(&st.hits),
+		(unsigned long long)atomic_load(&st.misses),
+		(unsigned long long)atomic_load(&st.fallbacks), rc ? "" : " (",
+		rc ? ""
+		   : (sig == 0	      ? "timeout)"
+		      : sig == SIGINT ? "SIGINT)"
+				      : "SIGTERM)"));
+}
+
+int main(int argc, char **argv)
+{
+	int sig = 0, err, started = 0, rc;
 	sigset_t set;
 
 	opt.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -433,90 +563,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hotel: out of memory for %d workers\n", opt.threads);
 		return 1;
 	}
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0) {
-		fprintf(stderr, "hotel: socket: %s\n", strerror(errno));
+	if (open_listener())
 		return 1;
-	}
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	sa.sin_addr = opt.sin_addr;
-	sa.sin_port = htons(opt.port);
-	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		fprintf(stderr, "hotel: bind %s:%d: %s (--port 0 picks a free port)\n", opt.addr,
-			opt.port, strerror(errno));
-		return 1;
-	}
-	if (listen(listen_fd, 4096) || getsockname(listen_fd, (struct sockaddr *)&sa, &slen)) {
-		fprintf(stderr, "hotel: listen on %s:%d: %s\n", opt.addr, opt.port,
-			strerror(errno));
-		return 1;
-	}
-	opt.port = ntohs(sa.sin_port);
 	probe_memcached();
 
-	for (int i = 0; i < opt.threads; i++) {
-		struct worker *w = &workers[i];
+	rc = start_workers(&started);
+	if (!rc)
+		rc = announce_port();
+	if (!rc)
+		sig = serve_until_stop();
 
-		pthread_mutex_init(&w->lock, NULL);
-		w->conn_fd = -1;
-		mc_init(&w->mc, opt.mc_port, MC_TIMEOUT_MS);
-		err = pthread_create(&w->tid, NULL, worker_main, w);
-		if (err) {
-			fprintf(stderr, "hotel: pthread_create: %s\n", strerror(err));
-			rc = 1;
-			break;
-		}
-		started++;
-	}
-	if (!rc) {
-		snprintf(buf, sizeof(buf), "%d\n", opt.port);
-		fputs(buf, stdout);
-		fflush(stdout);
-		if (opt.ready_file) {
-			err = srv_write_file_atomic(opt.ready_file, buf);
-			if (err) {
-				fprintf(stderr, "hotel: cannot write ready file %s: %s\n",
-					opt.ready_file, strerror(-err));
-				rc = 1;
-			}
-		}
-	}
-	if (!rc) {
-		struct srv_wait w = {
-			.deadline_ns =
-			    opt.timeout_s > 0 ? srv_now_ns() + (long long)(opt.timeout_s * 1e9) : 0,
-			.served = opt.count_file ? &st.served : NULL,
-			.write_count = publish_count,
-		};
-
-		write_count();
-		sig = srv_wait(&w);
-	}
-
-	atomic_store(&stopping, true);
-	/* shutdown() on the listening socket wakes the threads blocked in accept4. */
-	shutdown(listen_fd, SHUT_RD);
-	for (int i = 0; i < started; i++) {
-		pthread_mutex_lock(&workers[i].lock);
-		if (workers[i].conn_fd >= 0)
-			shutdown(workers[i].conn_fd, SHUT_RDWR);
-		pthread_mutex_unlock(&workers[i].lock);
-	}
-	for (int i = 0; i < started; i++)
-		pthread_join(workers[i].tid, NULL);
-	close(listen_fd);
+	stop_workers(started);
 	write_count();
-	fprintf(stderr,
-		"hotel: served %llu (%llu errors); rates: %llu cache hits, %llu misses, "
-		"%llu searches fell back to the database%s%s\n",
-		(unsigned long long)atomic_load(&st.served),
-		(unsigned long long)atomic_load(&st.bad), (unsigned long long)atomic_load(&st.hits),
-		(unsigned long long)atomic_load(&st.misses),
-		(unsigned long long)atomic_load(&st.fallbacks), rc ? "" : " (",
-		rc ? ""
-		   : (sig == 0	      ? "timeout)"
-		      : sig == SIGINT ? "SIGINT)"
-				      : "SIGTERM)"));
+	print_summary(rc, sig);
 	hotel_geo_free(&geo);
 	free(workers);
 	return rc;
