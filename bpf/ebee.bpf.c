@@ -94,7 +94,7 @@
  * Framing. Where a connection's first bytes name a protocol a framer reads
  * (RESP, HTTP/1.x), cgroup_skb programs follow its bytes and pair each request
  * with its response, pipelined ones included, and the io state machine below
- * leaves the connection alone: bpf/frame/frame_skb.bpf.h, docs/design.md 4.8.
+ * leaves the connection alone: bpf/frame/frame_skb.bpf.h, docs/design.md 4.9.
  *
  * Where it is known to be wrong. Without a framer, pipelined requests read by
  * one read() are one request (latency to the last byte of the last response). A request's end is

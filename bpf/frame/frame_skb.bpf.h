@@ -3,7 +3,7 @@
  * Framing in the kernel: the bytes of every TCP segment of the workload's
  * connections, in stream order, fed to the framer a connection's first bytes
  * chose (frame.h, one header per framer). Included by bpf/ebee.bpf.c, whose
- * socket-local storage (sconns) is the gate; docs/design.md 4.8 says why this
+ * socket-local storage (sconns) is the gate; docs/design.md 4.9 says why this
  * mechanism and what it costs.
  *
  * cgroup_skb/ingress and cgroup_skb/egress, attached (multi) to the cgroup v2

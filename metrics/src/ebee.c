@@ -1313,7 +1313,7 @@ int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *va
 
 /* framing, untrusted and warning of ebee_get_stats(): the framer most of
  * the workload's connections use, and what the framing counters say cannot
- * be counted exactly (docs/design.md 4.8). */
+ * be counted exactly (docs/design.md 4.9). */
 static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 {
 	struct ebee_fstat f = {};

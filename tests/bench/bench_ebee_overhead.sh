@@ -16,7 +16,7 @@
 #     (build/loadgen; saturation = what it achieves when offered far more):
 #     p99 traced/untraced.
 #  5. redis-server saturated by redis-benchmark with 16 commands pipelined per
-#     write (RESP framing, docs/design.md 4.8): server+tracer CPU per command
+#     write (RESP framing, docs/design.md 4.9): server+tracer CPU per command
 #     traced/untraced, exact counts against redis's total_commands_processed.
 # Environment: BENCH_PAIRS (rounds, default 5), BENCH_SECS per run (default 3),
 # BENCH_SECTIONS (default "1 2 3 4 5"), BENCH_PATHS (default "socket socket-fentry
