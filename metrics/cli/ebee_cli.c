@@ -85,6 +85,7 @@ static int output_failed(void)
 	return 1;
 }
 
+/* The help text, one string table: as long as the text, not split. */
 static void usage(FILE *f)
 {
 	fprintf(
@@ -285,35 +286,46 @@ static int check_targets(struct cli *c)
 	return 0;
 }
 
+/* ebee trace/top's long options; the short ones are in parse_args. */
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "ringbuf-size", required_argument, NULL, 'R' },
+	{ "window", required_argument, NULL, 'W' },
+	{ "window-age", required_argument, NULL, 'A' },
+	{ "listen", required_argument, NULL, 'L' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "cgroup", required_argument, NULL, 'g' },
+	{ "hist", no_argument, NULL, 'H' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "path", required_argument, NULL, 'P' },
+	{ "attach", required_argument, NULL, 'T' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "no-framing", no_argument, NULL, 'F' },
+	{},
+};
+
+/* After the options: no stray argument, and the targets make sense. */
+static int check_rest(int argc, char **argv, struct cli *c)
+{
+	if (optind < argc)
+		return die("unexpected argument '%s'", argv[optind]);
+	return check_targets(c);
+}
+
+/* One flat case per option: longer than a screen, read one case at a time. */
 static int parse_args(int argc, char **argv, struct cli *c)
 {
-	static const struct option lo[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "ringbuf-size", required_argument, NULL, 'R' },
-		{ "window", required_argument, NULL, 'W' },
-		{ "window-age", required_argument, NULL, 'A' },
-		{ "listen", required_argument, NULL, 'L' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "hist", no_argument, NULL, 'H' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "path", required_argument, NULL, 'P' },
-		{ "attach", required_argument, NULL, 'T' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "no-framing", no_argument, NULL, 'F' },
-		{},
-	};
 	long v;
 	int o;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:Hs:", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:Hs:", long_opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (add_pid(c, optarg))
@@ -406,9 +418,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			return die("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return die("unexpected argument '%s'", argv[optind]);
-	return check_targets(c);
+	return check_rest(argc, argv, c);
 }
 
 struct row {
