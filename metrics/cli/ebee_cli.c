@@ -85,6 +85,7 @@ static int output_failed(void)
 	return 1;
 }
 
+/* The help text, one string table: as long as the text, not split. */
 static void usage(FILE *f)
 {
 	fprintf(
@@ -285,35 +286,46 @@ static int check_targets(struct cli *c)
 	return 0;
 }
 
+/* ebee trace/top's long options; the short ones are in parse_args. */
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "ringbuf-size", required_argument, NULL, 'R' },
+	{ "window", required_argument, NULL, 'W' },
+	{ "window-age", required_argument, NULL, 'A' },
+	{ "listen", required_argument, NULL, 'L' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "cgroup", required_argument, NULL, 'g' },
+	{ "hist", no_argument, NULL, 'H' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "path", required_argument, NULL, 'P' },
+	{ "attach", required_argument, NULL, 'T' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "no-framing", no_argument, NULL, 'F' },
+	{},
+};
+
+/* After the options: no stray argument, and the targets make sense. */
+static int check_rest(int argc, char **argv, struct cli *c)
+{
+	if (optind < argc)
+		return die("unexpected argument '%s'", argv[optind]);
+	return check_targets(c);
+}
+
+/* One flat case per option: longer than a screen, read one case at a time. */
 static int parse_args(int argc, char **argv, struct cli *c)
 {
-	static const struct option lo[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "ringbuf-size", required_argument, NULL, 'R' },
-		{ "window", required_argument, NULL, 'W' },
-		{ "window-age", required_argument, NULL, 'A' },
-		{ "listen", required_argument, NULL, 'L' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "hist", no_argument, NULL, 'H' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "path", required_argument, NULL, 'P' },
-		{ "attach", required_argument, NULL, 'T' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "no-framing", no_argument, NULL, 'F' },
-		{},
-	};
 	long v;
 	int o;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:Hs:", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:d:i:m:jvhL:Vg:Hs:", long_opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (add_pid(c, optarg))
@@ -406,9 +418,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			return die("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return die("unexpected argument '%s'", argv[optind]);
-	return check_targets(c);
+	return check_rest(argc, argv, c);
 }
 
 struct row {
@@ -843,6 +853,153 @@ static void cgroup_scan(struct ebee *eb, struct cli *c, const struct cgwatch *cw
 	}
 }
 
+/* Before anything is loaded: every pid alive (so the reason is the pid), the
+ * cgroup open, each workload's name and metrics entry. 0, or 1 with the reason. */
+static int prepare_targets(struct cli *c, struct cgwatch *cw)
+{
+	char msg[512];
+
+	for (int i = 0; i < c->npids; i++)
+		if (!procfs_alive(c->pids[i], 0)) {
+			fprintf(stderr, "ebee: no such process: %d\n", c->pids[i]);
+			return 1;
+		}
+
+	if (c->cgroup && cgwatch_open(cw, c->cgroup, cgfs_here(), msg, sizeof(msg))) {
+		fprintf(stderr, "ebee: %s\n", msg);
+		return 1;
+	}
+	for (int i = 0; i < c->npids; i++) {
+		comm_of(c->pids[i], c->comms[i], sizeof(c->comms[i]));
+		if (!c->names[i][0]) { /* comm (< 16 bytes) fits: names hold 64 */
+			size_t n = strnlen(c->comms[i], sizeof(c->comms[i]) - 1);
+
+			memcpy(c->names[i], c->comms[i], n);
+			c->names[i][n] = '\0';
+		}
+		eprom_add(&prom, c->pids[i], c->names[i]);
+	}
+	if (c->listen || c->hist) {
+		c->eo.on_request = eprom_on_request;
+		c->eo.on_request_ctx = &prom;
+	}
+	return 0;
+}
+
+/* Load the probes and note the path and attach method in force: NULL, with
+ * the reason on stderr, when that fails. */
+static struct ebee *open_tracer(const struct cli *c)
+{
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+	struct ebee *eb;
+	char msg[512];
+
+	eb = ebee_open(&c->eo, msg, sizeof(msg));
+	if (!eb) {
+		fprintf(stderr, "%s\n", msg[0] ? msg : "ebee: cannot start tracing");
+		return NULL;
+	}
+	if (!ebee_get_global_stats(eb, &g)) {
+		path_in_use = g.path;
+		attach_describe(&g, attach_in_use, sizeof(attach_in_use));
+	}
+	return eb;
+}
+
+/* Trace every --pid: 0, or 1 with the reason on stderr (the caller closes). */
+static int start_pids(struct ebee *eb, const struct cli *c, const struct ebee_trace_opts *to)
+{
+	for (int i = 0; i < c->npids; i++) {
+		int err = ebee_start_tracing(eb, c->pids[i], to);
+
+		if (!err)
+			continue;
+		if (err == -ESRCH)
+			fprintf(stderr, "ebee: no such process: %d\n", c->pids[i]);
+		else if (err == -EINVAL)
+			fprintf(stderr, "ebee: %d is a thread, not a process: pass its tgid\n",
+				c->pids[i]);
+		else if (err == -EEXIST || err == -EBUSY)
+			fprintf(stderr,
+				"ebee: pid %d is already traced (listed twice, or a "
+				"descendant of another --pid)\n",
+				c->pids[i]);
+		else if (err != -EOPNOTSUPP) /* that one was logged with its reason */
+			fprintf(stderr, "ebee: cannot trace pid %d: %s\n", c->pids[i],
+				strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+/* --listen: serve the metrics; NULL, with the reason on stderr, when that fails. */
+static struct promhttp *start_metrics(struct ebee *eb, const struct cli *c)
+{
+	struct promhttp *http;
+	char msg[512];
+
+	prom.eb = eb;
+	http = promhttp_start(c->listen, eprom_render, &prom, msg, sizeof(msg));
+	if (!http) {
+		fprintf(stderr, "ebee: %s\n", msg);
+		return NULL;
+	}
+	fprintf(stderr, "ebee: metrics at http://%s/metrics (port %d)\n", c->listen,
+		promhttp_port(http));
+	return http;
+}
+
+/* Until --duration, a signal, or every traced process exits: follow the
+ * cgroup and print every --interval. 0, or 1 when stdout refused a report
+ * (the caller closes). */
+static int run_loop(struct ebee *eb, struct cli *c, const struct cgwatch *cw,
+		    const struct ebee_trace_opts *to, double start)
+{
+	double next = start + c->interval_ms / 1e3;
+
+	while (!stop_flag) {
+		double now = mono_s(), until = c->duration_s ? start + c->duration_s : INFINITY;
+		double wake = c->interval_ms ? (next < until ? next : until) : until;
+		double dt = wake - now;
+
+		if (now >= until)
+			break;
+		if (all_exited(eb, c))
+			break;
+		if (dt > 0.2)
+			dt = 0.2; /* notice exits and signals promptly */
+		if (dt > 0)
+			usleep(dt * 1e6);
+		if (c->cgroup)
+			cgroup_scan(eb, c, cw, &prom, to);
+		now = mono_s();
+		if (c->interval_ms && now >= next) {
+			if (c->top)
+				top_screen(eb, c, now - start, 1);
+			else
+				report(eb, c, 0);
+			if (output_failed())
+				return 1;
+			next += c->interval_ms / 1e3;
+			if (next < now)
+				next = now + c->interval_ms / 1e3;
+		}
+	}
+	return 0;
+}
+
+/* What is left in the rings, then the summary (trace) or last screen (top). */
+static void final_report(struct ebee *eb, const struct cli *c, double start)
+{
+	ebee_flush(eb);
+	if (c->top) {
+		printf("\n");
+		top_screen(eb, c, mono_s() - start, 0);
+	} else {
+		report(eb, c, 1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct ebee_trace_opts to = { .sz = sizeof(to) };
@@ -850,10 +1007,8 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct cgwatch cw;
 	struct promhttp *http = NULL;
-	double start, next;
 	struct ebee *eb;
-	char msg[512];
-	int err;
+	double start;
 
 	if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
 		printf("ebee %s\n", EBEE_VERSION);
@@ -874,82 +1029,27 @@ int main(int argc, char **argv)
 	c.eo.log = log_cb;
 	c.eo.log_level = c.verbose ? EBEE_LOG_DEBUG : EBEE_LOG_WARN;
 
-	/* Check the pids before loading anything, so the reason is the pid. */
-	for (int i = 0; i < c.npids; i++)
-		if (!procfs_alive(c.pids[i], 0)) {
-			fprintf(stderr, "ebee: no such process: %d\n", c.pids[i]);
-			return 1;
-		}
-
-	if (c.cgroup && cgwatch_open(&cw, c.cgroup, cgfs_here(), msg, sizeof(msg))) {
-		fprintf(stderr, "ebee: %s\n", msg);
+	if (prepare_targets(&c, &cw))
 		return 1;
-	}
-	for (int i = 0; i < c.npids; i++) {
-		comm_of(c.pids[i], c.comms[i], sizeof(c.comms[i]));
-		if (!c.names[i][0]) { /* comm (< 16 bytes) fits: names hold 64 */
-			size_t n = strnlen(c.comms[i], sizeof(c.comms[i]) - 1);
-
-			memcpy(c.names[i], c.comms[i], n);
-			c.names[i][n] = '\0';
-		}
-		eprom_add(&prom, c.pids[i], c.names[i]);
-	}
-	if (c.listen || c.hist) {
-		c.eo.on_request = eprom_on_request;
-		c.eo.on_request_ctx = &prom;
-	}
-
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	eb = ebee_open(&c.eo, msg, sizeof(msg));
-	if (!eb) {
-		fprintf(stderr, "%s\n", msg[0] ? msg : "ebee: cannot start tracing");
+	eb = open_tracer(&c);
+	if (!eb)
 		return 1;
-	}
-	{
-		struct ebee_global_stats g = { .sz = sizeof(g) };
-
-		if (!ebee_get_global_stats(eb, &g)) {
-			path_in_use = g.path;
-			attach_describe(&g, attach_in_use, sizeof(attach_in_use));
-		}
-	}
 	to.mode = c.mode;
 	to.allow_init = c.all; /* --all: pid 1 asked for */
-	for (int i = 0; i < c.npids; i++) {
-		err = ebee_start_tracing(eb, c.pids[i], &to);
-		if (err) {
-			if (err == -ESRCH)
-				fprintf(stderr, "ebee: no such process: %d\n", c.pids[i]);
-			else if (err == -EINVAL)
-				fprintf(stderr,
-					"ebee: %d is a thread, not a process: pass its tgid\n",
-					c.pids[i]);
-			else if (err == -EEXIST || err == -EBUSY)
-				fprintf(stderr,
-					"ebee: pid %d is already traced (listed twice, or a "
-					"descendant of another --pid)\n",
-					c.pids[i]);
-			else if (err != -EOPNOTSUPP) /* that one was logged with its reason */
-				fprintf(stderr, "ebee: cannot trace pid %d: %s\n", c.pids[i],
-					strerror(-err));
-			ebee_close(eb);
-			return 1;
-		}
+	if (start_pids(eb, &c, &to)) {
+		ebee_close(eb);
+		return 1;
 	}
 	if (c.cgroup)
 		cgroup_scan(eb, &c, &cw, &prom, &to);
 	if (c.listen) {
-		prom.eb = eb;
-		http = promhttp_start(c.listen, eprom_render, &prom, msg, sizeof(msg));
+		http = start_metrics(eb, &c);
 		if (!http) {
-			fprintf(stderr, "ebee: %s\n", msg);
 			ebee_close(eb);
 			return 1;
 		}
-		fprintf(stderr, "ebee: metrics at http://%s/metrics (port %d)\n", c.listen,
-			promhttp_port(http));
 	}
 	fprintf(stderr,
 		"ebee: tracing %d process%s%s%s, %s path%s%s%s, probes live (Ctrl-C to stop)\n",
@@ -958,44 +1058,11 @@ int main(int argc, char **argv)
 		attach_in_use, attach_in_use[0] ? ")" : "");
 
 	start = mono_s();
-	next = start + c.interval_ms / 1e3;
-	while (!stop_flag) {
-		double now = mono_s(), until = c.duration_s ? start + c.duration_s : INFINITY;
-		double wake = c.interval_ms ? (next < until ? next : until) : until;
-		double dt = wake - now;
-
-		if (now >= until)
-			break;
-		if (all_exited(eb, &c))
-			break;
-		if (dt > 0.2)
-			dt = 0.2; /* notice exits and signals promptly */
-		if (dt > 0)
-			usleep(dt * 1e6);
-		if (c.cgroup)
-			cgroup_scan(eb, &c, &cw, &prom, &to);
-		now = mono_s();
-		if (c.interval_ms && now >= next) {
-			if (c.top)
-				top_screen(eb, &c, now - start, 1);
-			else
-				report(eb, &c, 0);
-			if (output_failed()) {
-				ebee_close(eb);
-				return 1;
-			}
-			next += c.interval_ms / 1e3;
-			if (next < now)
-				next = now + c.interval_ms / 1e3;
-		}
+	if (run_loop(eb, &c, &cw, &to, start)) {
+		ebee_close(eb);
+		return 1;
 	}
-	ebee_flush(eb);
-	if (c.top) {
-		printf("\n");
-		top_screen(eb, &c, mono_s() - start, 0);
-	} else {
-		report(eb, &c, 1);
-	}
+	final_report(eb, &c, start);
 	promhttp_stop(http); /* before the library it reads from */
 	ebee_close(eb);
 	return output_failed();

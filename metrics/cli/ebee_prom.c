@@ -123,101 +123,146 @@ static void take(struct eprom *p, int i, struct snap *s)
 		s->rps = 0;
 }
 
-int eprom_render(struct prom_buf *b, void *ctx)
-{
-	static struct snap snaps[EPROM_MAX_WL]; /* one scrape at a time (promhttp.h) */
-	struct ebee_global_stats g = { .sz = sizeof(g) };
-	struct eprom *p = ctx;
-	char pids[EPROM_MAX_WL][16];
-	struct prom_label l[EPROM_MAX_WL][3];
-	int nwl = __atomic_load_n(&p->nwl, __ATOMIC_ACQUIRE);
+/* One scrape: the workloads' snapshots and labels (workload, pid, and a
+ * third slot the mode and framing series fill in). */
+struct scrape {
+	struct prom_buf *b;
+	int nwl;
+	struct snap *s;
+	struct prom_label (*l)[3];
+};
 
-	for (int i = 0; i < nwl; i++) {
-		take(p, i, &snaps[i]);
-		snprintf(pids[i], sizeof(pids[i]), "%d", (int)p->wl[i].pid);
-		l[i][0] = (struct prom_label){ "workload", p->wl[i].name };
-		l[i][1] = (struct prom_label){ "pid", pids[i] };
-	}
-#define EACH(i)                       \
-	for (int i = 0; i < nwl; i++) \
-		if (snaps[i].ok)
+/* Every workload still traced. */
+#define EACH(x, i)                         \
+	for (int i = 0; i < (x)->nwl; i++) \
+		if ((x)->s[i].ok)
+
+static void render_latency(struct scrape *x)
+{
+	struct prom_buf *b = x->b;
 
 	prom_family(b, "ebee_request_duration_seconds", PROM_HISTOGRAM,
 		    "Server-side request latency, every request since tracing began.");
-	EACH(i)
-	prom_histogram(b, l[i], 2, latb_bound_s, snaps[i].counts, LATB_COUNT, snaps[i].sum_s);
+	EACH(x, i)
+	prom_histogram(b, x->l[i], 2, latb_bound_s, x->s[i].counts, LATB_COUNT, x->s[i].sum_s);
 
 	prom_family(b, "ebee_request_duration_window_seconds", PROM_SUMMARY,
 		    "Exact latency quantiles over ebee's window (--window, --window-age); "
 		    "_sum and _count since tracing began.");
-	EACH(i) prom_summary(b, l[i], 2, quantiles, snaps[i].q, NQ, snaps[i].sum_s, snaps[i].count);
+	EACH(x, i)
+	prom_summary(b, x->l[i], 2, quantiles, x->s[i].q, NQ, x->s[i].sum_s, x->s[i].count);
+}
+
+static void render_counts(struct scrape *x)
+{
+	struct prom_buf *b = x->b;
 
 	prom_family(b, "ebee_requests_total", PROM_COUNTER, "Requests completed while traced.");
-	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.requests);
+	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.requests);
 
 	prom_family(b, "ebee_lost_records_total", PROM_COUNTER,
 		    "Request records the kernel could not queue for this workload.");
-	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.dropped);
+	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.dropped);
 
 	prom_family(b, "ebee_expired_total", PROM_COUNTER,
 		    "dgram: datagrams received that were never answered (one-way traffic, not "
 		    "requests).");
-	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.expired);
+	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.expired);
 
 	prom_family(b, "ebee_window_requests_per_second", PROM_GAUGE,
 		    "Throughput over ebee's window.");
-	EACH(i) prom_sample(b, l[i], 2, snaps[i].rps);
+	EACH(x, i) prom_sample(b, x->l[i], 2, x->s[i].rps);
 
 	prom_family(b, "ebee_window_requests", PROM_GAUGE, "Requests in ebee's window.");
-	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.window_count);
+	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.window_count);
+}
+
+/* How ebee finds requests: mode, framing, whether the counts can be trusted. */
+static void render_method(struct scrape *x)
+{
+	struct prom_buf *b = x->b;
 
 	prom_family(b, "ebee_mode", PROM_GAUGE,
 		    "How request boundaries are found: 1 for the mode in force (auto while "
 		    "undecided), 0 for the others.");
-	EACH(i) for (int m = 0; m < EBEE_MODE_COUNT; m++)
+	EACH(x, i) for (int m = 0; m < EBEE_MODE_COUNT; m++)
 	{
-		l[i][2] = (struct prom_label){ "mode", ebee_mode_str(m) };
-		prom_sample(b, l[i], 3, snaps[i].st.mode == (enum ebee_mode)m);
+		x->l[i][2] = (struct prom_label){ "mode", ebee_mode_str(m) };
+		prom_sample(b, x->l[i], 3, x->s[i].st.mode == (enum ebee_mode)m);
 	}
 
 	prom_family(b, "ebee_framing", PROM_GAUGE,
 		    "How requests are delimited: 1 with the framing in force (resp, http1: a "
 		    "framer reads the protocol; length: read/write bursts; http2, tls: "
 		    "recognised, counted by length; none: no connection yet).");
-	EACH(i)
+	EACH(x, i)
 	{
-		l[i][2] =
+		x->l[i][2] =
 		    (struct prom_label){ "framing",
-					 snaps[i].st.framing[0] ? snaps[i].st.framing : "none" };
-		prom_sample(b, l[i], 3, 1);
+					 x->s[i].st.framing[0] ? x->s[i].st.framing : "none" };
+		prom_sample(b, x->l[i], 3, 1);
 	}
 
 	prom_family(b, "ebee_untrusted", PROM_GAUGE,
 		    "1 when ebee cannot count this workload's requests exactly (the reason: "
 		    "ebee trace --json, warning).");
-	EACH(i) prom_sample(b, l[i], 2, snaps[i].st.untrusted);
+	EACH(x, i) prom_sample(b, x->l[i], 2, x->s[i].st.untrusted);
 
 	prom_family(b, "ebee_mode_switches_total", PROM_COUNTER,
 		    "Times the automatic mode choice changed.");
-	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.mode_switches);
+	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.mode_switches);
+}
+
+static void render_processes(struct scrape *x)
+{
+	struct prom_buf *b = x->b;
 
 	prom_family(b, "ebee_processes", PROM_GAUGE,
 		    "Processes in the workload (the pid and its descendants).");
-	EACH(i) prom_sample(b, l[i], 2, (double)snaps[i].st.nprocs);
+	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.nprocs);
 
 	prom_family(b, "ebee_exited", PROM_GAUGE, "1 once the traced process has exited.");
-	EACH(i) prom_sample(b, l[i], 2, snaps[i].st.exited);
+	EACH(x, i) prom_sample(b, x->l[i], 2, x->s[i].st.exited);
+}
 #undef EACH
 
-	if (p->eb && !ebee_get_global_stats(p->eb, &g)) {
-		prom_family(b, "ebee_records_total", PROM_COUNTER,
-			    "Records consumed from the ring buffer, all workloads.");
-		prom_sample(b, NULL, 0, (double)g.records);
-		prom_family(b, "ebee_ringbuf_lost_records_total", PROM_COUNTER,
-			    "Ring buffer reservations that failed, all CPUs and workloads.");
-		prom_sample(b, NULL, 0, (double)g.dropped);
-		prom_family(b, "ebee_workloads", PROM_GAUGE, "Workloads traced.");
-		prom_sample(b, NULL, 0, g.workloads);
+/* Series over all workloads, without labels. */
+static void render_global(struct prom_buf *b, struct ebee *eb)
+{
+	struct ebee_global_stats g = { .sz = sizeof(g) };
+
+	if (!eb || ebee_get_global_stats(eb, &g))
+		return;
+	prom_family(b, "ebee_records_total", PROM_COUNTER,
+		    "Records consumed from the ring buffer, all workloads.");
+	prom_sample(b, NULL, 0, (double)g.records);
+	prom_family(b, "ebee_ringbuf_lost_records_total", PROM_COUNTER,
+		    "Ring buffer reservations that failed, all CPUs and workloads.");
+	prom_sample(b, NULL, 0, (double)g.dropped);
+	prom_family(b, "ebee_workloads", PROM_GAUGE, "Workloads traced.");
+	prom_sample(b, NULL, 0, g.workloads);
+}
+
+int eprom_render(struct prom_buf *b, void *ctx)
+{
+	static struct snap snaps[EPROM_MAX_WL]; /* one scrape at a time (promhttp.h) */
+	struct eprom *p = ctx;
+	char pids[EPROM_MAX_WL][16];
+	struct prom_label l[EPROM_MAX_WL][3];
+	struct scrape x = {
+		.b = b, .nwl = __atomic_load_n(&p->nwl, __ATOMIC_ACQUIRE), .s = snaps, .l = l
+	};
+
+	for (int i = 0; i < x.nwl; i++) {
+		take(p, i, &snaps[i]);
+		snprintf(pids[i], sizeof(pids[i]), "%d", (int)p->wl[i].pid);
+		l[i][0] = (struct prom_label){ "workload", p->wl[i].name };
+		l[i][1] = (struct prom_label){ "pid", pids[i] };
 	}
+	render_latency(&x);
+	render_counts(&x);
+	render_method(&x);
+	render_processes(&x);
+	render_global(b, p->eb);
 	return b->err;
 }
