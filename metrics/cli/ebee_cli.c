@@ -1059,6 +1059,7 @@ int main(int argc, char **argv)
 
 	start = mono_s();
 	if (run_loop(eb, &c, &cw, &to, start)) {
+		promhttp_stop(http); /* its thread reads the library */
 		ebee_close(eb);
 		return 1;
 	}
