@@ -109,15 +109,40 @@ if [ "$(id -u)" -eq 0 ] && [ "$what" != unit ]; then
 		fail=$((fail + 1))
 		failed_names+=("leftover-subtree_control")
 	fi
-	# ebee's programs (by name) still loaded, or test servers still running
+	# ebee's programs (by name) still loaded, or test servers still running. The machine
+	# may be shared: a program or process is this run's unless everything that holds it
+	# runs from another directory (another checkout's tests, a user's ebee); one nobody
+	# holds (a pinned or leaked link) counts.
 	sleep 0.5
-	progs=$(bpftool prog show 2>/dev/null | grep -cE ' name (exit_accept4|enter_close|on_proc_fork|grpc_stream_new) ')
-	if [ "$progs" -gt 0 ]; then
+	progs=$(bpftool prog show -j 2>/dev/null | python3 -c '
+import glob, json, os, sys
+names = {"exit_accept4", "enter_close", "on_proc_fork", "grpc_stream_new"}
+ids = {p["id"] for p in json.load(sys.stdin) if p.get("name") in names}
+holders = {}
+for f in glob.glob("/proc/[0-9]*/fdinfo/*"):
+    try:
+        for line in open(f):
+            if line.startswith("prog_id:") and int(line.split()[1]) in ids:
+                holders.setdefault(int(line.split()[1]), set()).add(f.split("/")[2])
+    except (OSError, ValueError):
+        pass
+def cwd(pid):
+    try:
+        return os.readlink("/proc/%s/cwd" % pid)
+    except OSError:
+        return None
+here = os.getcwd()
+print(sum(1 for i in ids if not holders.get(i) or any(cwd(p) == here for p in holders[i])))
+' 2>/dev/null)
+	if [ "${progs:-0}" -gt 0 ]; then
 		echo "FAIL: $progs ebee BPF programs left loaded"
 		fail=$((fail + 1))
 		failed_names+=("leftover-bpf")
 	fi
-	procs=$(pgrep -af 'build/fixtures/|/tmp/ebee-test|parties-test|build/loadgen' | grep -v pgrep)
+	procs=$(for p in $(pgrep -f 'build/fixtures/|/tmp/ebee-test|parties-test|build/loadgen'); do
+		[ "$p" != $$ ] && [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$PWD" ] &&
+			ps -o pid=,args= -p "$p"
+	done)
 	if [ -n "$procs" ]; then
 		echo "FAIL: test processes left running:"
 		echo "$procs"
