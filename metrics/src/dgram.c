@@ -224,6 +224,24 @@ static struct tally *tally_of(struct ebee_dgram *d, uint32_t wid, bool create)
 	return t;
 }
 
+/* Append key to the keys to delete (*v, n of cap); -ENOMEM leaves them as
+ * they were. Collect, then delete: deleting while walking a hash can skip
+ * keys. */
+static int key_push(struct ebee_dg_key **v, size_t *n, size_t *cap, const struct ebee_dg_key *key)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		struct ebee_dg_key *t = realloc(*v, c * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		*v = t;
+		*cap = c;
+	}
+	(*v)[(*n)++] = *key;
+	return 0;
+}
+
 void ebee_dgram_sweep(struct ebee_dgram *d, uint64_t now_ns)
 {
 	struct ebee_dg_key key, *prev = NULL, *del = NULL;
@@ -242,15 +260,8 @@ void ebee_dgram_sweep(struct ebee_dgram *d, uint64_t now_ns)
 		if (bpf_map_lookup_elem_flags(fd, &key, &v, BPF_F_LOCK))
 			continue;
 		if (now_ns > v.last_ns && now_ns - v.last_ns > d->timeout_ns) {
-			if (n == cap) {
-				struct ebee_dg_key *t =
-				    realloc(del, (cap = cap ? 2 * cap : 64) * sizeof(*t));
-
-				if (!t)
-					break;
-				del = t;
-			}
-			del[n++] = key;
+			if (key_push(&del, &n, &cap, &key))
+				break;
 			continue;
 		}
 		struct tally *t = tally_of(d, key.wid, true);
@@ -316,15 +327,8 @@ void ebee_dgram_workload_del(struct ebee_dgram *d, uint32_t wid)
 		prev = &key;
 		if (key.wid != wid)
 			continue;
-		if (n == cap) {
-			struct ebee_dg_key *t =
-			    realloc(del, (cap = cap ? 2 * cap : 64) * sizeof(*t));
-
-			if (!t)
-				break;
-			del = t;
-		}
-		del[n++] = key;
+		if (key_push(&del, &n, &cap, &key))
+			break;
 	}
 	for (size_t i = 0; i < n; i++)
 		bpf_map_delete_elem(fd, &del[i]);
