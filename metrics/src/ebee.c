@@ -762,9 +762,132 @@ static void *housekeeper(void *arg)
 /* OPTS_GET, with a zero field also taking the default */
 #define OPT(o, field, def) (OPTS_HAS(o, field) && (o)->field ? (o)->field : (def))
 
-struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
+/* The caller's options, each zero or absent field taking its default. */
+static void open_set_opts(struct ebee *eb, const struct ebee_opts *opts)
+{
+	eb->opts.sz = sizeof(eb->opts);
+	eb->opts.ringbuf_size = OPT(opts, ringbuf_size, 128 * 1024);
+	eb->opts.window_len = OPT(opts, window_len, 100000);
+	eb->opts.window_age_ns = OPT(opts, window_age_ns, 0);
+	eb->opts.drain_ms = OPT(opts, drain_ms, 20);
+	eb->opts.max_conns = OPT(opts, max_conns, 65536);
+	eb->opts.auto_min_conns = OPT(opts, auto_min_conns, 8);
+	eb->opts.auto_min_requests = OPT(opts, auto_min_requests, 32);
+	eb->opts.auto_recheck_ms = OPT(opts, auto_recheck_ms, 10000);
+	eb->opts.auto_recheck_len_ms = OPT(opts, auto_recheck_len_ms, 1000);
+	eb->opts.log = OPT(opts, log, NULL);
+	eb->opts.log_ctx = OPT(opts, log_ctx, NULL);
+	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
+	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
+	eb->opts.on_request = OPT(opts, on_request, NULL);
+	eb->opts.no_framing = OPT(opts, no_framing, false);
+	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
+	eb->opts.attach = OPT(opts, attach, EBEE_ATTACH_AUTO);
+	eb->mp.min_conns = eb->opts.auto_min_conns;
+	eb->mp.min_requests = eb->opts.auto_min_requests;
+}
+
+/* Refuses a path, an attach method or a ring size ebee cannot use. */
+static int open_check_values(const struct ebee *eb, char *msg, size_t msg_len)
+{
+	size_t rs = eb->opts.ringbuf_size;
+	long page;
+
+	if (eb->opts.path < EBEE_PATH_AUTO || eb->opts.path > EBEE_PATH_SYSCALL) {
+		snprintf(msg, msg_len, "ebee: unknown path %d", eb->opts.path);
+		return -EINVAL;
+	}
+	if (eb->opts.attach < EBEE_ATTACH_AUTO || eb->opts.attach > EBEE_ATTACH_FENTRY) {
+		snprintf(msg, msg_len, "ebee: unknown attach method %d", eb->opts.attach);
+		return -EINVAL;
+	}
+	if (eb->opts.attach != EBEE_ATTACH_AUTO && eb->opts.path == EBEE_PATH_SYSCALL) {
+		snprintf(msg, msg_len,
+			 "ebee: an attach method (%s) applies to the socket path only, not to "
+			 "the syscall path",
+			 ebee_attach_str(eb->opts.attach));
+		return -EINVAL;
+	}
+	page = sysconf(_SC_PAGESIZE);
+	if (rs < (size_t)page || (rs & (rs - 1))) {
+		snprintf(msg, msg_len, "ebee: ring buffer size %zu must be a power of two >= %ld",
+			 rs, page);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Chooses the path and attach methods this kernel allows and opens the BPF
+ * objects: the main one, then the optional gRPC and datagram ones. */
+static int open_objects(struct ebee *eb, char *msg, size_t msg_len)
 {
 	struct ebee_kern_opts ko = {};
+	int err;
+
+	eb->path = eb->opts.path;
+	err = ebee_check_features(&eb->path, eb->opts.attach, &eb->attach, msg, msg_len);
+	if (err)
+		return err;
+	ko.sock_path = eb->path == EBEE_PATH_SOCKET;
+	ko.attach = eb->attach;
+	ko.ringbuf_size = eb->opts.ringbuf_size;
+	ko.max_conns = eb->opts.max_conns;
+	ko.on_record = on_record;
+	ko.ctx = eb;
+	err = ebee_kern_open(&ko, &eb->kern, msg, msg_len);
+	if (err)
+		return err;
+	/* gRPC: optional; without it, mode grpc says why. */
+	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
+			   eb->grpc_err, sizeof(eb->grpc_err)))
+		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
+	/* dgram: optional too; without it, mode dgram says why. */
+	if (ebee_dgram_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, DGRAM_TIMEOUT_NS,
+			    &eb->dgram, eb->dgram_err, sizeof(eb->dgram_err)))
+		logf_(eb, EBEE_LOG_INFO, "%s", eb->dgram_err);
+	eb->epfd = ebee_kern_epoll_fd(eb->kern);
+	return 0;
+}
+
+/* Starts the consumer, then the housekeeper; ebee_close() joins each one
+ * that started. */
+static int open_threads(struct ebee *eb, char *msg, size_t msg_len)
+{
+	int err;
+
+	err = -pthread_create(&eb->thread, NULL, consumer, eb);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: cannot start the consumer thread: %s",
+			 strerror(-err));
+		return err;
+	}
+	eb->thread_started = true;
+	err = -pthread_create(&eb->house, NULL, housekeeper, eb);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: cannot start the housekeeping thread: %s",
+			 strerror(-err));
+		return err;
+	}
+	eb->house_started = true;
+	return 0;
+}
+
+static void open_log_path(struct ebee *eb)
+{
+	if (eb->path == EBEE_PATH_SOCKET)
+		logf_(eb, EBEE_LOG_INFO,
+		      "ebee: socket path (requests keyed by socket; io: %s, arrive: %s, state: "
+		      "%s)",
+		      eb->attach.io == EBEE_ATTACH_FENTRY ? "fexit" : "tp_btf",
+		      eb->attach.arrive == EBEE_ATTACH_FENTRY ? "fentry" : "tp_btf",
+		      ebee_attach_str(eb->attach.state));
+	else
+		logf_(eb, EBEE_LOG_INFO,
+		      "ebee: syscall path (syscall tracepoints, requests keyed by (tgid, fd))");
+}
+
+struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
+{
 	char dummy[8];
 	struct ebee *eb;
 	int err;
@@ -790,105 +913,19 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		return NULL;
 	}
 	eb->epfd = -1;
-	eb->opts.sz = sizeof(eb->opts);
-	eb->opts.ringbuf_size = OPT(opts, ringbuf_size, 128 * 1024);
-	eb->opts.window_len = OPT(opts, window_len, 100000);
-	eb->opts.window_age_ns = OPT(opts, window_age_ns, 0);
-	eb->opts.drain_ms = OPT(opts, drain_ms, 20);
-	eb->opts.max_conns = OPT(opts, max_conns, 65536);
-	eb->opts.auto_min_conns = OPT(opts, auto_min_conns, 8);
-	eb->opts.auto_min_requests = OPT(opts, auto_min_requests, 32);
-	eb->opts.auto_recheck_ms = OPT(opts, auto_recheck_ms, 10000);
-	eb->opts.auto_recheck_len_ms = OPT(opts, auto_recheck_len_ms, 1000);
-	eb->opts.log = OPT(opts, log, NULL);
-	eb->opts.log_ctx = OPT(opts, log_ctx, NULL);
-	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
-	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
-	eb->opts.on_request = OPT(opts, on_request, NULL);
-	eb->opts.no_framing = OPT(opts, no_framing, false);
-	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
-	eb->opts.attach = OPT(opts, attach, EBEE_ATTACH_AUTO);
-	eb->mp.min_conns = eb->opts.auto_min_conns;
-	eb->mp.min_requests = eb->opts.auto_min_requests;
+	open_set_opts(eb, opts);
 	pthread_mutex_init(&eb->lock, NULL);
 	pthread_mutex_init(&eb->ctl, NULL);
-	if (eb->opts.path < EBEE_PATH_AUTO || eb->opts.path > EBEE_PATH_SYSCALL) {
-		snprintf(msg, msg_len, "ebee: unknown path %d", eb->opts.path);
-		err = -EINVAL;
-		goto fail;
-	}
-	if (eb->opts.attach < EBEE_ATTACH_AUTO || eb->opts.attach > EBEE_ATTACH_FENTRY) {
-		snprintf(msg, msg_len, "ebee: unknown attach method %d", eb->opts.attach);
-		err = -EINVAL;
-		goto fail;
-	}
-	if (eb->opts.attach != EBEE_ATTACH_AUTO && eb->opts.path == EBEE_PATH_SYSCALL) {
-		snprintf(msg, msg_len,
-			 "ebee: an attach method (%s) applies to the socket path only, not to "
-			 "the syscall path",
-			 ebee_attach_str(eb->opts.attach));
-		err = -EINVAL;
-		goto fail;
-	}
-
-	{
-		size_t rs = eb->opts.ringbuf_size;
-		long page = sysconf(_SC_PAGESIZE);
-
-		if (rs < (size_t)page || (rs & (rs - 1))) {
-			snprintf(msg, msg_len,
-				 "ebee: ring buffer size %zu must be a power of two >= %ld", rs,
-				 page);
-			err = -EINVAL;
-			goto fail;
-		}
-	}
-	eb->path = eb->opts.path;
-	err = ebee_check_features(&eb->path, eb->opts.attach, &eb->attach, msg, msg_len);
+	err = open_check_values(eb, msg, msg_len);
 	if (err)
 		goto fail;
-	ko.sock_path = eb->path == EBEE_PATH_SOCKET;
-	ko.attach = eb->attach;
-	ko.ringbuf_size = eb->opts.ringbuf_size;
-	ko.max_conns = eb->opts.max_conns;
-	ko.on_record = on_record;
-	ko.ctx = eb;
-	err = ebee_kern_open(&ko, &eb->kern, msg, msg_len);
+	err = open_objects(eb, msg, msg_len);
 	if (err)
 		goto fail;
-	/* gRPC: optional; without it, mode grpc says why. */
-	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
-			   eb->grpc_err, sizeof(eb->grpc_err)))
-		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
-	/* dgram: optional too; without it, mode dgram says why. */
-	if (ebee_dgram_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, DGRAM_TIMEOUT_NS,
-			    &eb->dgram, eb->dgram_err, sizeof(eb->dgram_err)))
-		logf_(eb, EBEE_LOG_INFO, "%s", eb->dgram_err);
-	eb->epfd = ebee_kern_epoll_fd(eb->kern);
-	err = -pthread_create(&eb->thread, NULL, consumer, eb);
-	if (err) {
-		snprintf(msg, msg_len, "ebee: cannot start the consumer thread: %s",
-			 strerror(-err));
+	err = open_threads(eb, msg, msg_len);
+	if (err)
 		goto fail;
-	}
-	eb->thread_started = true;
-	err = -pthread_create(&eb->house, NULL, housekeeper, eb);
-	if (err) {
-		snprintf(msg, msg_len, "ebee: cannot start the housekeeping thread: %s",
-			 strerror(-err));
-		goto fail;
-	}
-	eb->house_started = true;
-	if (eb->path == EBEE_PATH_SOCKET)
-		logf_(eb, EBEE_LOG_INFO,
-		      "ebee: socket path (requests keyed by socket; io: %s, arrive: %s, state: "
-		      "%s)",
-		      eb->attach.io == EBEE_ATTACH_FENTRY ? "fexit" : "tp_btf",
-		      eb->attach.arrive == EBEE_ATTACH_FENTRY ? "fentry" : "tp_btf",
-		      ebee_attach_str(eb->attach.state));
-	else
-		logf_(eb, EBEE_LOG_INFO,
-		      "ebee: syscall path (syscall tracepoints, requests keyed by (tgid, fd))");
+	open_log_path(eb);
 	return eb;
 fail:
 	ebee_close(eb);
