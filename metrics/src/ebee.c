@@ -1048,24 +1048,13 @@ static int check_target(struct ebee *eb, pid_t pid, bool allow_init)
 	return 0;
 }
 
-int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts)
+/* A pid ebee may trace: not refused by check_target(), alive, and a process
+ * rather than one of its threads. */
+static int trace_check_pid(struct ebee *eb, pid_t pid, bool allow_init)
 {
-	enum ebee_mode mode = OPT(opts, mode, EBEE_MODE_AUTO);
-	bool no_children = OPT(opts, no_children, false);
-	bool allow_init = OPT(opts, allow_init, false);
-	size_t nkids = 0, nadopted;
-	struct wl *w, *old = NULL;
-	pid_t *kids = NULL;
-	uint32_t kflags;
-	char msg[256];
 	pid_t tgid;
 	int err;
 
-	if (!eb || pid <= 0 || mode < 0 || mode >= EBEE_MODE_COUNT)
-		return -EINVAL;
-	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_trace_opts, allow_init));
-	if (err)
-		return err;
 	err = check_target(eb, pid, allow_init);
 	if (err)
 		return err;
@@ -1074,6 +1063,14 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 		return -ESRCH;
 	if (tgid != pid)
 		return -EINVAL; /* a thread id, not a process */
+	return 0;
+}
+
+/* A new workload with the windows its mode may use. */
+static int trace_new_wl(struct ebee *eb, pid_t pid, enum ebee_mode mode, bool no_children,
+			struct wl **out)
+{
+	struct wl *w;
 
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -1094,38 +1091,44 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 			}
 		}
 	}
+	*out = w;
+	return 0;
+}
 
-	pthread_mutex_lock(&eb->ctl);
-	old = find_wl(eb, pid);
-	if (old && !old->exited) {
-		err = -EEXIST;
-		goto unlock;
-	}
+/* Under eb->ctl: refuses a pid already traced or a mode this ebee lacks,
+ * then enters the workload (which gates the programs) and its root process
+ * in the kernel maps. On error nothing is left in the kernel. */
+static int trace_arm(struct ebee *eb, struct wl *w, struct wl *old, pid_t pid, enum ebee_mode mode,
+		     uint32_t *kflags)
+{
+	int err;
+
+	if (old && !old->exited)
+		return -EEXIST;
 	err = wl_grpc_scan(eb, w, true); /* gRPC */
 	if (err)
-		goto unlock;
+		return err;
 	if (mode == EBEE_MODE_DGRAM && !eb->dgram) {
 		logf_(eb, EBEE_LOG_WARN, "ebee: pid %d: mode dgram is unavailable: %s", pid,
 		      eb->dgram_err);
-		err = -EOPNOTSUPP;
-		goto unlock;
+		return -EOPNOTSUPP;
 	}
-	/* Workload entry first (gates the programs), then the root, then the
-	 * probes (the fork hook among them), and only then the descendants
-	 * that already exist: a fork racing with the scan is caught by one or
-	 * the other. */
-	kflags = wl_flags(w, now_ns());
-	err = ebee_kern_workload_set(eb->kern, pid, kflags);
+	*kflags = wl_flags(w, now_ns());
+	err = ebee_kern_workload_set(eb->kern, pid, *kflags);
 	if (err)
-		goto unlock;
+		return err;
 	err = ebee_kern_proc_add(eb->kern, pid, pid);
 	if (err) {
 		ebee_kern_workload_del(eb->kern, pid);
-		err = err == -EEXIST ? -EBUSY : err; /* traced as part of another workload */
-		goto unlock;
+		return err == -EEXIST ? -EBUSY : err; /* traced as part of another workload */
 	}
-	/* In the list (so records are kept) before the probes go live. An
-	 * exited workload of the same pid (recycled) is replaced. */
+	return 0;
+}
+
+/* In the list (so records are kept) before the probes go live. An exited
+ * workload of the same pid (recycled) is replaced. */
+static void trace_publish(struct ebee *eb, struct wl *w, struct wl *old, uint32_t kflags)
+{
 	pthread_mutex_lock(&eb->lock);
 	if (old)
 		unlink_wl(eb, old);
@@ -1135,19 +1138,64 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	eb->nwls++;
 	pthread_mutex_unlock(&eb->lock);
 	free_wl(old);
-	old = NULL;
-	err = sync_kernel(eb, msg, sizeof(msg));
-	if (err)
-		goto unwind;
+}
+
+/* The root's open connections, then the descendants that already exist with
+ * theirs; returns the connections adopted, *nkids the descendants found. */
+static size_t trace_adopt_existing(struct ebee *eb, pid_t pid, bool no_children, size_t *nkids)
+{
+	size_t nadopted;
+	pid_t *kids = NULL;
+
 	nadopted = adopt_conns(eb, pid, pid);
-	if (!no_children && !procfs_descendants(pid, &kids, &nkids)) {
-		for (size_t i = 0; i < nkids; i++) {
+	if (!no_children && !procfs_descendants(pid, &kids, nkids)) {
+		for (size_t i = 0; i < *nkids; i++) {
 			/* -EEXIST: the fork hook got there first */
 			ebee_kern_proc_add(eb->kern, kids[i], pid);
 			nadopted += adopt_conns(eb, kids[i], pid);
 		}
 		free(kids);
 	}
+	return nadopted;
+}
+
+int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts)
+{
+	enum ebee_mode mode = OPT(opts, mode, EBEE_MODE_AUTO);
+	bool no_children = OPT(opts, no_children, false);
+	bool allow_init = OPT(opts, allow_init, false);
+	size_t nkids = 0, nadopted;
+	struct wl *w, *old;
+	uint32_t kflags;
+	char msg[256];
+	int err;
+
+	if (!eb || pid <= 0 || mode < 0 || mode >= EBEE_MODE_COUNT)
+		return -EINVAL;
+	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_trace_opts, allow_init));
+	if (err)
+		return err;
+	err = trace_check_pid(eb, pid, allow_init);
+	if (err)
+		return err;
+	err = trace_new_wl(eb, pid, mode, no_children, &w);
+	if (err)
+		return err;
+
+	pthread_mutex_lock(&eb->ctl);
+	old = find_wl(eb, pid);
+	/* Workload entry first (gates the programs), then the root, then the
+	 * probes (the fork hook among them), and only then the descendants
+	 * that already exist: a fork racing with the scan is caught by one or
+	 * the other. */
+	err = trace_arm(eb, w, old, pid, mode, &kflags);
+	if (err)
+		goto unlock;
+	trace_publish(eb, w, old, kflags);
+	err = sync_kernel(eb, msg, sizeof(msg));
+	if (err)
+		goto unwind;
+	nadopted = trace_adopt_existing(eb, pid, no_children, &nkids);
 	pthread_mutex_unlock(&eb->ctl);
 	logf_(eb, EBEE_LOG_INFO,
 	      "ebee: tracing pid %d (%s, %zu descendants, %zu open connections adopted)", pid,
