@@ -762,9 +762,132 @@ static void *housekeeper(void *arg)
 /* OPTS_GET, with a zero field also taking the default */
 #define OPT(o, field, def) (OPTS_HAS(o, field) && (o)->field ? (o)->field : (def))
 
-struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
+/* The caller's options, each zero or absent field taking its default. */
+static void open_set_opts(struct ebee *eb, const struct ebee_opts *opts)
+{
+	eb->opts.sz = sizeof(eb->opts);
+	eb->opts.ringbuf_size = OPT(opts, ringbuf_size, 128 * 1024);
+	eb->opts.window_len = OPT(opts, window_len, 100000);
+	eb->opts.window_age_ns = OPT(opts, window_age_ns, 0);
+	eb->opts.drain_ms = OPT(opts, drain_ms, 20);
+	eb->opts.max_conns = OPT(opts, max_conns, 65536);
+	eb->opts.auto_min_conns = OPT(opts, auto_min_conns, 8);
+	eb->opts.auto_min_requests = OPT(opts, auto_min_requests, 32);
+	eb->opts.auto_recheck_ms = OPT(opts, auto_recheck_ms, 10000);
+	eb->opts.auto_recheck_len_ms = OPT(opts, auto_recheck_len_ms, 1000);
+	eb->opts.log = OPT(opts, log, NULL);
+	eb->opts.log_ctx = OPT(opts, log_ctx, NULL);
+	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
+	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
+	eb->opts.on_request = OPT(opts, on_request, NULL);
+	eb->opts.no_framing = OPT(opts, no_framing, false);
+	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
+	eb->opts.attach = OPT(opts, attach, EBEE_ATTACH_AUTO);
+	eb->mp.min_conns = eb->opts.auto_min_conns;
+	eb->mp.min_requests = eb->opts.auto_min_requests;
+}
+
+/* Refuses a path, an attach method or a ring size ebee cannot use. */
+static int open_check_values(const struct ebee *eb, char *msg, size_t msg_len)
+{
+	size_t rs = eb->opts.ringbuf_size;
+	long page;
+
+	if (eb->opts.path < EBEE_PATH_AUTO || eb->opts.path > EBEE_PATH_SYSCALL) {
+		snprintf(msg, msg_len, "ebee: unknown path %d", eb->opts.path);
+		return -EINVAL;
+	}
+	if (eb->opts.attach < EBEE_ATTACH_AUTO || eb->opts.attach > EBEE_ATTACH_FENTRY) {
+		snprintf(msg, msg_len, "ebee: unknown attach method %d", eb->opts.attach);
+		return -EINVAL;
+	}
+	if (eb->opts.attach != EBEE_ATTACH_AUTO && eb->opts.path == EBEE_PATH_SYSCALL) {
+		snprintf(msg, msg_len,
+			 "ebee: an attach method (%s) applies to the socket path only, not to "
+			 "the syscall path",
+			 ebee_attach_str(eb->opts.attach));
+		return -EINVAL;
+	}
+	page = sysconf(_SC_PAGESIZE);
+	if (rs < (size_t)page || (rs & (rs - 1))) {
+		snprintf(msg, msg_len, "ebee: ring buffer size %zu must be a power of two >= %ld",
+			 rs, page);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Chooses the path and attach methods this kernel allows and opens the BPF
+ * objects: the main one, then the optional gRPC and datagram ones. */
+static int open_objects(struct ebee *eb, char *msg, size_t msg_len)
 {
 	struct ebee_kern_opts ko = {};
+	int err;
+
+	eb->path = eb->opts.path;
+	err = ebee_check_features(&eb->path, eb->opts.attach, &eb->attach, msg, msg_len);
+	if (err)
+		return err;
+	ko.sock_path = eb->path == EBEE_PATH_SOCKET;
+	ko.attach = eb->attach;
+	ko.ringbuf_size = eb->opts.ringbuf_size;
+	ko.max_conns = eb->opts.max_conns;
+	ko.on_record = on_record;
+	ko.ctx = eb;
+	err = ebee_kern_open(&ko, &eb->kern, msg, msg_len);
+	if (err)
+		return err;
+	/* gRPC: optional; without it, mode grpc says why. */
+	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
+			   eb->grpc_err, sizeof(eb->grpc_err)))
+		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
+	/* dgram: optional too; without it, mode dgram says why. */
+	if (ebee_dgram_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, DGRAM_TIMEOUT_NS,
+			    &eb->dgram, eb->dgram_err, sizeof(eb->dgram_err)))
+		logf_(eb, EBEE_LOG_INFO, "%s", eb->dgram_err);
+	eb->epfd = ebee_kern_epoll_fd(eb->kern);
+	return 0;
+}
+
+/* Starts the consumer, then the housekeeper; ebee_close() joins each one
+ * that started. */
+static int open_threads(struct ebee *eb, char *msg, size_t msg_len)
+{
+	int err;
+
+	err = -pthread_create(&eb->thread, NULL, consumer, eb);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: cannot start the consumer thread: %s",
+			 strerror(-err));
+		return err;
+	}
+	eb->thread_started = true;
+	err = -pthread_create(&eb->house, NULL, housekeeper, eb);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: cannot start the housekeeping thread: %s",
+			 strerror(-err));
+		return err;
+	}
+	eb->house_started = true;
+	return 0;
+}
+
+static void open_log_path(struct ebee *eb)
+{
+	if (eb->path == EBEE_PATH_SOCKET)
+		logf_(eb, EBEE_LOG_INFO,
+		      "ebee: socket path (requests keyed by socket; io: %s, arrive: %s, state: "
+		      "%s)",
+		      eb->attach.io == EBEE_ATTACH_FENTRY ? "fexit" : "tp_btf",
+		      eb->attach.arrive == EBEE_ATTACH_FENTRY ? "fentry" : "tp_btf",
+		      ebee_attach_str(eb->attach.state));
+	else
+		logf_(eb, EBEE_LOG_INFO,
+		      "ebee: syscall path (syscall tracepoints, requests keyed by (tgid, fd))");
+}
+
+struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
+{
 	char dummy[8];
 	struct ebee *eb;
 	int err;
@@ -790,105 +913,19 @@ struct ebee *ebee_open(const struct ebee_opts *opts, char *msg, size_t msg_len)
 		return NULL;
 	}
 	eb->epfd = -1;
-	eb->opts.sz = sizeof(eb->opts);
-	eb->opts.ringbuf_size = OPT(opts, ringbuf_size, 128 * 1024);
-	eb->opts.window_len = OPT(opts, window_len, 100000);
-	eb->opts.window_age_ns = OPT(opts, window_age_ns, 0);
-	eb->opts.drain_ms = OPT(opts, drain_ms, 20);
-	eb->opts.max_conns = OPT(opts, max_conns, 65536);
-	eb->opts.auto_min_conns = OPT(opts, auto_min_conns, 8);
-	eb->opts.auto_min_requests = OPT(opts, auto_min_requests, 32);
-	eb->opts.auto_recheck_ms = OPT(opts, auto_recheck_ms, 10000);
-	eb->opts.auto_recheck_len_ms = OPT(opts, auto_recheck_len_ms, 1000);
-	eb->opts.log = OPT(opts, log, NULL);
-	eb->opts.log_ctx = OPT(opts, log_ctx, NULL);
-	eb->opts.log_level = OPT(opts, log_level, EBEE_LOG_WARN);
-	eb->opts.path = OPT(opts, path, EBEE_PATH_AUTO);
-	eb->opts.on_request = OPT(opts, on_request, NULL);
-	eb->opts.no_framing = OPT(opts, no_framing, false);
-	eb->opts.on_request_ctx = OPT(opts, on_request_ctx, NULL);
-	eb->opts.attach = OPT(opts, attach, EBEE_ATTACH_AUTO);
-	eb->mp.min_conns = eb->opts.auto_min_conns;
-	eb->mp.min_requests = eb->opts.auto_min_requests;
+	open_set_opts(eb, opts);
 	pthread_mutex_init(&eb->lock, NULL);
 	pthread_mutex_init(&eb->ctl, NULL);
-	if (eb->opts.path < EBEE_PATH_AUTO || eb->opts.path > EBEE_PATH_SYSCALL) {
-		snprintf(msg, msg_len, "ebee: unknown path %d", eb->opts.path);
-		err = -EINVAL;
-		goto fail;
-	}
-	if (eb->opts.attach < EBEE_ATTACH_AUTO || eb->opts.attach > EBEE_ATTACH_FENTRY) {
-		snprintf(msg, msg_len, "ebee: unknown attach method %d", eb->opts.attach);
-		err = -EINVAL;
-		goto fail;
-	}
-	if (eb->opts.attach != EBEE_ATTACH_AUTO && eb->opts.path == EBEE_PATH_SYSCALL) {
-		snprintf(msg, msg_len,
-			 "ebee: an attach method (%s) applies to the socket path only, not to "
-			 "the syscall path",
-			 ebee_attach_str(eb->opts.attach));
-		err = -EINVAL;
-		goto fail;
-	}
-
-	{
-		size_t rs = eb->opts.ringbuf_size;
-		long page = sysconf(_SC_PAGESIZE);
-
-		if (rs < (size_t)page || (rs & (rs - 1))) {
-			snprintf(msg, msg_len,
-				 "ebee: ring buffer size %zu must be a power of two >= %ld", rs,
-				 page);
-			err = -EINVAL;
-			goto fail;
-		}
-	}
-	eb->path = eb->opts.path;
-	err = ebee_check_features(&eb->path, eb->opts.attach, &eb->attach, msg, msg_len);
+	err = open_check_values(eb, msg, msg_len);
 	if (err)
 		goto fail;
-	ko.sock_path = eb->path == EBEE_PATH_SOCKET;
-	ko.attach = eb->attach;
-	ko.ringbuf_size = eb->opts.ringbuf_size;
-	ko.max_conns = eb->opts.max_conns;
-	ko.on_record = on_record;
-	ko.ctx = eb;
-	err = ebee_kern_open(&ko, &eb->kern, msg, msg_len);
+	err = open_objects(eb, msg, msg_len);
 	if (err)
 		goto fail;
-	/* gRPC: optional; without it, mode grpc says why. */
-	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
-			   eb->grpc_err, sizeof(eb->grpc_err)))
-		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
-	/* dgram: optional too; without it, mode dgram says why. */
-	if (ebee_dgram_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, DGRAM_TIMEOUT_NS,
-			    &eb->dgram, eb->dgram_err, sizeof(eb->dgram_err)))
-		logf_(eb, EBEE_LOG_INFO, "%s", eb->dgram_err);
-	eb->epfd = ebee_kern_epoll_fd(eb->kern);
-	err = -pthread_create(&eb->thread, NULL, consumer, eb);
-	if (err) {
-		snprintf(msg, msg_len, "ebee: cannot start the consumer thread: %s",
-			 strerror(-err));
+	err = open_threads(eb, msg, msg_len);
+	if (err)
 		goto fail;
-	}
-	eb->thread_started = true;
-	err = -pthread_create(&eb->house, NULL, housekeeper, eb);
-	if (err) {
-		snprintf(msg, msg_len, "ebee: cannot start the housekeeping thread: %s",
-			 strerror(-err));
-		goto fail;
-	}
-	eb->house_started = true;
-	if (eb->path == EBEE_PATH_SOCKET)
-		logf_(eb, EBEE_LOG_INFO,
-		      "ebee: socket path (requests keyed by socket; io: %s, arrive: %s, state: "
-		      "%s)",
-		      eb->attach.io == EBEE_ATTACH_FENTRY ? "fexit" : "tp_btf",
-		      eb->attach.arrive == EBEE_ATTACH_FENTRY ? "fentry" : "tp_btf",
-		      ebee_attach_str(eb->attach.state));
-	else
-		logf_(eb, EBEE_LOG_INFO,
-		      "ebee: syscall path (syscall tracepoints, requests keyed by (tgid, fd))");
+	open_log_path(eb);
 	return eb;
 fail:
 	ebee_close(eb);
@@ -1011,24 +1048,13 @@ static int check_target(struct ebee *eb, pid_t pid, bool allow_init)
 	return 0;
 }
 
-int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts)
+/* A pid ebee may trace: not refused by check_target(), alive, and a process
+ * rather than one of its threads. */
+static int trace_check_pid(struct ebee *eb, pid_t pid, bool allow_init)
 {
-	enum ebee_mode mode = OPT(opts, mode, EBEE_MODE_AUTO);
-	bool no_children = OPT(opts, no_children, false);
-	bool allow_init = OPT(opts, allow_init, false);
-	size_t nkids = 0, nadopted;
-	struct wl *w, *old = NULL;
-	pid_t *kids = NULL;
-	uint32_t kflags;
-	char msg[256];
 	pid_t tgid;
 	int err;
 
-	if (!eb || pid <= 0 || mode < 0 || mode >= EBEE_MODE_COUNT)
-		return -EINVAL;
-	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_trace_opts, allow_init));
-	if (err)
-		return err;
 	err = check_target(eb, pid, allow_init);
 	if (err)
 		return err;
@@ -1037,6 +1063,14 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 		return -ESRCH;
 	if (tgid != pid)
 		return -EINVAL; /* a thread id, not a process */
+	return 0;
+}
+
+/* A new workload with the windows its mode may use. */
+static int trace_new_wl(struct ebee *eb, pid_t pid, enum ebee_mode mode, bool no_children,
+			struct wl **out)
+{
+	struct wl *w;
 
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -1057,38 +1091,44 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 			}
 		}
 	}
+	*out = w;
+	return 0;
+}
 
-	pthread_mutex_lock(&eb->ctl);
-	old = find_wl(eb, pid);
-	if (old && !old->exited) {
-		err = -EEXIST;
-		goto unlock;
-	}
+/* Under eb->ctl: refuses a pid already traced or a mode this ebee lacks,
+ * then enters the workload (which gates the programs) and its root process
+ * in the kernel maps. On error nothing is left in the kernel. */
+static int trace_arm(struct ebee *eb, struct wl *w, struct wl *old, pid_t pid, enum ebee_mode mode,
+		     uint32_t *kflags)
+{
+	int err;
+
+	if (old && !old->exited)
+		return -EEXIST;
 	err = wl_grpc_scan(eb, w, true); /* gRPC */
 	if (err)
-		goto unlock;
+		return err;
 	if (mode == EBEE_MODE_DGRAM && !eb->dgram) {
 		logf_(eb, EBEE_LOG_WARN, "ebee: pid %d: mode dgram is unavailable: %s", pid,
 		      eb->dgram_err);
-		err = -EOPNOTSUPP;
-		goto unlock;
+		return -EOPNOTSUPP;
 	}
-	/* Workload entry first (gates the programs), then the root, then the
-	 * probes (the fork hook among them), and only then the descendants
-	 * that already exist: a fork racing with the scan is caught by one or
-	 * the other. */
-	kflags = wl_flags(w, now_ns());
-	err = ebee_kern_workload_set(eb->kern, pid, kflags);
+	*kflags = wl_flags(w, now_ns());
+	err = ebee_kern_workload_set(eb->kern, pid, *kflags);
 	if (err)
-		goto unlock;
+		return err;
 	err = ebee_kern_proc_add(eb->kern, pid, pid);
 	if (err) {
 		ebee_kern_workload_del(eb->kern, pid);
-		err = err == -EEXIST ? -EBUSY : err; /* traced as part of another workload */
-		goto unlock;
+		return err == -EEXIST ? -EBUSY : err; /* traced as part of another workload */
 	}
-	/* In the list (so records are kept) before the probes go live. An
-	 * exited workload of the same pid (recycled) is replaced. */
+	return 0;
+}
+
+/* In the list (so records are kept) before the probes go live. An exited
+ * workload of the same pid (recycled) is replaced. */
+static void trace_publish(struct ebee *eb, struct wl *w, struct wl *old, uint32_t kflags)
+{
 	pthread_mutex_lock(&eb->lock);
 	if (old)
 		unlink_wl(eb, old);
@@ -1098,19 +1138,64 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	eb->nwls++;
 	pthread_mutex_unlock(&eb->lock);
 	free_wl(old);
-	old = NULL;
-	err = sync_kernel(eb, msg, sizeof(msg));
-	if (err)
-		goto unwind;
+}
+
+/* The root's open connections, then the descendants that already exist with
+ * theirs; returns the connections adopted, *nkids the descendants found. */
+static size_t trace_adopt_existing(struct ebee *eb, pid_t pid, bool no_children, size_t *nkids)
+{
+	size_t nadopted;
+	pid_t *kids = NULL;
+
 	nadopted = adopt_conns(eb, pid, pid);
-	if (!no_children && !procfs_descendants(pid, &kids, &nkids)) {
-		for (size_t i = 0; i < nkids; i++) {
+	if (!no_children && !procfs_descendants(pid, &kids, nkids)) {
+		for (size_t i = 0; i < *nkids; i++) {
 			/* -EEXIST: the fork hook got there first */
 			ebee_kern_proc_add(eb->kern, kids[i], pid);
 			nadopted += adopt_conns(eb, kids[i], pid);
 		}
 		free(kids);
 	}
+	return nadopted;
+}
+
+int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts)
+{
+	enum ebee_mode mode = OPT(opts, mode, EBEE_MODE_AUTO);
+	bool no_children = OPT(opts, no_children, false);
+	bool allow_init = OPT(opts, allow_init, false);
+	size_t nkids = 0, nadopted;
+	struct wl *w, *old;
+	uint32_t kflags;
+	char msg[256];
+	int err;
+
+	if (!eb || pid <= 0 || mode < 0 || mode >= EBEE_MODE_COUNT)
+		return -EINVAL;
+	err = opts_check(opts, OPTS_KNOWN_END(struct ebee_trace_opts, allow_init));
+	if (err)
+		return err;
+	err = trace_check_pid(eb, pid, allow_init);
+	if (err)
+		return err;
+	err = trace_new_wl(eb, pid, mode, no_children, &w);
+	if (err)
+		return err;
+
+	pthread_mutex_lock(&eb->ctl);
+	old = find_wl(eb, pid);
+	/* Workload entry first (gates the programs), then the root, then the
+	 * probes (the fork hook among them), and only then the descendants
+	 * that already exist: a fork racing with the scan is caught by one or
+	 * the other. */
+	err = trace_arm(eb, w, old, pid, mode, &kflags);
+	if (err)
+		goto unlock;
+	trace_publish(eb, w, old, kflags);
+	err = sync_kernel(eb, msg, sizeof(msg));
+	if (err)
+		goto unwind;
+	nadopted = trace_adopt_existing(eb, pid, no_children, &nkids);
 	pthread_mutex_unlock(&eb->ctl);
 	logf_(eb, EBEE_LOG_INFO,
 	      "ebee: tracing pid %d (%s, %zu descendants, %zu open connections adopted)", pid,

@@ -168,31 +168,44 @@ static int classify(const char *dm)
 	return -1;
 }
 
-int ebee_grpc_resolve(const char *path, struct ebee_grpc_syms *syms, char *msg, size_t msg_len)
+/* Records one dynamic symbol if it is one of the hooked functions: its file
+ * offset once per distinct address; a right name with the wrong arguments is
+ * kept in bad[] (the first one seen) for the message. */
+static void grpc_add_sym(Elf *e, const GElf_Shdr *sh, const GElf_Sym *sym,
+			 struct ebee_grpc_syms *syms, char bad[][160])
 {
-	char bad[EBEE_GRPC_NSYMS][160] = {};
-	Elf_Scn *scn = NULL;
-	int fd, err = 0;
-	size_t off;
-	Elf *e;
+	const char *name;
+	char *dm;
+	int s, st;
+	uint64_t fo;
+	size_t j;
 
-	memset(syms, 0, sizeof(*syms));
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(msg, msg_len, "ebee: libelf is unusable: %s", elf_errmsg(-1));
-		return -EINVAL;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		snprintf(msg, msg_len, "ebee: cannot open %s: %s", path, strerror(-err));
-		return err;
-	}
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		snprintf(msg, msg_len, "ebee: %s is not an ELF file", path);
-		err = -ENOEXEC;
-		goto out;
-	}
+	name = elf_strptr(e, sh->sh_link, sym->st_name);
+	/* Demangle only what can be one of ours: a library has
+	 * thousands of symbols. */
+	if (!name || strncmp(name, "_Z", 2) || !strstr(name, "grpc_chttp2"))
+		return;
+	dm = __cxa_demangle(name, NULL, NULL, &st);
+	if (!dm || st)
+		return;
+	s = classify(dm);
+	if (s <= -2 && !bad[-2 - s][0])
+		snprintf(bad[-2 - s], sizeof(bad[0]), "%s", dm);
+	free(dm);
+	if (s < 0 || vaddr_to_off(e, sym->st_value, &fo))
+		return;
+	j = 0;
+	while (j < syms->n[s] && syms->off[s][j] != fo)
+		j++;
+	if (j == syms->n[s] && syms->n[s] < EBEE_GRPC_MAX_ADDRS)
+		syms->off[s][syms->n[s]++] = fo;
+}
+
+/* Walks the defined functions of every dynamic symbol table. */
+static void grpc_scan(Elf *e, struct ebee_grpc_syms *syms, char bad[][160])
+{
+	Elf_Scn *scn = NULL;
+
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -203,36 +216,24 @@ int ebee_grpc_resolve(const char *path, struct ebee_grpc_syms *syms, char *msg, 
 		if (!d || !sh.sh_entsize)
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			const char *name;
 			GElf_Sym sym;
-			char *dm;
-			int s, st;
-			uint64_t fo;
 
 			if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			/* Demangle only what can be one of ours: a library has
-			 * thousands of symbols. */
-			if (!name || strncmp(name, "_Z", 2) || !strstr(name, "grpc_chttp2"))
-				continue;
-			dm = __cxa_demangle(name, NULL, NULL, &st);
-			if (!dm || st)
-				continue;
-			s = classify(dm);
-			if (s <= -2 && !bad[-2 - s][0])
-				snprintf(bad[-2 - s], sizeof(bad[0]), "%s", dm);
-			free(dm);
-			if (s < 0 || vaddr_to_off(e, sym.st_value, &fo))
-				continue;
-			off = 0;
-			while (off < syms->n[s] && syms->off[s][off] != fo)
-				off++;
-			if (off == syms->n[s] && syms->n[s] < EBEE_GRPC_MAX_ADDRS)
-				syms->off[s][syms->n[s]++] = fo;
+			grpc_add_sym(e, &sh, &sym, syms, bad);
 		}
 	}
+}
+
+/* 0 when every hooked function was found (msg emptied), else -ENOENT with
+ * msg naming each one missing and what was found in its place. */
+static int grpc_check_found(const char *path, const struct ebee_grpc_syms *syms, char bad[][160],
+			    char *msg, size_t msg_len)
+{
+	size_t off;
+	int err = 0;
+
 	off = snprintf(msg, msg_len, "ebee: %s lacks", path);
 	for (int s = 0; s < EBEE_GRPC_NSYMS; s++) {
 		if (syms->n[s])
@@ -254,6 +255,34 @@ int ebee_grpc_resolve(const char *path, struct ebee_grpc_syms *syms, char *msg, 
 			 "as in Debian 12), or its symbols are not exported");
 	else if (msg_len)
 		msg[0] = 0;
+	return err;
+}
+
+int ebee_grpc_resolve(const char *path, struct ebee_grpc_syms *syms, char *msg, size_t msg_len)
+{
+	char bad[EBEE_GRPC_NSYMS][160] = {};
+	int fd, err = 0;
+	Elf *e;
+
+	memset(syms, 0, sizeof(*syms));
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(msg, msg_len, "ebee: libelf is unusable: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(msg, msg_len, "ebee: cannot open %s: %s", path, strerror(-err));
+		return err;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		snprintf(msg, msg_len, "ebee: %s is not an ELF file", path);
+		err = -ENOEXEC;
+		goto out;
+	}
+	grpc_scan(e, syms, bad);
+	err = grpc_check_found(path, syms, bad, msg, msg_len);
 out:
 	if (e)
 		elf_end(e);

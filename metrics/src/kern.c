@@ -219,6 +219,100 @@ static int rings_open(struct ebee_kern *k)
 	return 0;
 }
 
+/* Counts the possible CPUs, refuses a ring size that would lock too much
+ * memory across all of them, and sizes the per-CPU ring and connection maps. */
+static int kern_size_maps(struct ebee_kern *k, char *msg, size_t msg_len)
+{
+	const struct ebee_kern_opts *opts = &k->opts;
+	int err;
+
+	k->ncpus = libbpf_num_possible_cpus();
+	if (k->ncpus <= 0) {
+		err = k->ncpus ? k->ncpus : -EINVAL;
+		snprintf(msg, msg_len, "ebee: cannot count possible CPUs: %s", strerror(-err));
+		return err;
+	}
+	/* One ring per CPU is locked kernel memory on every CPU: a size that is
+	 * harmless on 2 CPUs is not on 256. */
+	if (opts->ringbuf_size > RINGS_TOTAL_MAX / k->ncpus) {
+		snprintf(msg, msg_len,
+			 "ebee: ring buffers of %zu bytes on each of %d CPUs would lock %zu MiB; "
+			 "at most %lu MiB in all",
+			 opts->ringbuf_size, k->ncpus, opts->ringbuf_size * k->ncpus >> 20,
+			 RINGS_TOTAL_MAX >> 20);
+		return -EINVAL;
+	}
+	err = bpf_map__set_max_entries(k->skel->maps.rbs, k->ncpus);
+	if (!err)
+		err = bpf_map__set_max_entries(k->skel->maps.conns, opts->max_conns);
+	if (err)
+		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
+	return err;
+}
+
+/* Load only the chosen path's programs, and on the socket path only the
+ * chosen attach method's: the other hooks may not exist in this kernel
+ * (the socket tracepoints appeared in 6.3, inet_sendpage went in 6.5),
+ * and under lockdown a fentry program fails the whole load. */
+static void kern_choose_progs(struct ebee_kern *k)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, k->skel->obj) bpf_program__set_autoload(prog, false);
+	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1) {
+		struct bpf_program *progs[MAX_GROUP_PROGS];
+		bool sock = bit & (EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO |
+				   EBEE_PROBE_SOCK_ARRIVE | EBEE_PROBE_SOCK_FRAME);
+		bool both = bit == EBEE_PROBE_FORK;
+		int n = group_progs(k, bit, progs);
+
+		for (int i = 0; i < n; i++)
+			if (both || sock == k->opts.sock_path)
+				bpf_program__set_autoload(progs[i], true);
+	}
+}
+
+/* The other path's connection maps are never used: keep them tiny. The
+ * socket path's per-socket storage has no map size; the programs cap
+ * the number of live storages at max_conns instead. */
+static int kern_size_path_maps(struct ebee_kern *k, char *msg, size_t msg_len)
+{
+	const struct ebee_kern_opts *opts = &k->opts;
+	int err;
+
+	if (opts->sock_path) {
+		err = bpf_map__set_max_entries(k->skel->maps.adopt, opts->max_conns);
+		if (!err)
+			err = bpf_map__set_max_entries(k->skel->maps.conns, 64);
+	} else {
+		err = bpf_map__set_max_entries(k->skel->maps.adopt, 64);
+	}
+	k->skel->rodata->max_socks = opts->max_conns;
+	if (err)
+		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
+	return err;
+}
+
+/* Loads the chosen programs (none autoattach: probes are attached per group
+ * later) and opens the rings they write to. */
+static int kern_load(struct ebee_kern *k, char *msg, size_t msg_len)
+{
+	int err;
+
+	/* Wake the consumer early only when half a ring is full. */
+	k->skel->rodata->wakeup_bytes = k->opts.ringbuf_size / 2;
+	err = ebee_bpf__load(k->skel);
+	if (err) {
+		snprintf(msg, msg_len, "ebee: loading the BPF programs failed: %s%s%s",
+			 strerror(-err), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
+		return err;
+	}
+	err = rings_open(k);
+	if (err)
+		snprintf(msg, msg_len, "ebee: cannot set up the ring buffers: %s", strerror(-err));
+	return err;
+}
+
 int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, char *msg,
 		   size_t msg_len)
 {
@@ -239,80 +333,16 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 		snprintf(msg, msg_len, "ebee: cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
-	k->ncpus = libbpf_num_possible_cpus();
-	if (k->ncpus <= 0) {
-		err = k->ncpus ? k->ncpus : -EINVAL;
-		snprintf(msg, msg_len, "ebee: cannot count possible CPUs: %s", strerror(-err));
+	err = kern_size_maps(k, msg, msg_len);
+	if (err)
 		goto fail;
-	}
-	/* One ring per CPU is locked kernel memory on every CPU: a size that is
-	 * harmless on 2 CPUs is not on 256. */
-	if (opts->ringbuf_size > RINGS_TOTAL_MAX / k->ncpus) {
-		err = -EINVAL;
-		snprintf(msg, msg_len,
-			 "ebee: ring buffers of %zu bytes on each of %d CPUs would lock %zu MiB; "
-			 "at most %lu MiB in all",
-			 opts->ringbuf_size, k->ncpus, opts->ringbuf_size * k->ncpus >> 20,
-			 RINGS_TOTAL_MAX >> 20);
+	kern_choose_progs(k);
+	err = kern_size_path_maps(k, msg, msg_len);
+	if (err)
 		goto fail;
-	}
-	err = bpf_map__set_max_entries(k->skel->maps.rbs, k->ncpus);
-	if (!err)
-		err = bpf_map__set_max_entries(k->skel->maps.conns, opts->max_conns);
-	if (err) {
-		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
+	err = kern_load(k, msg, msg_len);
+	if (err)
 		goto fail;
-	}
-	/* Load only the chosen path's programs, and on the socket path only the
-	 * chosen attach method's: the other hooks may not exist in this kernel
-	 * (the socket tracepoints appeared in 6.3, inet_sendpage went in 6.5),
-	 * and under lockdown a fentry program fails the whole load. */
-	{
-		struct bpf_program *prog;
-
-		bpf_object__for_each_program(prog, k->skel->obj)
-		    bpf_program__set_autoload(prog, false);
-	}
-	for (unsigned int bit = 1; bit < (1u << EBEE_NPROBE_GROUPS); bit <<= 1) {
-		struct bpf_program *progs[MAX_GROUP_PROGS];
-		bool sock = bit & (EBEE_PROBE_SOCK_STATE | EBEE_PROBE_SOCK_IO |
-				   EBEE_PROBE_SOCK_ARRIVE | EBEE_PROBE_SOCK_FRAME);
-		bool both = bit == EBEE_PROBE_FORK;
-		int n = group_progs(k, bit, progs);
-
-		for (int i = 0; i < n; i++)
-			if (both || sock == opts->sock_path)
-				bpf_program__set_autoload(progs[i], true);
-	}
-	/* The other path's connection maps are never used: keep them tiny. The
-	 * socket path's per-socket storage has no map size; the programs cap
-	 * the number of live storages at max_conns instead. */
-	if (opts->sock_path) {
-		err = bpf_map__set_max_entries(k->skel->maps.adopt, opts->max_conns);
-		if (!err)
-			err = bpf_map__set_max_entries(k->skel->maps.conns, 64);
-	} else {
-		err = bpf_map__set_max_entries(k->skel->maps.adopt, 64);
-	}
-	k->skel->rodata->max_socks = opts->max_conns;
-	if (err) {
-		snprintf(msg, msg_len, "ebee: cannot size the BPF maps: %s", strerror(-err));
-		goto fail;
-	}
-	/* Wake the consumer early only when half a ring is full. */
-	k->skel->rodata->wakeup_bytes = opts->ringbuf_size / 2;
-	/* Probes are attached per group later; none autoattach. */
-	err = ebee_bpf__load(k->skel);
-	if (err) {
-		snprintf(msg, msg_len, "ebee: loading the BPF programs failed: %s%s%s",
-			 strerror(-err), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
-		goto fail;
-	}
-	err = rings_open(k);
-	if (err) {
-		snprintf(msg, msg_len, "ebee: cannot set up the ring buffers: %s", strerror(-err));
-		goto fail;
-	}
 	*out = k;
 	return 0;
 fail:
