@@ -121,9 +121,11 @@ struct ebee_opts {
 	enum ebee_path path;	       /* EBEE_PATH_AUTO by default */
 	/* Called for every completed request counted for a workload (records of
 	 * the pattern its mode reads), as the consumer thread drains them, to
-	 * build histograms or exports without polling. Runs with the library's
-	 * lock held: keep it short and call nothing of this API from it.
-	 * NULL: none. */
+	 * build histograms or exports without polling. In EBEE_MODE_AUTO, until
+	 * the choice, that is the pattern in front at each moment, so a sum of
+	 * what it was given can differ from ebee_stats.requests by the few
+	 * requests of the pattern that lost. Runs with the library's lock held:
+	 * keep it short and call nothing of this API from it. NULL: none. */
 	void (*on_request)(pid_t pid, uint64_t lat_ns, void *ctx);
 	void *on_request_ctx;
 	/* Socket path: how its request hooks attach; forcing one the kernel

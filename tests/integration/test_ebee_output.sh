@@ -13,9 +13,13 @@ start_cpr slow --delay-ms 4
 live() { for _ in $(seq 100); do grep -qs "probes live" "$1" && return; sleep 0.05; done; fail "ebee did not start: $(cat "$1")"; }
 
 t_start=$(date +%s.%N)
-build/ebee trace --pid "$fast_pid" --duration 120 --hist >"$tmp/hist" 2>"$tmp/e1" &
+# --mode conn: in auto, until the choice, the histogram takes the requests of whichever
+# pattern is in front at each moment, so it can differ from the final count by a request of
+# the pattern that lost (91 against 90 in a busy run; ebee.h, on_request); the sum is exact
+# for a mode that is given
+build/ebee trace --pid "$fast_pid" --mode conn --duration 120 --hist >"$tmp/hist" 2>"$tmp/e1" &
 pids+=($!); e1=$!
-build/ebee trace --pid "$fast_pid:front" --duration 120 --hist --json >"$tmp/json" 2>"$tmp/e2" &
+build/ebee trace --pid "$fast_pid:front" --mode conn --duration 120 --hist --json >"$tmp/json" 2>"$tmp/e2" &
 pids+=($!); e2=$!
 COLUMNS=60 build/ebee top --pid "$fast_pid" --pid "$slow_pid" --duration 120 --interval 500 >"$tmp/top60" 2>"$tmp/e3" &
 pids+=($!); e3=$!
