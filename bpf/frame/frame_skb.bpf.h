@@ -376,9 +376,11 @@ static __always_inline int frame_detect(struct __sk_buff *skb, struct bpf_sock *
 	__u32 n = plen < sizeof(b) ? plen : sizeof(b);
 
 	/* The server spoke first, the handshake was not seen, or the stream
-	 * began before the hooks: the length pattern. */
+	 * began before the hooks: the length pattern. The size is written so
+	 * that its range is [1, 16] by arithmetic: 6.1's verifier does not learn
+	 * "not zero" from a branch, and refuses a possibly zero-sized read. */
 	if (egress || !(c->fflags & EBEE_FF_SEQ) || seq != c->rcv_isn || !n ||
-	    bpf_skb_load_bytes(skb, off, b, n & 15 ? n & 15 : 16)) {
+	    bpf_skb_load_bytes(skb, off, b, ((n - 1) & 15) + 1)) {
 		c->fr = EBEE_FR_LENGTH;
 		return -1;
 	}
