@@ -26,6 +26,9 @@
  *   sock:sk_data_ready (tp_btf): once per datagram queued; its time is the
  *     arrival, kept in a per-socket ring that the receives consume in the
  *     order UDP dequeues (FIFO).
+ *   On kernels without the socket tracepoints (before 6.3), the fexit and
+ *   fentry programs at the end of this file stand in for them, chosen as the
+ *   main object's socket path chose (metrics/src/dgram.c).
  * The workload's UDP sockets carry socket-local storage, claimed at the
  * first hook of a traced process on them; a socket without one is not ours
  * and costs the programs one storage lookup (the tracepoints first compare
@@ -322,9 +325,11 @@ static __always_inline struct ebee_dg_sock *tp_sock(struct sock *sk, bool rx,
 	 * its owner bound it to neither a port nor an address (autobind on
 	 * the first send). A server bound to a chosen address with port 0
 	 * stays a server when the first I/O seen is a response (tracing began
-	 * between a request and its answer). */
+	 * between a request and its answer). sk_userlocks is a 4-bit field
+	 * before 6.4 (a byte since), hence the bitfield read. */
 	role = !rx && (sk->__sk_common.skc_state == TCP_ESTABLISHED ||
-		       !(sk->sk_userlocks & (SOCK_BINDPORT_LOCK_ | SOCK_BINDADDR_LOCK_)))
+		       !(BPF_CORE_READ_BITFIELD(sk, sk_userlocks) &
+			 (SOCK_BINDPORT_LOCK_ | SOCK_BINDADDR_LOCK_)))
 		   ? EBEE_DGS_CLIENT
 		   : 0;
 	if (!s)
@@ -349,8 +354,7 @@ static __always_inline struct ebee_dg_sock *tp_sock(struct sock *sk, bool rx,
 
 /* ---------------------------------------------------------------- requests */
 
-SEC("tp_btf/sock_recv_length")
-int BPF_PROG(dg_recv, struct sock *sk, int ret, int flags)
+static __always_inline int on_dg_recv(struct sock *sk, int ret, int flags)
 {
 	struct ebee_dg_key k = {};
 	struct ebee_dg_stats *st;
@@ -417,8 +421,7 @@ int BPF_PROG(dg_recv, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
-SEC("tp_btf/sock_send_length")
-int BPF_PROG(dg_send, struct sock *sk, int ret, int flags)
+static __always_inline int on_dg_send(struct sock *sk, int ret)
 {
 	struct ebee_dg_key k = {};
 	struct ebee_dg_stats *st;
@@ -472,8 +475,7 @@ int BPF_PROG(dg_send, struct sock *sk, int ret, int flags)
 /* A datagram was queued on a socket: its arrival, for the receive that will
  * dequeue it (UDP dequeues in arrival order). Runs for every socket of the
  * host: others end at the protocol compare or the storage lookup. */
-SEC("tp_btf/sk_data_ready")
-int BPF_PROG(dg_arrive, const struct sock *sk)
+static __always_inline int on_dg_arrive(const struct sock *sk)
 {
 	struct ebee_dg_sock *s;
 	__u64 i;
@@ -489,4 +491,64 @@ int BPF_PROG(dg_arrive, const struct sock *sk)
 	s->arr[slot].ts = bpf_ktime_get_ns();
 	s->arr[slot].seq = i + 1;
 	return 0;
+}
+
+/* Attach method tp_btf (Linux 6.3 and later): the socket tracepoints. */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(dg_recv, struct sock *sk, int ret, int flags)
+{
+	return on_dg_recv(sk, ret, flags);
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(dg_send, struct sock *sk, int ret, int flags)
+{
+	return on_dg_send(sk, ret);
+}
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(dg_arrive, const struct sock *sk)
+{
+	return on_dg_arrive(sk);
+}
+
+/* Attach method fentry (kernels without those tracepoints, e.g. 6.1): the
+ * functions one level down that the main object hooks for the same reason
+ * (bpf/ebee.bpf.c says why these): a UDP socket's ops are inet_dgram_ops /
+ * inet6_dgram_ops, whose recvmsg and sendmsg are inet_recvmsg /
+ * inet6_recvmsg and inet_sendmsg / inet6_sendmsg, called once per datagram
+ * by recvmmsg/sendmmsg too; the cgroup recvmsg/sendmsg hooks run inside
+ * them (in udp_recvmsg / udp_sendmsg), so the peer is left before these
+ * return, as before the tracepoints. A UDP socket's sk_data_ready is
+ * sock_def_readable. */
+SEC("fexit/inet_recvmsg")
+int BPF_PROG(dgx_inet_recvmsg, struct socket *sock, struct msghdr *msg, size_t size, int flags,
+	     int ret)
+{
+	return on_dg_recv(sock->sk, ret, flags);
+}
+
+SEC("fexit/inet6_recvmsg")
+int BPF_PROG(dgx_inet6_recvmsg, struct socket *sock, struct msghdr *msg, size_t size, int flags,
+	     int ret)
+{
+	return on_dg_recv(sock->sk, ret, flags);
+}
+
+SEC("fexit/inet_sendmsg")
+int BPF_PROG(dgx_inet_sendmsg, struct socket *sock, struct msghdr *msg, size_t size, int ret)
+{
+	return on_dg_send(sock->sk, ret);
+}
+
+SEC("fexit/inet6_sendmsg")
+int BPF_PROG(dgx_inet6_sendmsg, struct socket *sock, struct msghdr *msg, size_t size, int ret)
+{
+	return on_dg_send(sock->sk, ret);
+}
+
+SEC("fentry/sock_def_readable")
+int BPF_PROG(dgx_sock_def_readable, struct sock *sk)
+{
+	return on_dg_arrive(sk);
 }

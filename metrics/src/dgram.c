@@ -3,7 +3,9 @@
  * dgram: load bpf/ebee_dgram.bpf.c beside the main object, attach it, and
  * sweep its table of requests waiting for a response.
  *
- * The length and arrival programs are BTF tracepoints, the peer programs
+ * The length and arrival programs are BTF tracepoints (or, on a kernel
+ * without them, the fexit/fentry programs chosen as the socket path chose
+ * its own: struct ebee_sock_attach), the peer programs
  * cgroup sock_addr programs (recvmsg4/6, sendmsg4/6) attached as BPF links to
  * the root of the cgroup v2 hierarchy, so they see every UDP socket of the
  * host, whichever cgroup its owner is in, and coexist with anyone else's
@@ -34,7 +36,7 @@
 #include "ebee_dgram.h"
 #include "ebee_dgram.skel.h"
 
-#define NPROGS 7
+#define NPROGS 9 /* fentry: arrival, 2 peer + 2 send, 2 peer + 2 receive */
 
 struct tally {
 	uint32_t wid;
@@ -47,6 +49,9 @@ struct ebee_dgram {
 	int cgfd;
 	bool on;
 	uint64_t timeout_ns;
+	struct bpf_program *progs[NPROGS]; /* in attach order */
+	bool cg[NPROGS];		   /* attached to the cgroup, not a hook */
+	int nprogs;
 	struct bpf_link *links[NPROGS];
 	struct tally *t;
 	size_t nt;
@@ -77,8 +82,43 @@ static int cgroup2_root(char *buf, size_t len)
 	return err;
 }
 
-int ebee_dgram_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_pending,
-		    uint64_t timeout_ns, struct ebee_dgram **out, char *msg, size_t msg_len)
+static void add_prog(struct ebee_dgram *d, struct bpf_program *p, bool cg)
+{
+	d->progs[d->nprogs] = p;
+	d->cg[d->nprogs++] = cg;
+}
+
+/* The programs of the chosen method, in attach order: the arrival and send
+ * programs before the receive, and the peer hooks before the length
+ * programs that use what they leave, so that a request is never seen by a
+ * set that cannot see its response. Only these load. */
+static void choose_progs(struct ebee_dgram *d, const struct ebee_sock_attach *a)
+{
+	struct ebee_dgram_bpf *s = d->skel;
+	struct bpf_program *prog;
+	bool fio = a && a->io == EBEE_ATTACH_FENTRY;
+	bool farr = a && a->arrive == EBEE_ATTACH_FENTRY;
+	bool inet6 = fio && a->inet6;
+
+	add_prog(d, farr ? s->progs.dgx_sock_def_readable : s->progs.dg_arrive, false);
+	add_prog(d, s->progs.dg_sendmsg4, true);
+	add_prog(d, s->progs.dg_sendmsg6, true);
+	add_prog(d, fio ? s->progs.dgx_inet_sendmsg : s->progs.dg_send, false);
+	if (inet6)
+		add_prog(d, s->progs.dgx_inet6_sendmsg, false);
+	add_prog(d, s->progs.dg_recvmsg4, true);
+	add_prog(d, s->progs.dg_recvmsg6, true);
+	add_prog(d, fio ? s->progs.dgx_inet_recvmsg : s->progs.dg_recv, false);
+	if (inet6)
+		add_prog(d, s->progs.dgx_inet6_recvmsg, false);
+	bpf_object__for_each_program(prog, s->obj) bpf_program__set_autoload(prog, false);
+	for (int i = 0; i < d->nprogs; i++)
+		bpf_program__set_autoload(d->progs[i], true);
+}
+
+int ebee_dgram_open(struct ebee_kern *k, const struct ebee_sock_attach *attach,
+		    size_t ringbuf_size, unsigned int max_pending, uint64_t timeout_ns,
+		    struct ebee_dgram **out, char *msg, size_t msg_len)
 {
 	struct ebee_dgram *d;
 	char cg[1024];
@@ -121,13 +161,15 @@ int ebee_dgram_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_p
 			 strerror(-err));
 		goto fail;
 	}
+	choose_progs(d, attach);
 	d->skel->rodata->wakeup_bytes = ringbuf_size / 2;
 	d->skel->rodata->dg_timeout_ns = timeout_ns;
 	err = ebee_dgram_bpf__load(d->skel);
 	if (err) {
 		snprintf(msg, msg_len,
 			 "ebee: loading the dgram BPF programs failed (mode dgram needs the "
-			 "sock_recv_length/sock_send_length tracepoints, Linux 6.3+): %s",
+			 "sock_recv_length/sock_send_length tracepoints of Linux 6.3+, or "
+			 "fentry/fexit programs): %s",
 			 strerror(-err));
 		goto fail;
 	}
@@ -167,15 +209,8 @@ void ebee_dgram_close(struct ebee_dgram *d)
 
 int ebee_dgram_set_probes(struct ebee_dgram *d, bool on, char *msg, size_t msg_len)
 {
-	/* The arrival and send programs before the receive, and the peer
-	 * hooks before the length tracepoints that use what they leave: a
-	 * request must not be seen by a set that cannot see its response. */
-	struct bpf_program *p[NPROGS] = {
-		d->skel->progs.dg_arrive, d->skel->progs.dg_sendmsg4, d->skel->progs.dg_sendmsg6,
-		d->skel->progs.dg_send,	  d->skel->progs.dg_recvmsg4, d->skel->progs.dg_recvmsg6,
-		d->skel->progs.dg_recv,
-	};
-	bool cg[NPROGS] = { false, true, true, false, true, true, false };
+	struct bpf_program **p = d->progs;
+	bool *cg = d->cg;
 
 	if (!on) {
 		detach_all(d);
@@ -183,7 +218,7 @@ int ebee_dgram_set_probes(struct ebee_dgram *d, bool on, char *msg, size_t msg_l
 	}
 	if (d->on)
 		return 0;
-	for (int i = 0; i < NPROGS; i++) {
+	for (int i = 0; i < d->nprogs; i++) {
 		d->links[i] =
 		    cg[i] ? bpf_program__attach_cgroup(p[i], d->cgfd) : bpf_program__attach(p[i]);
 		if (!d->links[i]) {

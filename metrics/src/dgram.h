@@ -28,11 +28,14 @@ struct ebee_dgram_counts {
 	uint64_t pending;      /* requests waiting for their response now */
 };
 
-/* Load the dgram object next to k, nothing attached. timeout_ns: how long a
- * request waits for its response before it expires. msg: one line why not
- * (no cgroup v2 mount, a kernel without the socket tracepoints). */
-int ebee_dgram_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_pending,
-		    uint64_t timeout_ns, struct ebee_dgram **out, char *msg, size_t msg_len);
+/* Load the dgram object next to k, nothing attached. attach: how the socket
+ * path's I/O and arrival hooks attach (their fentry programs are used when
+ * it says fentry), NULL for the tracepoints. timeout_ns: how long a request
+ * waits for its response before it expires. msg: one line why not (no
+ * cgroup v2 mount, a kernel without the socket tracepoints or fentry). */
+int ebee_dgram_open(struct ebee_kern *k, const struct ebee_sock_attach *attach,
+		    size_t ringbuf_size, unsigned int max_pending, uint64_t timeout_ns,
+		    struct ebee_dgram **out, char *msg, size_t msg_len);
 void ebee_dgram_close(struct ebee_dgram *d);
 
 /* Attach (on) or detach every program. */

@@ -822,6 +822,7 @@ static int open_check_values(const struct ebee *eb, char *msg, size_t msg_len)
 static int open_objects(struct ebee *eb, char *msg, size_t msg_len)
 {
 	struct ebee_kern_opts ko = {};
+	struct ebee_sock_attach dga = {};
 	int err;
 
 	eb->path = eb->opts.path;
@@ -841,9 +842,15 @@ static int open_objects(struct ebee *eb, char *msg, size_t msg_len)
 	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
 			   eb->grpc_err, sizeof(eb->grpc_err)))
 		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
-	/* dgram: optional too; without it, mode dgram says why. */
-	if (ebee_dgram_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, DGRAM_TIMEOUT_NS,
-			    &eb->dgram, eb->dgram_err, sizeof(eb->dgram_err)))
+	/* dgram: optional too; without it, mode dgram says why. Its hooks
+	 * attach as the socket path's would (on the syscall path too). */
+	if (ko.sock_path)
+		dga = eb->attach;
+	else if (ebee_check_sock_attach(&dga, eb->dgram_err, sizeof(eb->dgram_err)))
+		dga.io = dga.arrive = EBEE_ATTACH_TP_BTF; /* the load then says why not */
+	if (ebee_dgram_open(eb->kern, &dga, eb->opts.ringbuf_size,
+			    eb->opts.max_conns, DGRAM_TIMEOUT_NS, &eb->dgram, eb->dgram_err,
+			    sizeof(eb->dgram_err)))
 		logf_(eb, EBEE_LOG_INFO, "%s", eb->dgram_err);
 	eb->epfd = ebee_kern_epoll_fd(eb->kern);
 	return 0;

@@ -105,6 +105,14 @@ static void sock_offer(struct ebee_sock_offer *k, enum ebee_attach want)
 	btf__free(btf);
 }
 
+int ebee_check_sock_attach(struct ebee_sock_attach *att, char *msg, size_t msg_len)
+{
+	struct ebee_sock_offer offer;
+
+	sock_offer(&offer, EBEE_ATTACH_AUTO);
+	return ebee_sock_attach_choose(&offer, EBEE_ATTACH_AUTO, att, msg, msg_len);
+}
+
 int ebee_check_features(enum ebee_path *which, enum ebee_attach want, struct ebee_sock_attach *att,
 			char *msg, size_t msg_len)
 {

@@ -8,6 +8,11 @@
 #include "ebee.h"
 #include "attach.h"
 
+/* How the socket hooks would attach here (auto), whatever the path: the
+ * datagram programs use the same hooks on either path. 0, or -ENOENT with
+ * msg. */
+int ebee_check_sock_attach(struct ebee_sock_attach *att, char *msg, size_t msg_len);
+
 /* Resolve *path (EBEE_PATH_AUTO: socket if the kernel can do it, else
  * syscall) and check what that path needs. On the socket path *att gets how
  * each hook group attaches (want: EBEE_ATTACH_AUTO, or the method forced for
