@@ -14,15 +14,26 @@
 
 # start_ebee PID ARGS...: ebee trace in the background (its pid in $eb), waits for its
 # "probes live" line.
+start_max_ms=0
 start_ebee() {
 	local pid=$1
 	shift
 	# A fresh file: the last run's "probes live" must not be taken for this one's.
 	rm -f "$tmp/err" "$tmp/out.json"
+	local t0
+	t0=$(date +%s%N)
 	build/ebee trace --pid "$pid" --json "$@" >"$tmp/out.json" 2>"$tmp/err" &
 	eb=$!
 	pids+=($eb)
-	for _ in $(seq 200); do grep -qs "probes live" "$tmp/err" && return 0; sleep 0.05; done
+	for _ in $(seq 200); do
+		if grep -qs "probes live" "$tmp/err"; then
+			# the slowest start of this run, in ms: the mid-request case's margin
+			local ms=$((($(date +%s%N) - t0) / 1000000))
+			[ "$ms" -gt "$start_max_ms" ] && start_max_ms=$ms
+			return 0
+		fi
+		sleep 0.05
+	done
 	fail "ebee did not start: $(cat "$tmp/err")"
 }
 
@@ -109,11 +120,14 @@ done
 # Tracing that begins between a request and its response: the server's first I/O seen is
 # that response, on a socket bound to 127.0.0.1 port 0 (an address of its choosing, no
 # port). It is still a server socket: the requests that follow count.
-start_echo --first-work-us 1500000
-build/fixtures/udp_client --port "$port" --requests 1 --idle-ms 5000 >"$tmp/client1" &
+# The first answer waits three times the slowest start of ebee this run saw, plus a
+# second (1.5 s on an idle host; a start takes seconds under emulation).
+first_ms=$((3 * start_max_ms + 1000))
+start_echo --first-work-us $((first_ms * 1000))
+build/fixtures/udp_client --port "$port" --requests 1 --idle-ms $((first_ms + 5000)) >"$tmp/client1" &
 c1=$!
 sleep 0.2
-start_ebee "$srv" --mode dgram --duration 9 -v
+start_ebee "$srv" --mode dgram --duration $((first_ms / 1000 + 9)) -v
 wait $c1
 grep -q '^answered 1$' "$tmp/client1" || fail "mid-request: the first request got no answer"
 build/fixtures/udp_client --port "$port" --requests 3 --idle-ms 5000 >"$tmp/client" ||
