@@ -6,10 +6,11 @@
 #   - keep-alive connections, TLS 1.3 and 1.2: framing "tls", trusted;
 #   - a new connection (a full handshake) per request, in io mode, where the length
 #     pattern took each handshake round trip for a request: still exactly the requests;
-#   - a slow upstream behind nginx (5 ms): ebee's sojourn p50 within 15% of the client's;
+#   - a slow upstream behind nginx (20 ms): ebee's sojourn p50 within 15% of the client's;
 #   - a client offering h2 (nginx chooses http/1.1): counted exactly, but untrusted with an
 #     h2 warning in TLS 1.3, whose ServerHello hides the choice; trusted in TLS 1.2, whose
-#     ServerHello shows it.
+#     ServerHello shows it;
+#   - curl fetching several URLs on one connection, likewise.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
@@ -25,7 +26,7 @@ mkdir -p "$tmp/nginx/tmp"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
 	-keyout "$tmp/nginx/key.pem" -out "$tmp/nginx/cert.pem" >/dev/null 2>&1 ||
 	fail "openssl req could not make a certificate"
-start_cpr up --delay-ms 5 --threads 4
+start_cpr up --delay-ms 20 --threads 4
 [ -n "$up_port" ] || fail "cpr_server did not start"
 site() {
 	cat <<CONF
@@ -66,8 +67,19 @@ pids+=("$npid")
 _wait_accepting "$npid" "$p13" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
 _wait_accepting "$npid" "$p12" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
 
+# curl_client PORT N [ALPN ARGS...]: curl fetching N URLs on one connection (its
+# keep-alive), the https_client.py JSON fields check reads.
+curl_client() {
+	local port=$1 n=$2 urls=() ok
+	shift 2
+	for _ in $(seq "$n"); do urls+=("https://127.0.0.1:$port/"); done
+	ok=$(curl -sk "$@" -o /dev/null -w '%{http_code}\n' "${urls[@]}" | grep -c '^200$')
+	echo "{\"sent\": $n, \"responses\": $ok, \"bad\": $((n - ok)), \"alpn\": \"not asked (curl $*)\"}"
+}
+
 # trace NAME "EBEE ARGS" CLIENT_ARGS...: the client's JSON in NAME.client, ebee's in
-# NAME.json, the access log lines the run added in NAME.logged.
+# NAME.json, the access log lines the run added in NAME.logged. CLIENT_ARGS are
+# https_client.py's, or curl_client and its.
 trace() {
 	local name=$1 eargs=$2 e before
 	shift 2
@@ -78,7 +90,11 @@ trace() {
 	pids+=("$e")
 	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
 	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
-	python3 tests/lib/https_client.py "$@" >"$tmp/$name.client" || fail "client ($name)"
+	if [ "$1" = curl_client ]; then
+		"$@" >"$tmp/$name.client" || fail "client ($name)"
+	else
+		python3 tests/lib/https_client.py "$@" >"$tmp/$name.client" || fail "client ($name)"
+	fi
 	sleep 0.2 # the client's close_notify and FIN through the hooks
 	kill -INT "$e"
 	wait "$e" || fail "ebee exited non-zero: $(cat "$tmp/$name.err")"
@@ -119,6 +135,16 @@ trace h2_13 "" "$p13" 2 20 / keepalive h2
 check h2_13 40 untrusted h2
 trace h2_12 "" "$p12" 2 20 / keepalive h2
 check h2_12 40 trusted
+# curl, several URLs on one connection: --http1.1 offers http/1.1 only; by default it offers
+# h2 too (nghttp2), which nginx without http2 declines: exact, untrusted in TLS 1.3.
+trace curl13 "" curl_client "$p13" 30 --http1.1
+check curl13 30 trusted
+if curl -V | grep -qw HTTP2; then
+	trace curl13h2 "" curl_client "$p13" 30
+	check curl13h2 30 untrusted h2
+fi
+trace curl12 "" curl_client "$p12" 30 --tlsv1.2
+check curl12 30 trusted
 
 for v in 13 12; do
 	eval "port=\$p$v"
