@@ -10,7 +10,10 @@
 #   - a client offering h2 (nginx chooses http/1.1): counted exactly, but untrusted with an
 #     h2 warning in TLS 1.3, whose ServerHello hides the choice; trusted in TLS 1.2, whose
 #     ServerHello shows it;
-#   - curl fetching several URLs on one connection, likewise.
+#   - curl fetching several URLs on one connection, likewise;
+#   - responses of 200 KB (13 records across segments): exact, trusted; POSTs of 100 KB, the
+#     body written apart from the headers (http.client): exact, but untrusted (the client
+#     wrote again before the reply: pipelining or a request in pieces, the bytes do not say).
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
@@ -26,6 +29,8 @@ mkdir -p "$tmp/nginx/tmp"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
 	-keyout "$tmp/nginx/key.pem" -out "$tmp/nginx/cert.pem" >/dev/null 2>&1 ||
 	fail "openssl req could not make a certificate"
+head -c 200000 /dev/zero | tr '\0' x >"$tmp/nginx/big"
+chmod 755 "$tmp" "$tmp/nginx" && chmod 644 "$tmp/nginx/big" # nginx's workers are nobody
 start_cpr up --delay-ms 20 --threads 4
 [ -n "$up_port" ] || fail "cpr_server did not start"
 site() {
@@ -36,6 +41,7 @@ site() {
 		ssl_certificate $tmp/nginx/cert.pem;
 		ssl_certificate_key $tmp/nginx/key.pem;
 		location / { default_type text/plain; return 200 "ok\n"; }
+		location = /big { alias $tmp/nginx/big; }
 		location /slow/ { proxy_pass http://127.0.0.1:$up_port/; }
 	}
 CONF
@@ -145,6 +151,11 @@ if curl -V | grep -qw HTTP2; then
 fi
 trace curl12 "" curl_client "$p12" 30 --tlsv1.2
 check curl12 30 trusted
+
+trace big13 "" "$p13" 2 20 /big keepalive h1
+check big13 40 trusted
+trace post13 "" "$p13" 2 20 / keepalive h1 100000
+check post13 40 untrusted "wrote again"
 
 for v in 13 12; do
 	eval "port=\$p$v"
