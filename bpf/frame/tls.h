@@ -25,7 +25,10 @@
  *     plaintext; a full one is continued by the next), with no server record
  *     between: pipelining, or a request written in several writes (both are
  *     one request here).
- * Requests pipelined inside one record are not seen at all.
+ * Requests pipelined inside one record are not seen at all. An exchange
+ * where the server answers before the client has sent all of its request
+ * (HTTP's Expect: 100-continue: headers, "100 Continue", body, response)
+ * counts as two requests, silently.
  *
  * The handshake is no request. TLS 1.2 and earlier send it in handshake and
  * change_cipher_spec records only: every application-data record is data
