@@ -441,7 +441,7 @@ demo: all
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev libcpupower-dev \
 	    libinih-dev libcmocka-dev pkg-config make gcc memcached nginx-light \
 	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus \
-	    libsystemd-dev systemd man-db bash-completion curl \
+	    libsystemd-dev systemd man-db bash-completion curl openssl \
 	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
 	    protobuf-compiler time liburing-dev strace bc dnsmasq-base dnsperf redis-server redis-tools
 deps:

@@ -92,8 +92,9 @@
  * tracked until some close).
  *
  * Framing. Where a connection's first bytes name a protocol a framer reads
- * (RESP, HTTP/1.x), cgroup_skb programs follow its bytes and pair each request
- * with its response, pipelined ones included, and the io state machine below
+ * (RESP, HTTP/1.x, TLS records), cgroup_skb programs follow its bytes and pair
+ * each request with its response, pipelined ones included (not TLS's: its
+ * records are opaque, frame/tls.h), and the io state machine below
  * leaves the connection alone: bpf/frame/frame_skb.bpf.h, docs/design.md 4.9.
  *
  * Where it is known to be wrong. Without a framer, pipelined requests read by

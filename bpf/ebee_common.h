@@ -104,6 +104,9 @@ struct ebee_sconn {
 #define EBEE_FF_NOTED  0x2 /* counted in its workload's struct ebee_fstat.conns */
 #define EBEE_FF_DESYNC 0x4 /* counted in struct ebee_fstat.desync_conns */
 
+#define EBEE_FF_TLSMUX 0x08 /* TLS: judged for struct ebee_fstat.tls_mux */
+#define EBEE_FF_TLSAGN 0x10 /* TLS: counted in struct ebee_fstat.tls_again */
+
 /* Framing: requests read but not yet answered on one connection, oldest
  * first. Requests that start in one segment share an entry (they arrived
  * together); when the queue is full, newer ones join the newest entry. */
@@ -132,7 +135,8 @@ struct ebee_sframe {
 		__u32 pad;
 	} wr[4];
 	__u32 nwr;
-	__u32 pad;
+	__u32 pend_seq; /* TLS: last byte of the server's last response record ... */
+	__u64 pend_ns;	/* ... and when it was written (its response may end there) */
 };
 
 /* Framing, per workload (map fstats, keyed by workload id). */
@@ -143,6 +147,8 @@ struct ebee_fstat {
 	__u64 resync;		  /* resynchronised at a message start */
 	__u64 unmatched;	  /* responses with no request to pair with */
 	__u64 merged;		  /* requests timed with an older one (queue full) */
+	__u64 tls_mux;		  /* TLS connections that may multiplex (h2 offered) */
+	__u64 tls_again;	  /* TLS connections whose client wrote again before a reply */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

@@ -29,7 +29,7 @@ enum ebee_fr {
 	EBEE_FR_RESP,	  /* redis RESP: every command one request */
 	EBEE_FR_HTTP1,	  /* HTTP/1.x, pipelining included */
 	EBEE_FR_HTTP2,	  /* recognised, not framed: streams multiplexed (warning) */
-	EBEE_FR_TLS,	  /* recognised, not framed: encrypted records (warning) */
+	EBEE_FR_TLS,	  /* TLS records: the request-response alternation (tls.h) */
 	EBEE_FR_MAX,
 };
 
@@ -77,8 +77,8 @@ static __always_inline __u8 ebee_fr_lower(__u8 c)
 }
 
 /* Which framer the first bytes of a client's stream call for (b: up to n
- * bytes, n >= 1). The HTTP/2 preface and a TLS record header are
- * recognised only to be reported (EBEE_FR_HTTP2, EBEE_FR_TLS). */
+ * bytes, n >= 1). The HTTP/2 preface is recognised only to be reported
+ * (EBEE_FR_HTTP2); a TLS handshake record gets the record framer. */
 static __always_inline int ebee_fr_detect(const __u8 *b, __u32 n)
 {
 	__u32 w;
@@ -116,6 +116,8 @@ static __always_inline int ebee_fr_may_start(int fr, int resp, __u8 c)
 		return resp ? (c == '+' || c == '-' || c == ':' || c == '$' || c == '*') : c == '*';
 	if (fr == EBEE_FR_HTTP1)
 		return resp ? c == 'H' : (c >= 'A' && c <= 'Z');
+	if (fr == EBEE_FR_TLS)
+		return c >= 20 && c <= 24; /* a record's content type */
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * Framing in the kernel: the bytes of every TCP segment of the workload's
  * connections, in stream order, fed to the framer a connection's first bytes
- * chose (frame.h, one header per framer). Included by bpf/ebee.bpf.c, whose
+ * chose (frame.h, one header per framer; TLS pairs its records across the
+ * two directions, frame_tls_pair). Included by bpf/ebee.bpf.c, whose
  * socket-local storage (sconns) is the gate; docs/design.md 4.9 says why this
  * mechanism and what it costs.
  *
@@ -39,6 +40,7 @@
 
 #include "frame/resp.h"
 #include "frame/http1.h"
+#include "frame/tls.h"
 
 #define ETH_P_IP_   0x0800
 #define ETH_P_IPV6_ 0x86DD
@@ -62,7 +64,7 @@ struct {
 	__type(value, struct ebee_fstat);
 } fstats SEC(".maps");
 
-/* The initial value, from .rodata: 80 bytes fewer on the stack, which the
+/* The initial value, from .rodata: its 104 bytes off the stack, which the
  * programs' call chain (walk, pairing, record) must keep within 512. */
 static const struct ebee_fstat fstat_zero;
 
@@ -81,7 +83,7 @@ static __always_inline struct ebee_fstat *fstat_get(__u32 wid)
 
 static __always_inline bool fr_framed(const struct ebee_sconn *c)
 {
-	return c->fr == EBEE_FR_RESP || c->fr == EBEE_FR_HTTP1;
+	return c->fr == EBEE_FR_RESP || c->fr == EBEE_FR_HTTP1 || c->fr == EBEE_FR_TLS;
 }
 
 /* Count a connection under its framer once both are known: the framer at its
@@ -190,6 +192,8 @@ __noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, _
 		return resp ? ebee_resp_rsp_step(d, ch) : ebee_resp_req_step(d, ch);
 	if (fr == EBEE_FR_HTTP1)
 		return ebee_http_step(d, ch, resp, head_bits);
+	if (fr == EBEE_FR_TLS)
+		return ebee_tls_step(d, ch, resp, head_bits);
 	return EBEE_FEV_ERR;
 }
 
@@ -366,6 +370,53 @@ static __always_inline void frame_queue(struct ebee_sconn *c, struct ebee_sframe
 		__sync_fetch_and_add(&s->merged, n);
 }
 
+/* TLS (tls.h): a response is known to be over only when the client sends a
+ * record again or a side closes; it ended at the server's last response
+ * record before that, whose end egress keeps (pend_seq, pend_ns). Ingress:
+ * responses over (END), then requests begun (START). */
+static __always_inline void frame_tls_pair(struct ebee_sconn *c, struct ebee_sframe *f,
+					   const struct fr_ws *ws, int egress)
+{
+	struct ebee_fstat *s;
+
+	if (egress) {
+		if (ws->ends) {
+			f->pend_ns = frame_write_ns(f, ws->last_end, bpf_ktime_get_ns());
+			f->pend_seq = ws->last_end;
+		}
+		return;
+	}
+	if (ws->ends)
+		frame_answer(c, f, ws->ends, f->pend_ns ? f->pend_ns : bpf_ktime_get_ns());
+	if (ws->starts) {
+		frame_queue(c, f, ws->first, ws->starts);
+		/* The hellos are over at the first request: judge them once. */
+		if (!(c->fflags & EBEE_FF_TLSMUX)) {
+			c->fflags |= EBEE_FF_TLSMUX;
+			if (ebee_tls_mux(&f->head_bits) && (s = fstat_get(c->wid)))
+				__sync_fetch_and_add(&s->tls_mux, 1);
+		}
+	}
+	if ((*(__u8 *)&f->head_bits & EBEE_TLS_C_AGAIN) && !(c->fflags & EBEE_FF_TLSAGN)) {
+		c->fflags |= EBEE_FF_TLSAGN;
+		if ((s = fstat_get(c->wid)))
+			__sync_fetch_and_add(&s->tls_again, 1);
+	}
+}
+
+/* TLS: a side's FIN ends the response in progress, if the server sent one. */
+static __always_inline void frame_tls_close(struct ebee_sconn *c, struct ebee_sframe *f)
+{
+	__u8 *b = (__u8 *)&f->head_bits;
+	__u16 n = ebee_tls_nresp(&f->head_bits);
+
+	if (!(*b & EBEE_TLS_C_OPEN) || (__u16)f->in.stack[3] == n)
+		return;
+	*b &= ~EBEE_TLS_C_OPEN;
+	f->in.stack[3] = n;
+	frame_answer(c, f, 1, f->pend_ns ? f->pend_ns : bpf_ktime_get_ns());
+}
+
 /* The first payload of a connection: choose its framer. */
 static __always_inline int frame_detect(struct __sk_buff *skb, struct bpf_sock *bsk,
 					struct ebee_sconn *c, __u32 off, __u32 plen, __u32 seq,
@@ -445,8 +496,11 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		d->st = 0;
 		frame_answer(c, f, 1, bpf_ktime_get_ns());
 	}
-	if (!plen)
+	if (!plen) {
+		if (th.fin && c->fr == EBEE_FR_TLS)
+			frame_tls_close(c, f);
 		return;
+	}
 	diff = (__s32)(seq - d->next);
 	if (diff > 0 && (d->flags & EBEE_FD_SYNC))
 		fr_desync(c, f, d); /* a gap: bytes this parser never saw */
@@ -497,6 +551,12 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 			d->next = seq + plen;
 		} else {
 			d->next = seq + plen;
+		}
+		if (c->fr == EBEE_FR_TLS) {
+			frame_tls_pair(c, f, &w.ws, egress);
+			if (th.fin)
+				frame_tls_close(c, f);
+			return;
 		}
 		if (w.ws.starts)
 			frame_queue(c, f, w.ws.first, w.ws.starts);

@@ -235,8 +235,9 @@ struct ebee_stats {
 	/* Framing (docs/design.md 4.9): callers built against an older ebee.h
 	 * pass a smaller sz and get what they know. */
 	char framing[16];      /* how requests are delimited: "resp", "http1" (a framer
-				* reads the protocol), "length" (read/write bursts),
-				* "http2", "tls" (recognised, counted by length), "grpc",
+				* reads the protocol), "tls" (records: a request is the
+				* client's up to the reply), "length" (read/write bursts),
+				* "http2" (recognised, counted by length), "grpc",
 				* "dgram"; "" before the first connection */
 	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
 	char warning[256];     /* "" or the reason(s): what the framing cannot count, UDP

@@ -1436,7 +1436,10 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	s->desync_conns = f.desync_conns;
 	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
 		const char *why = ebee_framer_warning(i);
+		char more[sizeof(s->warning)];
 
+		if (f.conns[i] && !why && ebee_framer_check(i, &f, more, sizeof(more)) > 0)
+			why = more;
 		if (!f.conns[i] || !why)
 			continue;
 		s->untrusted = true;

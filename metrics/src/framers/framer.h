@@ -24,6 +24,9 @@ struct ebee_framer_ops {
 	/* NULL, or why a workload with connections framed so has figures that
 	 * cannot be trusted (the warning of ebee_stats). */
 	const char *warning;
+	/* NULL, or what the kernel's counters of the workload (f) say cannot
+	 * be trusted: written to buf like snprintf, 0 when nothing. */
+	int (*check)(const struct ebee_fstat *f, char *buf, size_t len);
 };
 
 extern const struct ebee_framer_ops ebee_framer_length, ebee_framer_resp, ebee_framer_http1,
@@ -35,6 +38,8 @@ const struct ebee_framer_ops *ebee_framer_get(int id);
 const char *ebee_framer_name(int id);
 /* Its warning, or NULL. */
 const char *ebee_framer_warning(int id);
+/* Its check of a workload's counters (ops.check), 0 when it has none. */
+int ebee_framer_check(int id, const struct ebee_fstat *f, char *buf, size_t len);
 /* Which framer a client stream starting with these bytes gets (the
  * kernel's choice, ebee_fr_detect); n >= 1. */
 int ebee_framer_detect(const uint8_t *b, size_t n);

@@ -28,6 +28,15 @@ const char *ebee_framer_warning(int id)
 	return o ? o->warning : NULL;
 }
 
+int ebee_framer_check(int id, const struct ebee_fstat *f, char *buf, size_t len)
+{
+	const struct ebee_framer_ops *o = ebee_framer_get(id);
+
+	if (len)
+		buf[0] = 0;
+	return o && o->check ? o->check(f, buf, len) : 0;
+}
+
 int ebee_framer_detect(const uint8_t *b, size_t n)
 {
 	return ebee_fr_detect(b, n > 16 ? 16 : (uint32_t)n);
