@@ -192,8 +192,8 @@ static void render_method(struct scrape *x)
 	}
 
 	prom_family(b, "ebee_framing", PROM_GAUGE,
-		    "How requests are delimited: 1 with the framing in force (resp, http1: a "
-		    "framer reads the protocol; length: read/write bursts; http2, tls: "
+		    "How requests are delimited: 1 with the framing in force (resp, http1, "
+		    "http2: a framer reads the protocol; length: read/write bursts; tls: "
 		    "recognised, counted by length; none: no connection yet).");
 	EACH(x, i)
 	{
