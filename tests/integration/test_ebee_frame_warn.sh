@@ -1,29 +1,37 @@
 #!/bin/bash
 # Never a silent wrong answer (issue 20): what ebee cannot count exactly it says, in the
 # JSON (framing, untrusted, warning), in `ebee top` and in Prometheus (ebee_framing,
-# ebee_untrusted). Three echo servers (tests/lib/echo_server.py: the length pattern's
+# ebee_untrusted). Two echo servers (tests/lib/echo_server.py: the length pattern's
 # shape) get what a framer recognises and cannot frame, or cannot parse:
-#   h2:   an HTTP/2 client's preface and frames: streams multiplexed, no HTTP/2 framer;
 #   tls:  a TLS ClientHello record: encrypted, counted by length;
 #   junk: a RESP array whose elements are not bulk strings: the RESP framer loses sync.
-# A fourth gets RESP it can frame: trusted, no warning (the control).
+# A minimal HTTP/2 server (tests/lib/h2_responder.py, answering every open stream at the
+# client's PING) gets more streams in flight on one connection than ebee's table holds:
+#   h2many: 70 streams at once: 64 timed, 6 not counted, said so.
+# Two get what a framer frames: trusted, no warning (the controls):
+#   resp: RESP commands; h2: HTTP/2 streams, two and one in flight, on 5 connections.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
 [ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
 
-for s in h2 tls junk resp; do
+for s in tls junk resp; do
 	python3 tests/lib/echo_server.py 0 "$tmp/$s.port" >"$tmp/$s.log" 2>&1 &
 	pids+=($!)
 	eval "${s}_pid=$!"
 done
-for s in h2 tls junk resp; do
+for s in h2 h2many; do
+	python3 tests/lib/h2_responder.py 0 "$tmp/$s.port" >"$tmp/$s.log" 2>&1 &
+	pids+=($!)
+	eval "${s}_pid=$!"
+done
+for s in h2 h2many tls junk resp; do
 	for _ in $(seq 100); do [ -s "$tmp/$s.port" ] && break; sleep 0.05; done
 	eval "${s}_port=$(cat "$tmp/$s.port")"
 done
 eport=$(free_port)
 args=()
-for s in h2 tls junk resp; do eval "args+=(--pid \$${s}_pid:$s)"; done
+for s in h2 h2many tls junk resp; do eval "args+=(--pid \$${s}_pid:$s)"; done
 build/ebee trace "${args[@]}" --json --listen "127.0.0.1:$eport" >"$tmp/e.json" 2>"$tmp/e.err" &
 e=$!
 pids+=("$e")
@@ -34,7 +42,9 @@ t=$!
 pids+=("$t")
 for _ in $(seq 200); do grep -qs "probes live" "$tmp/top.err" && break; sleep 0.05; done
 
-python3 - "$h2_port" "$tls_port" "$junk_port" "$resp_port" <<'PY' || fail "clients"
+[ "$(python3 tests/lib/h2_responder.py client "$h2_port" 5 2 1)" = 15 ] || fail "h2 client"
+[ "$(python3 tests/lib/h2_responder.py client "$h2many_port" 1 70)" = 70 ] || fail "h2many client"
+python3 - "$tls_port" "$junk_port" "$resp_port" <<'PY' || fail "clients"
 import socket, sys
 def talk(port, msgs):
     s = socket.create_connection(("127.0.0.1", int(port)))
@@ -44,19 +54,14 @@ def talk(port, msgs):
         while len(got) < len(m):
             got += s.recv(65536)
     s.close()
-# HTTP/2: preface + SETTINGS, then HEADERS frames of streams 1 and 3 together.
-pre = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
-hdr = lambda sid: b"\x00\x00\x01\x01\x05" + sid.to_bytes(4, "big") + b"\x82"
-for _ in range(5):
-    talk(sys.argv[1], [pre, hdr(1) + hdr(3), hdr(5)])
 # TLS 1.2 ClientHello record header and some of a body, then an application data record.
 for _ in range(5):
-    talk(sys.argv[2], [b"\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00", b"\x17\x03\x03\x00\x02hi"])
+    talk(sys.argv[1], [b"\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00", b"\x17\x03\x03\x00\x02hi"])
 # RESP framed, then not RESP: "*2" announces two bulk strings, ":1" is not one.
 for _ in range(3):
-    talk(sys.argv[3], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n:1\r\n:2\r\n", b"*1\r\n$4\r\nPING\r\n"])
+    talk(sys.argv[2], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n:1\r\n:2\r\n", b"*1\r\n$4\r\nPING\r\n"])
 for _ in range(3):
-    talk(sys.argv[4], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"])
+    talk(sys.argv[3], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"])
 PY
 sleep 1 # a refresh of top
 curl -fsS "http://127.0.0.1:$eport/metrics" >"$tmp/page" || fail "scrape failed"
@@ -70,7 +75,8 @@ rows = {}
 for line in open(sys.argv[1]).read().splitlines():
     o = json.loads(line)
     rows[o["name"]] = o
-want = {"h2": ("http2", "HTTP/2"), "tls": ("tls", "TLS"), "junk": ("resp", "lost sync")}
+want = {"h2many": ("http2", "beyond 64 in flight"), "tls": ("tls", "TLS"),
+        "junk": ("resp", "lost sync")}
 for name, (fr, word) in want.items():
     o = rows[name]
     assert o["framing"] == fr, (name, o)
@@ -80,13 +86,21 @@ o = rows["resp"]
 assert o["framing"] == "resp" and o["untrusted"] is False and o["warning"] is None, o
 assert o["requests"] == 6, o
 print(f"ok: resp (control): framing resp, trusted, {o['requests']} requests")
+o = rows["h2"]
+assert o["framing"] == "http2" and o["untrusted"] is False and o["warning"] is None, o
+assert o["requests"] == 15, o
+print(f"ok: h2 (control): framing http2, trusted, {o['requests']} requests")
+assert rows["h2many"]["requests"] == 64, rows["h2many"]
+print(f"ok: h2many: the 64 streams that fit counted, {rows['h2many']['requests']}")
 page = open(sys.argv[2]).read()
-for name, fr, u in [("h2", "http2", 1), ("tls", "tls", 1), ("junk", "resp", 1), ("resp", "resp", 0)]:
+for name, fr, u in [("h2", "http2", 0), ("h2many", "http2", 1), ("tls", "tls", 1),
+                    ("junk", "resp", 1), ("resp", "resp", 0)]:
     assert re.search(r'^ebee_framing\{workload="%s",pid="\d+",framing="%s"\} 1$' % (name, fr), page, re.M), name
     assert re.search(r'^ebee_untrusted\{workload="%s",pid="\d+"\} %d$' % (name, u), page, re.M), name
 print("ok: prometheus: ebee_framing and ebee_untrusted per workload")
 top = re.sub(r"\x1b\[[HJ]", "", open(sys.argv[3]).read())
-assert re.search(r"^\d+ .* http2!\s*$", top, re.M) and "warning: http2 on" in top, top[-2000:]
+assert re.search(r"^\d+ .* http2!\s*$", top, re.M) and "beyond 64 in flight" in top, top[-2000:]
+assert re.search(r"^\d+ .* http2\s*$", top, re.M), top[-2000:]
 assert re.search(r"^\d+ .* resp\s*$", top, re.M), top[-2000:]
 print("ok: top: FRAMING column (! when untrusted) and the warning line")
 PY
