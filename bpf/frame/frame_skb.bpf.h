@@ -209,9 +209,9 @@ struct fr_walk {
 	struct __sk_buff *skb;
 	struct ebee_fdir *d;
 	__u32 *head_bits;
-	struct ebee_sconn *c;	/* HTTP/2: the connection, */
-	struct ebee_sframe *f;	/* its framing state */
-	struct ebee_h2tab *h2;	/* and its streams in flight; NULL for other framers */
+	struct ebee_sconn *c;  /* HTTP/2: the connection, */
+	struct ebee_sframe *f; /* its framing state */
+	struct ebee_h2tab *h2; /* and its streams in flight; NULL for other framers */
 	struct fr_ws ws;
 };
 

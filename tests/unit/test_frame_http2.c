@@ -42,7 +42,9 @@ static void put(struct buf *w, const void *p, size_t n)
 static size_t frame(struct buf *w, uint8_t type, uint8_t flags, uint32_t sid, uint32_t len,
 		    uint8_t fill)
 {
-	uint8_t h[9] = { len >> 16, len >> 8, len, type, flags, sid >> 24, sid >> 16, sid >> 8, sid };
+	uint8_t h[9] = {
+		len >> 16, len >> 8, len, type, flags, sid >> 24, sid >> 16, sid >> 8, sid
+	};
 	uint8_t chunk[4096];
 
 	put(w, h, sizeof(h));
@@ -86,8 +88,8 @@ static struct ebee_frame_counts feed_cuts(const struct buf *b, int resp, const s
 	v->n = 0;
 	for (size_t i = 0; i < ncuts; i++) {
 		v->base = from;
-		assert_int_equal(ebee_framer_feed(o, &d, b->b + from, cuts[i] - from, resp, NULL, &n),
-				 0);
+		assert_int_equal(
+		    ebee_framer_feed(o, &d, b->b + from, cuts[i] - from, resp, NULL, &n), 0);
 		from = cuts[i];
 	}
 	return n;
@@ -96,8 +98,7 @@ static struct ebee_frame_counts feed_cuts(const struct buf *b, int resp, const s
 /* Feed b in two pieces cut at `cut` as the kernel's walk does: a frame
  * header whole in a piece in one call (ebee_h2_header9), the rest a byte
  * at a time, skips passed over. */
-static struct ebee_frame_counts feed_bulk(const struct buf *b, int resp, size_t cut,
-					  struct evs *v)
+static struct ebee_frame_counts feed_bulk(const struct buf *b, int resp, size_t cut, struct evs *v)
 {
 	struct ebee_frame_counts n = { 0 };
 	struct ebee_fdir d = { 0 };
@@ -157,7 +158,8 @@ static void expect(const struct buf *b, int resp, const struct evs *want, bool e
 		for (int bulk = 0; bulk < 2; bulk++) {
 			if (bulk && cut > b->n)
 				break;
-			n = bulk ? feed_bulk(b, resp, cut, &got) : feed_cuts(b, resp, cuts, nc, &got);
+			n = bulk ? feed_bulk(b, resp, cut, &got)
+				 : feed_cuts(b, resp, cuts, nc, &got);
 			if (n.err != err)
 				fail_msg("cut %zu%s: err %d, want %d", cut, bulk ? " (bulk)" : "",
 					 n.err, err);
@@ -167,11 +169,12 @@ static void expect(const struct buf *b, int resp, const struct evs *want, bool e
 			for (size_t i = 0; i < got.n; i++)
 				if (got.e[i].ev != want->e[i].ev || got.e[i].id != want->e[i].id ||
 				    got.e[i].off != want->e[i].off)
-					fail_msg("cut %zu%s, event %zu: %d on %u at %zu, want %d on "
-						 "%u at %zu",
-						 cut, bulk ? " (bulk)" : "", i, got.e[i].ev,
-						 got.e[i].id, got.e[i].off, want->e[i].ev,
-						 want->e[i].id, want->e[i].off);
+					fail_msg(
+					    "cut %zu%s, event %zu: %d on %u at %zu, want %d on "
+					    "%u at %zu",
+					    cut, bulk ? " (bulk)" : "", i, got.e[i].ev, got.e[i].id,
+					    got.e[i].off, want->e[i].ev, want->e[i].id,
+					    want->e[i].off);
 		}
 	}
 	free(cuts);
@@ -527,9 +530,12 @@ static void test_table_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_detect_trusted),	     cmocka_unit_test(test_client_streams),
-		cmocka_unit_test(test_server_ends),	     cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_huge_data_skipped),    cmocka_unit_test(test_pairing_out_of_order),
+		cmocka_unit_test(test_detect_trusted),
+		cmocka_unit_test(test_client_streams),
+		cmocka_unit_test(test_server_ends),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_huge_data_skipped),
+		cmocka_unit_test(test_pairing_out_of_order),
 		cmocka_unit_test(test_table_bound),
 	};
 

@@ -64,8 +64,8 @@ int ebee_framer_feed(const struct ebee_framer_ops *ops, struct ebee_fdir *d, con
 			out->err = true;
 			break;
 		}
-		if (out->on_event && (ev == EBEE_FEV_START || ev == EBEE_FEV_END ||
-				      ev == EBEE_FEV_ABORT))
+		if (out->on_event &&
+		    (ev == EBEE_FEV_START || ev == EBEE_FEV_END || ev == EBEE_FEV_ABORT))
 			out->on_event(out->arg, ev, ops->event_id ? ops->event_id(d) : 0, pos);
 		pos++;
 	}
