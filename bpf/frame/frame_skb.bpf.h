@@ -232,6 +232,24 @@ __noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, _
 	return EBEE_FEV_ERR;
 }
 
+/* An HTTP/2 frame header from the walk's buffer at k, in one call (as its
+ * nine steps would). Global, verified once, not at every byte of the
+ * walk's loop. The bytes are copied one by one, each index masked, the
+ * compiler made to forget k's bound so that it keeps the masks: the
+ * verifier does not see the bound in the registers it indexes with. */
+__noinline int frame_h2_header(struct ebee_fdir *d, struct fr_ws *ws, __u32 k)
+{
+	__u8 h[H2_HDR_LEN];
+
+	if (!d || !ws)
+		return EBEE_FEV_ERR;
+	asm volatile("" : "+r"(k));
+#pragma unroll
+	for (int j = 0; j < H2_HDR_LEN; j++)
+		h[j] = ws->buf[(k + j) & (sizeof(ws->buf) - 1)];
+	return ebee_h2_header9(d, h, ws->resp);
+}
+
 /* The walk through the bytes in the buffer (and the skips they ask for): 1
  * when the walk is over (the payload's end, or bytes that do not parse:
  * err), 0 when the next byte needs the buffer refilled. Up to a buffer's
@@ -261,18 +279,9 @@ __noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *he
 		if (ws->fr == EBEE_FR_HTTP2 && ebee_h2_at_header(d) && k + H2_HDR_LEN <= ws->clen &&
 		    k <= sizeof(ws->buf) - H2_HDR_LEN) {
 			/* An HTTP/2 frame header whole in the buffer: one call,
-			 * its event the last byte's. (Copied byte by byte, each
-			 * index masked, the compiler made to forget k's bound so
-			 * that it keeps the masks: the verifier does not see
-			 * the bound in the registers the compiler indexes with.) */
-			__u8 h[H2_HDR_LEN];
-
-			asm volatile("" : "+r"(k));
-#pragma unroll
-			for (int j = 0; j < H2_HDR_LEN; j++)
-				h[j] = ws->buf[(k + j) & (sizeof(ws->buf) - 1)];
+			 * its event the last byte's. */
 			ws->pos += H2_HDR_LEN - 1;
-			ev = ebee_h2_header9(d, h, ws->resp);
+			ev = frame_h2_header(d, ws, k);
 		} else {
 			ev = frame_step(d, ws->buf[k & (sizeof(ws->buf) - 1)], ws->fr, ws->resp,
 					head_bits);
