@@ -443,7 +443,8 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev li
 	    libmemcached-tools python3 procps iproute2 util-linux libmicrohttpd-dev prometheus \
 	    libsystemd-dev systemd man-db bash-completion curl openssl \
 	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
-	    protobuf-compiler time liburing-dev strace bc dnsmasq-base dnsperf redis-server redis-tools
+	    protobuf-compiler time liburing-dev strace bc dnsmasq-base dnsperf redis-server redis-tools \
+	    nghttp2-client python3-grpcio
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

@@ -92,10 +92,11 @@
  * tracked until some close).
  *
  * Framing. Where a connection's first bytes name a protocol a framer reads
- * (RESP, HTTP/1.x, TLS records), cgroup_skb programs follow its bytes and pair
- * each request with its response, pipelined ones included (not TLS's: its
- * records are opaque, frame/tls.h), and the io state machine below
- * leaves the connection alone: bpf/frame/frame_skb.bpf.h, docs/design.md 4.9.
+ * (RESP, HTTP/1.x, HTTP/2, TLS records), cgroup_skb programs follow its bytes
+ * and pair each request with its response, pipelined or multiplexed ones
+ * included (not TLS's: its records are opaque, frame/tls.h), and the io state
+ * machine below leaves the connection alone: bpf/frame/frame_skb.bpf.h,
+ * docs/design.md 4.9.
  *
  * Where it is known to be wrong. Without a framer, pipelined requests read by
  * one read() are one request (latency to the last byte of the last response). A request's end is
@@ -446,6 +447,7 @@ static __always_inline bool has_storage(const struct sock *sk)
 static __always_inline void sconn_del(struct sock *sk)
 {
 	bpf_sk_storage_delete(&sframes, sk); /* framed or not */
+	bpf_sk_storage_delete(&sh2s, sk);
 	if (!bpf_sk_storage_delete(&sconns, sk))
 		__sync_fetch_and_add(&live_socks, -1);
 }
@@ -584,7 +586,7 @@ static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 		/* Its framer pairs its requests (frame_skb.bpf.h). */
 		if (fr_framed(c)) {
 			if (ret > 0)
-				frame_mark_read(sk);
+				frame_mark_read(sk, c);
 			return 0;
 		}
 	}

@@ -103,9 +103,11 @@ struct ebee_sconn {
 #define EBEE_FF_SEQ    0x1 /* rcv_isn/snd_isn known (seen at the handshake) */
 #define EBEE_FF_NOTED  0x2 /* counted in its workload's struct ebee_fstat.conns */
 #define EBEE_FF_DESYNC 0x4 /* counted in struct ebee_fstat.desync_conns */
-
 #define EBEE_FF_TLSMUX 0x08 /* TLS: judged for struct ebee_fstat.tls_mux */
 #define EBEE_FF_TLSAGN 0x10 /* TLS: counted in struct ebee_fstat.tls_again */
+/* The server's first bytes were an HTTP/2 SETTINGS frame, parsed as HTTP/2
+ * (fr still EBEE_FR_NONE) until the client's first bytes decide. */
+#define EBEE_FF_H2SRV 0x20
 
 /* Framing: requests read but not yet answered on one connection, oldest
  * first. Requests that start in one segment share an entry (they arrived
@@ -149,6 +151,8 @@ struct ebee_fstat {
 	__u64 merged;		  /* requests timed with an older one (queue full) */
 	__u64 tls_mux;		  /* TLS connections that may multiplex (h2 offered) */
 	__u64 tls_again;	  /* TLS connections whose client wrote again before a reply */
+	__u64 aborted;		  /* HTTP/2: requests ended by a reset (RST_STREAM), counted */
+	__u64 untimed;		  /* HTTP/2: streams beyond EBEE_H2_SLOTS in flight: not counted */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

@@ -11,6 +11,8 @@
  *   EBEE_FEV_START  this byte is the first of a request (client -> server)
  *   EBEE_FEV_END    this byte is the last of a response (server -> client)
  *   EBEE_FEV_ERR    the bytes do not parse: the direction is out of sync
+ *   EBEE_FEV_ABORT  this byte is the last of a request's reset (either side;
+ *                   HTTP/2's RST_STREAM): the request ends, unanswered
  * and may ask for d->skip bytes to be passed over unread after this one
  * (bulk payloads, bodies of known length), so the cost is per header byte,
  * not per payload byte.
@@ -28,7 +30,7 @@ enum ebee_fr {
 	EBEE_FR_LENGTH,	  /* no framer: the io pattern's read/write bursts */
 	EBEE_FR_RESP,	  /* redis RESP: every command one request */
 	EBEE_FR_HTTP1,	  /* HTTP/1.x, pipelining included */
-	EBEE_FR_HTTP2,	  /* recognised, not framed: streams multiplexed (warning) */
+	EBEE_FR_HTTP2,	  /* HTTP/2 (h2c, gRPC), paired by stream id */
 	EBEE_FR_TLS,	  /* TLS records: the request-response alternation (tls.h) */
 	EBEE_FR_MAX,
 };
@@ -38,6 +40,7 @@ enum ebee_fr {
 #define EBEE_FEV_START 1
 #define EBEE_FEV_END   2
 #define EBEE_FEV_ERR   3
+#define EBEE_FEV_ABORT 4
 
 /* struct ebee_fdir.flags */
 #define EBEE_FD_SYNC	0x01 /* next is valid: bytes before it were all parsed */
@@ -77,8 +80,7 @@ static __always_inline __u8 ebee_fr_lower(__u8 c)
 }
 
 /* Which framer the first bytes of a client's stream call for (b: up to n
- * bytes, n >= 1). The HTTP/2 preface is recognised only to be reported
- * (EBEE_FR_HTTP2); a TLS handshake record gets the record framer. */
+ * bytes, n >= 1). */
 static __always_inline int ebee_fr_detect(const __u8 *b, __u32 n)
 {
 	__u32 w;
@@ -118,6 +120,8 @@ static __always_inline int ebee_fr_may_start(int fr, int resp, __u8 c)
 		return resp ? c == 'H' : (c >= 'A' && c <= 'Z');
 	if (fr == EBEE_FR_TLS)
 		return c >= 20 && c <= 24; /* a record's content type */
+	/* HTTP/2: a frame header cannot be told from payload; its streams
+	 * stay unpaired once lost. */
 	return 0;
 }
 

@@ -34,6 +34,12 @@
  * full window or send buffer can delay (a response written in three pieces
  * 6 ms apart left 44 ms after its request, held by Nagle until the
  * client's delayed ACK: test_ebee_io's test_three_piece_response).
+ *
+ * HTTP/2 multiplexes streams that end in any order: its requests are paired
+ * by stream id instead, in a table of the streams in flight (struct
+ * ebee_h2tab, its own socket storage sh2s): each start takes a slot at its
+ * HEADERS, each end (END_STREAM from the server, or a reset from either
+ * side) emits one record from its slot, during the walk, as the events come.
  */
 #ifndef EBEE_FRAME_SKB_BPF_H
 #define EBEE_FRAME_SKB_BPF_H
@@ -41,6 +47,7 @@
 #include "frame/resp.h"
 #include "frame/http1.h"
 #include "frame/tls.h"
+#include "frame/http2.h"
 
 #define ETH_P_IP_   0x0800
 #define ETH_P_IPV6_ 0x86DD
@@ -56,6 +63,14 @@ struct {
 	__type(key, int);
 	__type(value, struct ebee_sframe);
 } sframes SEC(".maps");
+
+/* HTTP/2 connections: the streams in flight. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ebee_h2tab);
+} sh2s SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -83,7 +98,8 @@ static __always_inline struct ebee_fstat *fstat_get(__u32 wid)
 
 static __always_inline bool fr_framed(const struct ebee_sconn *c)
 {
-	return c->fr == EBEE_FR_RESP || c->fr == EBEE_FR_HTTP1 || c->fr == EBEE_FR_TLS;
+	return c->fr == EBEE_FR_RESP || c->fr == EBEE_FR_HTTP1 || c->fr == EBEE_FR_HTTP2 ||
+	       c->fr == EBEE_FR_TLS;
 }
 
 /* Count a connection under its framer once both are known: the framer at its
@@ -102,18 +118,34 @@ static __always_inline void frame_note(struct ebee_sconn *c)
 	c->fflags |= EBEE_FF_NOTED;
 }
 
+/* The HTTP/2 streams the server's reads passed (copied) start their service
+ * time. Global: its loop over the table is verified once, on its own. */
+__noinline int frame_h2_read(struct ebee_h2tab *t, __u32 copied)
+{
+	if (t && t->unread)
+		ebee_h2_mark_read(t, copied, bpf_ktime_get_ns());
+	return 0;
+}
+
 /* sock_recv of a framed connection: the requests whose first byte the server
  * has now read start their service time. */
-static __always_inline void frame_mark_read(struct sock *sk)
+static __always_inline void frame_mark_read(struct sock *sk, const struct ebee_sconn *c)
 {
 	struct ebee_sframe *f = bpf_sk_storage_get(&sframes, sk, 0, 0);
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	struct ebee_h2tab *t;
 	__u64 now = 0;
 	__u32 copied;
 
 	if (!f || !tp)
 		return;
 	copied = tp->copied_seq;
+	if (c->fr == EBEE_FR_HTTP2) {
+		t = bpf_sk_storage_get(&sh2s, sk, 0, 0);
+		if (t && !((f->in.flags | f->out.flags) & EBEE_FD_HUNT))
+			frame_h2_read(t, copied);
+		return;
+	}
 #pragma unroll
 	for (int i = 0; i < EBEE_FQ_LEN; i++) {
 		__u32 r = f->rd;
@@ -169,6 +201,9 @@ struct fr_ws {
 	__u32 cpos, clen;		     /* bytes of the skb in buf */
 	__u32 seq0, off0;		     /* sequence number of the byte at skb offset off0 */
 	__u32 starts, ends, first, last_end; /* last_end: seq of the last END byte */
+	__u32 ev, ev_id, ev_seq;	     /* HTTP/2: an event to pair (stream id, its byte) */
+	__u32 pad2;
+	__u64 now; /* HTTP/2: the time of this skb, once an event needed it */
 	__u8 fr, resp, err, pad;
 	__u8 buf[64];
 };
@@ -177,6 +212,9 @@ struct fr_walk {
 	struct __sk_buff *skb;
 	struct ebee_fdir *d;
 	__u32 *head_bits;
+	struct ebee_sconn *c;  /* HTTP/2: the connection, */
+	struct ebee_sframe *f; /* its framing state */
+	struct ebee_h2tab *h2; /* and its streams in flight; NULL for other framers */
 	struct fr_ws ws;
 };
 
@@ -194,7 +232,27 @@ __noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, _
 		return ebee_http_step(d, ch, resp, head_bits);
 	if (fr == EBEE_FR_TLS)
 		return ebee_tls_step(d, ch, resp, head_bits);
+	if (fr == EBEE_FR_HTTP2)
+		return ebee_h2_step(d, ch, resp);
 	return EBEE_FEV_ERR;
+}
+
+/* An HTTP/2 frame header from the walk's buffer at k, in one call (as its
+ * nine steps would). Global, verified once, not at every byte of the
+ * walk's loop. The bytes are copied one by one, each index masked, the
+ * compiler made to forget k's bound so that it keeps the masks: the
+ * verifier does not see the bound in the registers it indexes with. */
+__noinline int frame_h2_header(struct ebee_fdir *d, struct fr_ws *ws, __u32 k)
+{
+	__u8 h[H2_HDR_LEN];
+
+	if (!d || !ws)
+		return EBEE_FEV_ERR;
+	asm volatile("" : "+r"(k));
+#pragma unroll
+	for (int j = 0; j < H2_HDR_LEN; j++)
+		h[j] = ws->buf[(k + j) & (sizeof(ws->buf) - 1)];
+	return ebee_h2_header9(d, h, ws->resp);
 }
 
 /* The walk through the bytes in the buffer (and the skips they ask for): 1
@@ -204,7 +262,7 @@ __noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, _
  * the parsing itself. Global, verified once. */
 __noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *head_bits)
 {
-	__u32 n;
+	__u32 n, k;
 	int ev;
 
 	if (!ws || !d || !head_bits)
@@ -222,8 +280,25 @@ __noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *he
 		}
 		if (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen)
 			return 0; /* refill */
-		ev = frame_step(d, ws->buf[(ws->pos - ws->cpos) & (sizeof(ws->buf) - 1)], ws->fr,
-				ws->resp, head_bits);
+		k = ws->pos - ws->cpos;
+		if (ws->fr == EBEE_FR_HTTP2 && ebee_h2_at_header(d) && k + H2_HDR_LEN <= ws->clen &&
+		    k <= sizeof(ws->buf) - H2_HDR_LEN) {
+			/* An HTTP/2 frame header whole in the buffer: one call,
+			 * its event the last byte's. */
+			ws->pos += H2_HDR_LEN - 1;
+			ev = frame_h2_header(d, ws, k);
+		} else {
+			ev = frame_step(d, ws->buf[k & (sizeof(ws->buf) - 1)], ws->fr, ws->resp,
+					head_bits);
+		}
+		if (ws->fr == EBEE_FR_HTTP2 && ev != EBEE_FEV_NONE && ev != EBEE_FEV_ERR) {
+			/* Paired by stream id, now: the caller's, with the table. */
+			ws->ev = ev;
+			ws->ev_id = ebee_h2_event_id(d);
+			ws->ev_seq = ws->seq0 + (ws->pos - ws->off0);
+			ws->pos++;
+			return ws->pos >= ws->end;
+		}
 		if (ev == EBEE_FEV_START) {
 			if (!ws->starts)
 				ws->first = ws->seq0 + (ws->pos - ws->off0);
@@ -240,13 +315,77 @@ __noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *he
 	return 0;
 }
 
+/* One record of framed requests. A global function, verified once: inlined
+ * into frame_answer's loop, the ring buffer's branches at each of its
+ * iterations were verified again and again. */
+__noinline int frame_emit(__u32 wid, __u64 end, __u64 lat, __u64 soj, __u32 n)
+{
+	emit(wid, EBEE_REC_FRAMED, end, lat, soj, n);
+	return 0;
+}
+
+static __always_inline __u64 fr_since(__u64 end, __u64 t)
+{
+	return end > t ? end - t : 0;
+}
+
+/* An HTTP/2 event of the walk: a stream begins (a slot, its arrival and
+ * where its frame header lies for the read marking) or ends (its record,
+ * one request, the slot freed). An end of a stream not in the table was
+ * reset already, or did not fit (counted then as untimed); one of a stream
+ * the client never opened is unmatched. Global, verified once. */
+__noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struct ebee_h2tab *t,
+			      struct fr_ws *ws)
+{
+	struct ebee_fstat *s;
+	struct ebee_h2s *e;
+	__u64 end;
+	int j;
+
+	if (!c || !f || !t || !ws)
+		return 0;
+	if (!ws->now)
+		ws->now = bpf_ktime_get_ns();
+	if (ws->ev == EBEE_FEV_START) {
+		if (ebee_h2_add(t, ws->ev_id, ws->now, ws->ev_seq) < 0)
+			__sync_fetch_and_add(&t->untimed, 1);
+		return 0;
+	}
+	if (ws->resp && t->untimed != t->untimed_noted && (s = fstat_get(c->wid))) {
+		__u32 n = t->untimed - t->untimed_noted;
+
+		__sync_fetch_and_add(&s->untimed, n);
+		t->untimed_noted += n;
+	}
+	j = ebee_h2_find(t, ws->ev_id);
+	if (j < 0) {
+		if (ws->ev == EBEE_FEV_END && ws->ev_id > f->in.stack[2] && (s = fstat_get(c->wid)))
+			__sync_fetch_and_add(&s->unmatched, 1);
+		return 0;
+	}
+	e = &t->s[j & (EBEE_H2_SLOTS - 1)];
+	/* The server's end at the return of its write, as for the other
+	 * framers; a client's reset at its arrival. */
+	end = ws->resp ? frame_write_ns(f, ws->ev_seq, ws->now) : ws->now;
+	if (c->wid && (c->wflags & EBEE_F_IO))
+		frame_emit(c->wid, end, fr_since(end, e->svc_ns ? e->svc_ns : e->arr_ns),
+			   fr_since(end, e->arr_ns), 1);
+	c->nreq++;
+	if (ws->ev == EBEE_FEV_ABORT && (s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->aborted, 1);
+	ebee_h2_del(t, j);
+	return 0;
+}
+
 /* bpf_loop's callback: the bytes into the buffer when the next one is not
- * there (and no skip is pending), then the steps they allow. */
+ * there (and no skip is pending), then the steps they allow, then the
+ * HTTP/2 event that stopped them, if one did. */
 static long fr_walk_cb(__u64 i, void *ctx)
 {
 	struct fr_walk *w = ctx;
 	struct fr_ws *ws = &w->ws;
 	__u32 n;
+	int done;
 
 	if (ws->pos >= ws->end)
 		return 1;
@@ -263,7 +402,13 @@ static long fr_walk_cb(__u64 i, void *ctx)
 		ws->cpos = ws->pos;
 		ws->clen = n;
 	}
-	return frame_walk_chunk(ws, w->d, w->head_bits) ? 1 : 0;
+	done = frame_walk_chunk(ws, w->d, w->head_bits);
+	if (ws->ev) {
+		if (w->c && w->f && w->h2)
+			frame_h2_event(w->c, w->f, w->h2, ws);
+		ws->ev = 0;
+	}
+	return done ? 1 : 0;
 }
 
 static __always_inline void fr_reset(struct ebee_fdir *d)
@@ -296,15 +441,6 @@ static __always_inline void fr_desync(struct ebee_sconn *c, struct ebee_sframe *
 		c->fflags |= EBEE_FF_DESYNC;
 		__sync_fetch_and_add(&s->desync_conns, 1);
 	}
-}
-
-/* One record of framed requests. A global function, verified once: inlined
- * into frame_answer's loop, the ring buffer's branches at each of its
- * iterations were verified again and again. */
-__noinline int frame_emit(__u32 wid, __u64 end, __u64 lat, __u64 soj, __u32 n)
-{
-	emit(wid, EBEE_REC_FRAMED, end, lat, soj, n);
-	return 0;
 }
 
 /* Pair n responses that ended at `now` with the oldest requests. Global (c
@@ -417,32 +553,16 @@ static __always_inline void frame_tls_close(struct ebee_sconn *c, struct ebee_sf
 	frame_answer(c, f, 1, f->pend_ns ? f->pend_ns : bpf_ktime_get_ns());
 }
 
-/* The first payload of a connection: choose its framer. */
-static __always_inline int frame_detect(struct __sk_buff *skb, struct bpf_sock *bsk,
-					struct ebee_sconn *c, __u32 off, __u32 plen, __u32 seq,
-					int egress)
+/* The framing state of a connection about to be framed by fr, from both
+ * directions' first bytes. */
+static __always_inline int frame_storage(struct bpf_sock *bsk, struct ebee_sconn *c, int fr)
 {
 	struct ebee_sframe *f;
-	__u8 b[16] = {};
-	__u32 n = plen < sizeof(b) ? plen : sizeof(b);
 
-	/* The server spoke first, the handshake was not seen, or the stream
-	 * began before the hooks: the length pattern. The size is written so
-	 * that its range is [1, 16] by arithmetic: 6.1's verifier does not learn
-	 * "not zero" from a branch, and refuses a possibly zero-sized read. */
-	if (egress || !(c->fflags & EBEE_FF_SEQ) || seq != c->rcv_isn || !n ||
-	    bpf_skb_load_bytes(skb, off, b, ((n - 1) & 15) + 1)) {
-		c->fr = EBEE_FR_LENGTH;
-		return -1;
-	}
-	c->fr = ebee_fr_detect(b, n);
-	if (!fr_framed(c))
-		return -1;
 	f = bpf_sk_storage_get(&sframes, bsk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!f) {
-		c->fr = EBEE_FR_LENGTH;
+	if (!f || (fr == EBEE_FR_HTTP2 &&
+		   !bpf_sk_storage_get(&sh2s, bsk, 0, BPF_SK_STORAGE_GET_F_CREATE)))
 		return -1;
-	}
 	fr_reset(&f->in);
 	fr_reset(&f->out);
 	f->in.next = c->rcv_isn;
@@ -450,9 +570,60 @@ static __always_inline int frame_detect(struct __sk_buff *skb, struct bpf_sock *
 	return 0;
 }
 
+/* The first payload of a connection: choose its framer. 0 when its bytes
+ * are to be parsed, by c->fr, or while EBEE_FF_H2SRV by HTTP/2's server
+ * side. */
+static __always_inline int frame_detect(struct __sk_buff *skb, struct bpf_sock *bsk,
+					struct ebee_sconn *c, __u32 off, __u32 plen, __u32 seq,
+					int egress)
+{
+	__u8 b[16] = {};
+	__u32 n = plen < sizeof(b) ? plen : sizeof(b);
+	int fr;
+
+	/* The handshake was not seen, or the stream began before the hooks:
+	 * the length pattern. The size is written so that its range is
+	 * [1, 16] by arithmetic: 6.1's verifier does not learn "not zero" from
+	 * a branch, and refuses a possibly zero-sized read. */
+	if (!(c->fflags & EBEE_FF_SEQ) || seq != (egress ? c->snd_isn : c->rcv_isn) || !n ||
+	    bpf_skb_load_bytes(skb, off, b, ((n - 1) & 15) + 1))
+		goto length;
+	if (egress) {
+		/* The server spoke first: the length pattern, unless it is
+		 * an HTTP/2 server's SETTINGS, which may go before the
+		 * client's preface arrives (gRPC servers send them at once):
+		 * its bytes are parsed as HTTP/2's from here, the framer
+		 * decided by the client's first bytes. */
+		if (ebee_h2_is_settings(b, n) && !frame_storage(bsk, c, EBEE_FR_HTTP2)) {
+			c->fflags |= EBEE_FF_H2SRV;
+			return 0;
+		}
+		goto length;
+	}
+	fr = ebee_fr_detect(b, n);
+	if (c->fflags & EBEE_FF_H2SRV) {
+		c->fflags &= ~EBEE_FF_H2SRV;
+		if (fr != EBEE_FR_HTTP2)
+			goto length;
+		c->fr = fr; /* both directions' state is set already */
+		return 0;
+	}
+	c->fr = fr;
+	if (!fr_framed(c))
+		return -1;
+	if (frame_storage(bsk, c, fr))
+		goto length;
+	return 0;
+length:
+	c->fflags &= ~EBEE_FF_H2SRV;
+	c->fr = EBEE_FR_LENGTH;
+	return -1;
+}
+
 static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 {
 	struct bpf_sock *bsk = skb->sk;
+	struct ebee_h2tab *h2 = NULL;
 	struct ebee_sconn *c;
 	struct ebee_sframe *f;
 	struct ebee_fdir *d;
@@ -460,6 +631,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	__u32 off, plen, seq;
 	__s32 diff;
 	__u8 ip[20];
+	int fr;
 
 	if (!bsk)
 		return;
@@ -482,14 +654,25 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	off += th.doff * 4;
 	seq = bpf_ntohl(th.seq);
 	plen = skb->len > off ? skb->len - off : 0;
-	if (c->fr == EBEE_FR_NONE) {
+	if (c->fr == EBEE_FR_NONE && (!egress || !(c->fflags & EBEE_FF_H2SRV))) {
 		if (!plen || frame_detect(skb, bsk, c, off, plen, seq, egress))
 			return;
 	}
+	/* Still none: an HTTP/2 server's bytes before the client's. */
+	fr = c->fr == EBEE_FR_NONE ? EBEE_FR_HTTP2 : c->fr;
 	f = bpf_sk_storage_get(&sframes, bsk, 0, 0);
 	if (!f)
 		return;
 	d = egress ? &f->out : &f->in;
+	if (fr == EBEE_FR_HTTP2) {
+		/* Lost is lost for both directions (no resynchronising): what
+		 * a stream's end or start means is gone with the bytes. */
+		if ((f->in.flags | f->out.flags) & EBEE_FD_HUNT)
+			return;
+		h2 = bpf_sk_storage_get(&sh2s, bsk, 0, 0);
+		if (!h2)
+			return;
+	}
 	/* A response delimited by the server's close ends at its FIN. */
 	if (egress && th.fin && (d->flags & EBEE_FD_TOCLOSE)) {
 		d->flags &= ~EBEE_FD_TOCLOSE;
@@ -508,7 +691,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		__u8 ch;
 
 		if (diff < 0 || bpf_skb_load_bytes(skb, off, &ch, 1) ||
-		    !ebee_fr_may_start(c->fr, egress, ch)) {
+		    !ebee_fr_may_start(fr, egress, ch)) {
 			if (diff >= 0)
 				d->next = seq + plen;
 			return;
@@ -535,18 +718,26 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 			.skb = skb,
 			.d = d,
 			.head_bits = &f->head_bits,
+			.c = c,
+			.f = f,
+			.h2 = h2,
 			.ws = {
 				.pos = off,
 				.end = off + plen,
 				.seq0 = seq,
 				.off0 = off,
-				.fr = c->fr,
+				.fr = fr,
 				.resp = egress,
 			},
 		};
 
 		bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &w, 0);
-		if (w.ws.err || w.ws.pos < w.ws.end) {
+		if ((w.ws.err || w.ws.pos < w.ws.end) && c->fr == EBEE_FR_NONE) {
+			/* Not HTTP/2 after all: no framer lost sync. */
+			c->fflags &= ~EBEE_FF_H2SRV;
+			c->fr = EBEE_FR_LENGTH;
+			return;
+		} else if (w.ws.err || w.ws.pos < w.ws.end) {
 			fr_desync(c, f, d);
 			d->next = seq + plen;
 		} else {

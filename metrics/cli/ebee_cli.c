@@ -139,7 +139,8 @@ static void usage(FILE *f)
 	    "                         (dgram: datagrams never answered), framing (resp,\n"
 	    "                         http1, length, http2, tls, grpc, dgram; null before a\n"
 	    "                         connection), untrusted, warning (null, or why the\n"
-	    "                         figures cannot be taken as exact)\n"
+	    "                         figures cannot be taken as exact), aborted (http2:\n"
+	    "                         requests ended by a reset, among requests)\n"
 	    "      --no-framing       socket path: read no bytes, frame every request by\n"
 	    "                         length (read/write bursts)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
@@ -526,6 +527,7 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_str(&j, "framing", r->st.framing[0] ? r->st.framing : NULL);
 	jw_bool(&j, "untrusted", r->st.untrusted);
 	jw_str(&j, "warning", r->st.warning[0] ? r->st.warning : NULL);
+	jw_uint(&j, "aborted", r->st.aborted);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 

@@ -234,15 +234,19 @@ struct ebee_stats {
 	uint64_t expired;
 	/* Framing (docs/design.md 4.9): callers built against an older ebee.h
 	 * pass a smaller sz and get what they know. */
-	char framing[16];      /* how requests are delimited: "resp", "http1" (a framer
-				* reads the protocol), "tls" (records: a request is the
-				* client's up to the reply), "length" (read/write bursts),
-				* "http2" (recognised, counted by length), "grpc",
+	char framing[16];      /* how requests are delimited: "resp", "http1", "http2" (a
+				* framer reads the protocol), "tls" (records: a request is
+				* the client's up to the reply), "length" (read/write
+				* bursts), "grpc",
 				* "dgram"; "" before the first connection */
 	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
 	char warning[256];     /* "" or the reason(s): what the framing cannot count, UDP
 				* datagrams no pattern matches */
 	uint64_t desync_conns; /* framed connections that lost sync at least once */
+	uint64_t aborted;      /* HTTP/2: requests ended by a reset (RST_STREAM) from either
+				* side; counted in requests, timed to the reset */
+	uint64_t untimed;      /* HTTP/2: streams opened while 64 were in flight on their
+				* connection: not counted (untrusted says so) */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -39,6 +39,7 @@
 #include "grpc.h"
 #include "kern.h"
 #include "framers/framer.h"
+#include "frame/http2.h"
 #include "mode.h"
 #include "opts.h"
 #include "proc.h"
@@ -1434,6 +1435,8 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 			best = i;
 	snprintf(s->framing, sizeof(s->framing), "%s", ebee_framer_name(best));
 	s->desync_conns = f.desync_conns;
+	s->aborted = f.aborted;
+	s->untimed = f.untimed;
 	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
 		const char *why = ebee_framer_warning(i);
 		char more[sizeof(s->warning)];
@@ -1455,6 +1458,14 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 		    "%s%llu framed connection(s) lost sync (a sequence gap or bytes that "
 		    "do not parse): requests in the gap are not counted",
 		    off ? "; " : "", (unsigned long long)f.desync_conns);
+	}
+	if (f.untimed) {
+		s->untrusted = true;
+		off += snprintf(s->warning + off,
+				off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
+				"%s%llu HTTP/2 stream(s) beyond %d in flight on a connection were "
+				"not counted",
+				off ? "; " : "", (unsigned long long)f.untimed, EBEE_H2_SLOTS);
 	}
 	if (f.unmatched) {
 		s->untrusted = true;

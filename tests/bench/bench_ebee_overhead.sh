@@ -18,8 +18,11 @@
 #  5. redis-server saturated by redis-benchmark with 16 commands pipelined per
 #     write (RESP framing, docs/design.md 4.9): server+tracer CPU per command
 #     traced/untraced, exact counts against redis's total_commands_processed.
+#  6. nginx (h2c) saturated by h2load -c 4 -m 16 (HTTP/2 framing by stream,
+#     docs/design.md 4.9): server+tracer CPU per request traced/untraced, exact
+#     counts against h2load's succeeded requests.
 # Environment: BENCH_PAIRS (rounds, default 5), BENCH_SECS per run (default 3),
-# BENCH_SECTIONS (default "1 2 3 4 5"), BENCH_PATHS (default "socket socket-fentry
+# BENCH_SECTIONS (default "1 2 3 4 5 6"), BENCH_PATHS (default "socket socket-fentry
 # syscall": socket as auto attaches it, socket with fentry forced, left out where
 # auto took fentry already or the kernel refuses it),
 # BENCH_SPIN (section 3's 1-byte round trips: "PIPE TCP", default "1000000 200000"; fewer
@@ -83,7 +86,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 hz=$(getconf CLK_TCK)
-want() { [[ " ${BENCH_SECTIONS:-1 2 3 4 5} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SECTIONS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
 
 # Start `ebee trace` on memcached with path $1 for $2 seconds; its pid in $epid.
 start_ebee() {
@@ -304,6 +307,91 @@ done
 echo "  (exact: ebee's count equals redis's; the syscall path and --no-framing count batches)"
 kill "$rpid" 2>/dev/null
 wait "$rpid" 2>/dev/null
+fi
+echo
+fi
+
+if want 6; then
+if ! command -v nginx >/dev/null || ! command -v h2load >/dev/null; then
+	echo "6. skipped: nginx or h2load missing (make deps: nginx-light, nghttp2-client)"
+else
+hport=$(free_port)
+mkdir -p "$tmp/nginx/tmp"
+cat >"$tmp/nginx/nginx.conf" <<CONF
+master_process on;
+worker_processes 1;
+daemon off;
+error_log $tmp/nginx/error.log;
+pid $tmp/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	keepalive_requests 100000000;
+	client_body_temp_path $tmp/nginx/tmp;
+	proxy_temp_path $tmp/nginx/tmp;
+	fastcgi_temp_path $tmp/nginx/tmp;
+	uwsgi_temp_path $tmp/nginx/tmp;
+	scgi_temp_path $tmp/nginx/tmp;
+	server {
+		listen 127.0.0.1:$hport http2;
+		location / { default_type text/plain; return 200 "ok\n"; }
+	}
+}
+CONF
+nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null >/dev/null 2>&1 &
+hpid=$!
+epids+=($hpid)
+for _ in $(seq 100); do port_accepts "$hport" && break; sleep 0.05; done
+hn=${BENCH_H2_N:-200000}
+echo "6. nginx (h2c, 1 worker) saturated by h2load -n $hn -c 4 -m 16, $pairs interleaved rounds"
+printf "%-5s %-13s %12s %14s %10s %10s %12s\n" round path reqs cpu_us/req cpu_ratio exact ebee_us/req
+# nginx's CPU: the master's and its workers'
+ngx_ticks() { local t=0 q; for q in "$hpid" $(pgrep -P "$hpid"); do t=$((t + $(cpu_ticks "$q"))); done; echo "$t"; }
+declare -A hcpu hok hebee hreq
+run_h2() {
+	local p=$1 c0 c1 e0=0 e1=0 ok reqs
+	if [ "$p" != untraced ]; then
+		target_pid=$hpid start_ebee "$p" 600 || exit 1
+		e0=$(cpu_ticks "$epid")
+	fi
+	c0=$(ngx_ticks)
+	ok=$(h2load -n "$hn" -c 4 -m 16 "http://127.0.0.1:$hport/" 2>&1 | sed -n 's/.* \([0-9]*\) succeeded.*/\1/p')
+	c1=$(ngx_ticks)
+	hok[$p]=-
+	if [ "$p" != untraced ]; then
+		e1=$(cpu_ticks "$epid")
+		sleep 0.3 # the last records reach ebee's consumer
+		kill -INT "$epid"; wait "$epid"
+		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readlines()[-1])['requests'])")
+		hok[$p]=yes
+		[ "$reqs" -eq "$ok" ] || hok[$p]="no($reqs/$ok)"
+		[ "${hok[$p]}" = yes ] || echo "    $p: $(python3 -c "import json; o = json.loads(open('$tmp/ebee.json').readlines()[-1]); print('dropped', o['dropped'], 'framing', o['framing'], 'warning', o['warning'])")" >&2
+	fi
+	hreq[$p]=$ok
+	hcpu[$p]=$(awk -v t=$((c1 - c0 + e1 - e0)) -v n="$ok" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+	hebee[$p]=$(awk -v t=$((e1 - e0)) -v n="$ok" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
+}
+for i in $(seq "$pairs"); do
+	order=(untraced "${paths[@]}")
+	if [ $((i % 2)) -eq 0 ]; then
+		rev=()
+		for ((j = ${#order[@]} - 1; j >= 0; j--)); do rev+=("${order[j]}"); done
+		order=("${rev[@]}")
+	fi
+	for p in "${order[@]}"; do run_h2 "$p"; done
+	printf "%-5s %-13s %12s %14s %10s %10s\n" "$i" untraced "${hreq[untraced]}" "${hcpu[untraced]}" 1 -
+	for p in "${paths[@]}"; do
+		div "${hcpu[$p]}" "${hcpu[untraced]}" >>"$tmp/r_hcpu_$p"; echo >>"$tmp/r_hcpu_$p"
+		printf "%-5s %-13s %12s %14s %10s %10s %12s\n" "$i" "$p" "${hreq[$p]}" "${hcpu[$p]}" \
+			"$(div "${hcpu[$p]}" "${hcpu[untraced]}")" "${hok[$p]}" "${hebee[$p]}"
+	done
+done
+for p in "${paths[@]}"; do
+	echo "  $p path: median CPU per request traced/untraced $(median <"$tmp/r_hcpu_$p")"
+done
+echo "  (exact: ebee's count equals h2load's succeeded; the syscall path and --no-framing count bursts)"
+kill "$hpid" 2>/dev/null
+wait "$hpid" 2>/dev/null
 fi
 echo
 fi

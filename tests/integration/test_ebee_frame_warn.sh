@@ -1,35 +1,44 @@
 #!/bin/bash
-# Never a silent wrong answer (issue 20): what ebee cannot count exactly it says, in the
-# JSON (framing, untrusted, warning), in `ebee top` and in Prometheus (ebee_framing,
+# Never a silent wrong answer: what ebee cannot count exactly it says, in the JSON
+# (framing, untrusted, warning), in `ebee top` and in Prometheus (ebee_framing,
 # ebee_untrusted). Echo servers (tests/lib/echo_server.py: the length pattern's shape) get
-# what a framer recognises and cannot frame, or cannot count exactly, or cannot parse:
-#   h2:   an HTTP/2 client's preface and frames: streams multiplexed, no HTTP/2 framer;
+# what a framer recognises and cannot count exactly, or cannot parse:
 #   tls:  a real ClientHello (Python's ssl) offering h2 and http/1.1, then records: the
 #         server's choice is not in the bytes (the echo sends no ServerHello), so
 #         multiplexing cannot be excluded;
 #   tlsp: a ClientHello offering http/1.1 only, then two records before the reply (the
 #         client wrote again: pipelined, or a request in pieces);
 #   junk: a RESP array whose elements are not bulk strings: the RESP framer loses sync.
-# Two get what they can frame: trusted, no warning, exact counts (the controls):
-#   resp: RESP; tls1: a ClientHello offering http/1.1 only, one record at a time.
+# A minimal HTTP/2 server (tests/lib/h2_responder.py, answering every open stream at the
+# client's PING) gets more streams in flight on one connection than ebee's table holds:
+#   h2many: 70 streams at once: 64 timed, 6 not counted, said so.
+# Three get what a framer frames: trusted, no warning, exact counts (the controls):
+#   resp: RESP commands; h2: HTTP/2 streams, two and one in flight, on 5 connections;
+#   tls1: a ClientHello offering http/1.1 only, one record at a time.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
 [ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
 
-names="h2 tls tlsp junk resp tls1"
-for s in $names; do
+echoes="tls tlsp tls1 junk resp"
+all="h2 h2many $echoes"
+for s in $echoes; do
 	python3 tests/lib/echo_server.py 0 "$tmp/$s.port" >"$tmp/$s.log" 2>&1 &
 	pids+=($!)
 	eval "${s}_pid=$!"
 done
-for s in $names; do
+for s in h2 h2many; do
+	python3 tests/lib/h2_responder.py 0 "$tmp/$s.port" >"$tmp/$s.log" 2>&1 &
+	pids+=($!)
+	eval "${s}_pid=$!"
+done
+for s in $all; do
 	for _ in $(seq 100); do [ -s "$tmp/$s.port" ] && break; sleep 0.05; done
 	eval "${s}_port=$(cat "$tmp/$s.port")"
 done
 eport=$(free_port)
 args=()
-for s in $names; do eval "args+=(--pid \$${s}_pid:$s)"; done
+for s in $all; do eval "args+=(--pid \$${s}_pid:$s)"; done
 build/ebee trace "${args[@]}" --json --listen "127.0.0.1:$eport" >"$tmp/e.json" 2>"$tmp/e.err" &
 e=$!
 pids+=("$e")
@@ -40,7 +49,9 @@ t=$!
 pids+=("$t")
 for _ in $(seq 200); do grep -qs "probes live" "$tmp/top.err" && break; sleep 0.05; done
 
-python3 - "$h2_port" "$tls_port" "$junk_port" "$resp_port" "$tlsp_port" "$tls1_port" <<'PY' || fail "clients"
+[ "$(python3 tests/lib/h2_responder.py client "$h2_port" 5 2 1)" = 15 ] || fail "h2 client"
+[ "$(python3 tests/lib/h2_responder.py client "$h2many_port" 1 70)" = 70 ] || fail "h2many client"
+python3 - "$tls_port" "$junk_port" "$resp_port" "$tlsp_port" "$tls1_port" <<'PY' || fail "clients"
 import socket, ssl, sys
 def talk(port, msgs):
     s = socket.create_connection(("127.0.0.1", int(port)))
@@ -50,11 +61,6 @@ def talk(port, msgs):
         while len(got) < len(m):
             got += s.recv(65536)
     s.close()
-# HTTP/2: preface + SETTINGS, then HEADERS frames of streams 1 and 3 together.
-pre = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
-hdr = lambda sid: b"\x00\x00\x01\x01\x05" + sid.to_bytes(4, "big") + b"\x82"
-for _ in range(5):
-    talk(sys.argv[1], [pre, hdr(1) + hdr(3), hdr(5)])
 # A ClientHello as Python's ssl writes it, offering these ALPN protocols.
 def hello(alpn):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -69,16 +75,16 @@ def hello(alpn):
     return o.read()
 rec = lambda b: b"\x17\x03\x03" + len(b).to_bytes(2, "big") + b
 for _ in range(5):
-    talk(sys.argv[2], [hello(["h2", "http/1.1"]), rec(b"hi"), rec(b"ho")])
+    talk(sys.argv[1], [hello(["h2", "http/1.1"]), rec(b"hi"), rec(b"ho")])
 for _ in range(5):
-    talk(sys.argv[5], [hello(["http/1.1"]), rec(b"hi") + rec(b"ho")])
+    talk(sys.argv[4], [hello(["http/1.1"]), rec(b"hi") + rec(b"ho")])
 for _ in range(5):
-    talk(sys.argv[6], [hello(["http/1.1"]), rec(b"hi"), rec(b"ho"), rec(b"hu")])
+    talk(sys.argv[5], [hello(["http/1.1"]), rec(b"hi"), rec(b"ho"), rec(b"hu")])
 # RESP framed, then not RESP: "*2" announces two bulk strings, ":1" is not one.
 for _ in range(3):
-    talk(sys.argv[3], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n:1\r\n:2\r\n", b"*1\r\n$4\r\nPING\r\n"])
+    talk(sys.argv[2], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n:1\r\n:2\r\n", b"*1\r\n$4\r\nPING\r\n"])
 for _ in range(3):
-    talk(sys.argv[4], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"])
+    talk(sys.argv[3], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"])
 PY
 sleep 1 # a refresh of top
 curl -fsS "http://127.0.0.1:$eport/metrics" >"$tmp/page" || fail "scrape failed"
@@ -92,29 +98,30 @@ rows = {}
 for line in open(sys.argv[1]).read().splitlines():
     o = json.loads(line)
     rows[o["name"]] = o
-want = {"h2": ("http2", "HTTP/2"), "tls": ("tls", "offered h2"), "tlsp": ("tls", "wrote again"),
-        "junk": ("resp", "lost sync")}
+want = {"h2many": ("http2", "beyond 64 in flight"), "tls": ("tls", "offered h2"),
+        "tlsp": ("tls", "wrote again"), "junk": ("resp", "lost sync")}
 for name, (fr, word) in want.items():
     o = rows[name]
     assert o["framing"] == fr, (name, o)
     assert o["untrusted"] is True and word in (o["warning"] or ""), (name, o)
     print(f"ok: {name}: framing {fr}, untrusted, warning: {o['warning']}")
-o = rows["resp"]
-assert o["framing"] == "resp" and o["untrusted"] is False and o["warning"] is None, o
-assert o["requests"] == 6, o
-print(f"ok: resp (control): framing resp, trusted, {o['requests']} requests")
-o = rows["tls1"]
-assert o["framing"] == "tls" and o["untrusted"] is False and o["warning"] is None, o
-assert o["requests"] == 15, o
-print(f"ok: tls1 (control): framing tls, trusted, {o['requests']} requests (the hellos none)")
+for name, fr, n in [("resp", "resp", 6), ("h2", "http2", 15), ("tls1", "tls", 15)]:
+    o = rows[name]
+    assert o["framing"] == fr and o["untrusted"] is False and o["warning"] is None, o
+    assert o["requests"] == n, o
+    print(f"ok: {name} (control): framing {fr}, trusted, {o['requests']} requests")
+assert rows["h2many"]["requests"] == 64, rows["h2many"]
+print(f"ok: h2many: the 64 streams that fit counted, {rows['h2many']['requests']}")
 page = open(sys.argv[2]).read()
-for name, fr, u in [("h2", "http2", 1), ("tls", "tls", 1), ("tlsp", "tls", 1), ("junk", "resp", 1),
-                    ("resp", "resp", 0), ("tls1", "tls", 0)]:
+for name, fr, u in [("h2", "http2", 0), ("h2many", "http2", 1), ("tls", "tls", 1),
+                    ("tlsp", "tls", 1), ("junk", "resp", 1), ("resp", "resp", 0),
+                    ("tls1", "tls", 0)]:
     assert re.search(r'^ebee_framing\{workload="%s",pid="\d+",framing="%s"\} 1$' % (name, fr), page, re.M), name
     assert re.search(r'^ebee_untrusted\{workload="%s",pid="\d+"\} %d$' % (name, u), page, re.M), name
 print("ok: prometheus: ebee_framing and ebee_untrusted per workload")
 top = re.sub(r"\x1b\[[HJ]", "", open(sys.argv[3]).read())
-assert re.search(r"^\d+ .* http2!\s*$", top, re.M) and "warning: http2 on" in top, top[-2000:]
+assert re.search(r"^\d+ .* http2!\s*$", top, re.M) and "beyond 64 in flight" in top, top[-2000:]
+assert re.search(r"^\d+ .* http2\s*$", top, re.M), top[-2000:]
 assert re.search(r"^\d+ .* resp\s*$", top, re.M), top[-2000:]
 print("ok: top: FRAMING column (! when untrusted) and the warning line")
 PY

@@ -76,8 +76,8 @@ static void test_detect(void **state)
 	assert_string_equal(ebee_framer_name(EBEE_FR_HTTP1), "http1");
 	assert_string_equal(ebee_framer_name(EBEE_FR_NONE), "");
 	assert_null(ebee_framer_warning(EBEE_FR_RESP));
-	assert_non_null(ebee_framer_warning(EBEE_FR_HTTP2));
-	assert_null(ebee_framer_warning(EBEE_FR_TLS)); /* conditional: test_frame_tls.c */
+	assert_null(ebee_framer_warning(EBEE_FR_HTTP2)); /* framed: test_frame_http2.c */
+	assert_null(ebee_framer_warning(EBEE_FR_TLS));	 /* conditional: test_frame_tls.c */
 	assert_null(ebee_framer_get(EBEE_FR_MAX));
 }
 

@@ -21,6 +21,9 @@ struct ebee_framer_ops {
 	/* One byte of one direction (resp: server -> client); EBEE_FEV_*.
 	 * NULL: recognised only, counted by length. */
 	int (*step)(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits);
+	/* NULL, or which request (HTTP/2: the stream id) the event the step
+	 * just returned belongs to, for framers that pair by id. */
+	uint32_t (*event_id)(const struct ebee_fdir *d);
 	/* NULL, or why a workload with connections framed so has figures that
 	 * cannot be trusted (the warning of ebee_stats). */
 	const char *warning;
@@ -48,7 +51,12 @@ int ebee_framer_detect(const uint8_t *b, size_t n);
 struct ebee_frame_counts {
 	uint64_t starts; /* requests begun (client side) */
 	uint64_t ends;	 /* responses finished (server side) */
+	uint64_t aborts; /* requests reset (either side) */
 	bool err;	 /* the bytes did not parse: out of sync from there */
+	/* NULL, or called at every START, END and ABORT with the event's id
+	 * (ops->event_id; 0 without) and its offset in the bytes fed. */
+	void (*on_event)(void *arg, int ev, uint32_t id, size_t off);
+	void *arg;
 };
 
 /* Feed n bytes of one direction through ops->step, passing over what the

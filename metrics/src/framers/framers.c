@@ -46,6 +46,7 @@ int ebee_framer_feed(const struct ebee_framer_ops *ops, struct ebee_fdir *d, con
 		     size_t n, int resp, uint32_t *head_bits, struct ebee_frame_counts *out)
 {
 	size_t pos = 0;
+	int ev;
 
 	if (!ops || !ops->step)
 		return -EINVAL;
@@ -57,17 +58,25 @@ int ebee_framer_feed(const struct ebee_framer_ops *ops, struct ebee_fdir *d, con
 			pos += k;
 			continue;
 		}
-		switch (ops->step(d, b[pos++], resp, head_bits)) {
+		ev = ops->step(d, b[pos], resp, head_bits);
+		switch (ev) {
 		case EBEE_FEV_START:
 			out->starts++;
 			break;
 		case EBEE_FEV_END:
 			out->ends++;
 			break;
+		case EBEE_FEV_ABORT:
+			out->aborts++;
+			break;
 		case EBEE_FEV_ERR:
 			out->err = true;
 			break;
 		}
+		if (out->on_event &&
+		    (ev == EBEE_FEV_START || ev == EBEE_FEV_END || ev == EBEE_FEV_ABORT))
+			out->on_event(out->arg, ev, ops->event_id ? ops->event_id(d) : 0, pos);
+		pos++;
 	}
 	return 0;
 }

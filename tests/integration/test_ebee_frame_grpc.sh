@@ -1,0 +1,91 @@
+#!/bin/bash
+# gRPC framed as HTTP/2 by stream (the socket path's bytes, no libgrpc uprobes), for
+# servers in any language:
+#   python: Debian's python3-grpcio (gRPC core linked into its cygrpc module: no libgrpc
+#     for the grpc mode's uprobes, so `auto` frames it), a server sleeping 10, 30, 30 ms per call in turn and a
+#     client keeping 8 calls in flight on one channel (one HTTP/2 connection, streams
+#     ending out of order): ebee counts every call, framing http2, trusted, and its sojourn
+#     p50 is within 15% of the client's p50, same run.
+#   c++: the grpc++ fixture (tests/fixtures/grpc/), traced with --mode io (auto takes the
+#     grpc mode's uprobes on its libgrpc), 16 calls in flight on one channel, a
+#     200 ms handler, every 4th call given a 50 ms deadline (long enough for the call's
+#     HEADERS to reach the server first, as test_ebee_grpc.c found): each such stream is
+#     one request whichever side ends it first, the client's reset (RST_STREAM, counted
+#     as aborted) or the server's own DEADLINE_EXCEEDED trailers (the deadline travels in
+#     grpc-timeout; both timers run out together, so either wins: 6 resets of 20 in one
+#     run here).
+set -u
+. "$(dirname "$0")/../lib/ebeetest.sh"
+. tests/lib/servers.sh
+[ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
+# Debian's python3-grpcio is for Debian's python3, which another python3 may shadow in PATH.
+py=
+for p in python3 /usr/bin/python3; do "$p" -c "import grpc" 2>/dev/null && { py=$p; break; }; done
+[ -n "$py" ] || { echo "SKIP: python3-grpcio not installed (make deps)"; exit 77; }
+[ -x build/fixtures/grpc_server ] && [ -x build/fixtures/grpc_client ] ||
+	{ echo "FAIL: build first (make all: build/fixtures/grpc_server)"; exit 1; }
+
+# ebee_on NAME PID [ARGS...]: ebee traces PID into NAME.json; ebee_off NAME stops it.
+ebee_on() {
+	local name=$1 pid=$2
+	shift 2
+	build/ebee trace --pid "$pid" --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
+	epid=$!
+	pids+=("$epid")
+	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
+	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+}
+ebee_off() {
+	sleep 0.3 # the last records reach ebee's consumer
+	kill -INT "$epid"
+	wait "$epid" || fail "ebee exited non-zero: $(cat "$tmp/$1.err")"
+}
+
+$py tests/lib/grpc_py.py server "$tmp/py.port" 16 >"$tmp/py.log" 2>&1 &
+ppid=$!
+pids+=("$ppid")
+for _ in $(seq 200); do [ -s "$tmp/py.port" ] && break; sleep 0.05; done
+[ -s "$tmp/py.port" ] || fail "python gRPC server did not start: $(cat "$tmp/py.log")"
+ebee_on py "$ppid"
+$py tests/lib/grpc_py.py client "$(cat "$tmp/py.port")" 300 8 10,30,30 >"$tmp/py.client" ||
+	fail "python gRPC client: $(cat "$tmp/py.client")"
+ebee_off py
+python3 - "$tmp/py.json" "$tmp/py.client" <<'PY' || fail "$(cat "$tmp/py.json")"
+import json, sys
+e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+c = json.loads(open(sys.argv[2]).read())
+assert c["ok"] == c["calls"] == 300 and c["failed"] == 0, c
+assert e["framing"] == "http2" and e["untrusted"] is False and e["warning"] is None, e
+assert e["mode"] == "io", e["mode"]
+assert e["requests"] == c["ok"], (e["requests"], c["ok"])
+r = e["sojourn_p50_ns"] / 1e3 / c["p50_us"]
+print(f"ok: python grpcio, 8 calls in flight on one channel: ebee {e['requests']} = client's "
+      f"{c['ok']}; p50 client {c['p50_us']/1e3:.1f} ms, ebee sojourn "
+      f"{e['sojourn_p50_ns']/1e6:.1f} ms (ratio {r:.3f}), service {e['p50_ns']/1e6:.1f} ms")
+assert abs(r - 1) <= 0.15, r
+PY
+
+build/fixtures/grpc_server --port-file "$tmp/cc.port" --delay-us 200000 >"$tmp/cc.log" 2>&1 &
+cpid=$!
+pids+=("$cpid")
+for _ in $(seq 200); do [ -s "$tmp/cc.port" ] && break; sleep 0.05; done
+[ -s "$tmp/cc.port" ] || fail "grpc_server did not start: $(cat "$tmp/cc.log")"
+ebee_on cc "$cpid" --mode io
+build/fixtures/grpc_client --port "$(cat "$tmp/cc.port")" -n 80 -c 16 \
+	--deadline-every 4 --deadline-ms 50 >"$tmp/cc.client" 2>&1 ||
+	fail "grpc_client: $(cat "$tmp/cc.client")"
+ebee_off cc
+python3 - "$tmp/cc.json" "$tmp/cc.client" <<'PY' || fail "$(cat "$tmp/cc.json")"
+import json, sys
+e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+c = dict(l.split() for l in open(sys.argv[2]) if l.strip() and not l.startswith("grpc_client"))
+ok, dl = int(c["ok"]), int(c["deadline"])
+assert ok == 60 and dl == 20 and int(c["failed"]) == 0, c
+assert e["framing"] == "http2" and e["untrusted"] is False and e["warning"] is None, e
+assert e["requests"] == ok + dl, (e["requests"], ok, dl)
+assert 0 <= e["aborted"] <= dl, (e["aborted"], dl)
+print(f"ok: grpc++ 16 in flight, every 4th call past its deadline: ebee {e['requests']} "
+      f"requests = {ok} ok + {dl} past their deadline, {e['aborted']} of them ended by the "
+      f"client's reset")
+PY
+echo PASS

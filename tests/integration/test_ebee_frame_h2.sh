@@ -1,0 +1,113 @@
+#!/bin/bash
+# HTTP/2 framing by stream: nginx (Debian's nginx-light, `listen ... http2`: h2c with prior
+# knowledge) driven by h2load (nghttp2-client) with 2 connections of 8 streams in flight
+# each. ebee must count every request, exactly what h2load saw succeed and nginx logged,
+# frame them as "http2", untrusted false. Latency: nginx proxies /d5/ and /d40/ to two
+# upstreams that sleep 5 and 40 ms per request, h2load asks for both in turn, so responses
+# end out of order on each connection (a 5 ms one overtakes the 40 ms ones opened before
+# it): ebee's share of requests under 16 ms is the client's (h2load's per-request log,
+# same run) within 0.05, and its sojourn p90 (a 40 ms one) within 15% of the client's p90.
+set -u
+. "$(dirname "$0")/../lib/ebeetest.sh"
+. tests/lib/servers.sh
+command -v nginx >/dev/null || { echo "SKIP: nginx not installed (make deps)"; exit 77; }
+command -v h2load >/dev/null || { echo "SKIP: h2load not installed (nghttp2-client; make deps)"; exit 77; }
+[ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
+
+port=$(free_port)
+mkdir -p "$tmp/nginx/tmp"
+start_cpr d5 --delay-ms 5 --threads 16
+start_cpr d40 --delay-ms 40 --threads 16
+[ -n "$d5_port" ] && [ -n "$d40_port" ] || fail "cpr_server did not start"
+cat >"$tmp/nginx/nginx.conf" <<CONF
+master_process on;
+worker_processes 1;
+daemon off;
+error_log $tmp/nginx/error.log;
+pid $tmp/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+	access_log $tmp/nginx/access.log;
+	keepalive_timeout 65;
+	keepalive_requests 1000000;
+	client_body_temp_path $tmp/nginx/tmp;
+	proxy_temp_path $tmp/nginx/tmp;
+	fastcgi_temp_path $tmp/nginx/tmp;
+	uwsgi_temp_path $tmp/nginx/tmp;
+	scgi_temp_path $tmp/nginx/tmp;
+	server {
+		listen 127.0.0.1:$port http2;
+		location / { default_type text/plain; return 200 "ok\n"; }
+		location /d5/ { proxy_pass http://127.0.0.1:$d5_port/; }
+		location /d40/ { proxy_pass http://127.0.0.1:$d40_port/; }
+	}
+}
+CONF
+nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
+	>"$tmp/nginx/stderr.log" 2>&1 &
+npid=$!
+pids+=("$npid")
+_wait_accepting "$npid" "$port" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
+
+# trace NAME H2LOAD_ARGS...: h2load's output in NAME.h2load, ebee's JSON in NAME.json.
+trace() {
+	local name=$1 e
+	shift
+	build/ebee trace --pid "$npid" --json --hist >"$tmp/$name.json" 2>"$tmp/$name.err" &
+	e=$!
+	pids+=("$e")
+	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
+	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+	: >"$tmp/nginx/access.log"
+	h2load "$@" >"$tmp/$name.h2load" 2>&1 || fail "h2load: $(tail -5 "$tmp/$name.h2load")"
+	sleep 0.3 # the last records reach ebee's consumer
+	kill -INT "$e"
+	wait "$e" || fail "ebee exited non-zero: $(cat "$tmp/$name.err")"
+}
+
+trace count -n 4000 -c 2 -m 8 "http://127.0.0.1:$port/"
+logged=$(wc -l <"$tmp/nginx/access.log")
+python3 - "$tmp/count.json" "$tmp/count.h2load" "$logged" <<'PY' || fail "$(cat "$tmp/count.json")"
+import json, re, sys
+e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+h = open(sys.argv[2]).read()
+logged = int(sys.argv[3])
+m = re.search(r"requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded", h)
+assert m, h
+total, done, ok = (int(x) for x in m.groups())
+assert total == done == ok == logged == 4000, (total, done, ok, logged)
+assert "HTTP/2" in h or "h2c" in h, h  # the protocol h2load negotiated
+assert e["framing"] == "http2" and e["untrusted"] is False and e["warning"] is None, e
+assert e["requests"] == ok, (e["requests"], ok)
+assert e["aborted"] == 0, e
+print(f"ok: h2load -c 2 -m 8: ebee {e['requests']} requests = h2load's {ok} succeeded = "
+      f"nginx's {logged} logged, framing http2, trusted")
+PY
+
+trace lat -n 400 -c 2 -m 8 --log-file="$tmp/lat.log" \
+	"http://127.0.0.1:$port/d5/" "http://127.0.0.1:$port/d40/"
+python3 - "$tmp/lat.json" "$tmp/lat.h2load" "$tmp/lat.log" <<'PY' || fail "$(cat "$tmp/lat.json")"
+import json, re, sys
+e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+h = open(sys.argv[2]).read()
+m = re.search(r"(\d+) succeeded", h)
+assert m and int(m.group(1)) == 400, h
+# h2load's log: start (us since the epoch), status, duration (us), one line a request
+lat = sorted(int(l.split("\t")[2]) for l in open(sys.argv[3]) if l.strip())
+assert len(lat) == 400, len(lat)
+assert e["framing"] == "http2" and e["untrusted"] is False, e
+assert e["requests"] == 400, e["requests"]
+p90 = lat[int(0.9 * len(lat))]
+fast = sum(1 for x in lat if x < 16384) / len(lat)
+# ebee's log2 histogram of service latency: slot k holds [2^(k-1), 2^k) us, so slots
+# up to 14 are under 16.384 ms
+h2 = e["log2_us"]
+efast = sum(h2[:15]) / sum(h2)
+r = e["sojourn_p90_ns"] / 1e3 / p90
+print(f"ok: /d5/ and /d40/ in turn: share under 16 ms client {fast:.3f}, ebee {efast:.3f}; "
+      f"p90 client {p90/1e3:.1f} ms, ebee sojourn {e['sojourn_p90_ns']/1e6:.1f} ms "
+      f"(ratio {r:.3f}), service {e['p90_ns']/1e6:.1f} ms")
+assert abs(fast - efast) <= 0.05, (fast, efast)
+assert abs(r - 1) <= 0.15, r
+PY
+echo PASS
