@@ -448,6 +448,7 @@ static __always_inline void fr_desync(struct ebee_sconn *c, struct ebee_sframe *
 __noinline int frame_answer(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n, __u64 now)
 {
 	struct ebee_fstat *s;
+	__u32 n_bad = 0;
 
 	if (!c || !f)
 		return 0;
@@ -460,7 +461,14 @@ __noinline int frame_answer(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n
 			break;
 		e = &f->q[h & (EBEE_FQ_LEN - 1)];
 		take = e->n < n ? e->n : n;
-		if (take && c->wid && (c->wflags & EBEE_F_IO))
+		/* An end before the request's arrival, or before the server read
+		 * it, is a wrong pairing (TLS: a server that answered while the
+		 * client still wrote, tls.h): no latency for it, counted as
+		 * unmatched (untrusted), never a wrapped-around one. */
+		if (take && ((__s64)(now - e->arr_ns) < 0 ||
+			     (__s64)(now - (e->svc_ns ? e->svc_ns : e->arr_ns)) < 0))
+			n_bad += take;
+		else if (take && c->wid && (c->wflags & EBEE_F_IO))
 			frame_emit(c->wid, now, now - (e->svc_ns ? e->svc_ns : e->arr_ns),
 				   now - e->arr_ns, take);
 		c->nreq += take;
@@ -472,8 +480,8 @@ __noinline int frame_answer(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n
 				f->rd = f->head;
 		}
 	}
-	if (n && (s = fstat_get(c->wid)))
-		__sync_fetch_and_add(&s->unmatched, n);
+	if ((n || n_bad) && (s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->unmatched, n + n_bad);
 	return 0;
 }
 
