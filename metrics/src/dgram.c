@@ -19,7 +19,7 @@
  * that one request (its response then counts as unsolicited): a window of
  * microseconds once a second, on a peer silent for a second before.
  *
- * This file, kern.c and grpc.c are the ones that include a skeleton.
+ * This file, loader.c and grpc.c are the ones that include a skeleton.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,7 +77,7 @@ static int cgroup2_root(char *buf, size_t len)
 	return err;
 }
 
-int ebee_dgram_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_pending,
+int ebee_dgram_open(struct ebee_loader *k, size_t ringbuf_size, unsigned int max_pending,
 		    uint64_t timeout_ns, struct ebee_dgram **out, char *msg, size_t msg_len)
 {
 	struct ebee_dgram *d;
@@ -109,9 +109,9 @@ int ebee_dgram_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_p
 			 strerror(-err));
 		goto fail;
 	}
-	err = bpf_map__reuse_fd(d->skel->maps.procs, ebee_kern_map_fd(k, "procs"));
+	err = bpf_map__reuse_fd(d->skel->maps.procs, ebee_loader_map_fd(k, "procs"));
 	if (!err)
-		err = bpf_map__reuse_fd(d->skel->maps.workloads, ebee_kern_map_fd(k, "workloads"));
+		err = bpf_map__reuse_fd(d->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
 	if (!err)
 		err = bpf_map__set_max_entries(d->skel->maps.dgram_rb, ringbuf_size);
 	if (!err)
@@ -131,7 +131,7 @@ int ebee_dgram_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_p
 			 strerror(-err));
 		goto fail;
 	}
-	err = ebee_kern_ringbuf_add(k, bpf_map__fd(d->skel->maps.dgram_rb));
+	err = ebee_loader_ringbuf_add(k, bpf_map__fd(d->skel->maps.dgram_rb));
 	if (err) {
 		snprintf(msg, msg_len, "ebee: cannot poll the dgram ring buffer: %s",
 			 strerror(-err));

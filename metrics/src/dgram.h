@@ -2,7 +2,7 @@
 /*
  * dgram: the dgram BPF object (bpf/ebee_dgram.bpf.c), UDP request/response
  * pairs (internal). Like the grpc object it shares the traced-process tables
- * and the ring buffer consumer of the main object (kern.h).
+ * and the ring buffer consumer of the main object (loader.h).
  */
 #ifndef EBEE_DGRAM_INT_H
 #define EBEE_DGRAM_INT_H
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "kern.h"
+#include "loader.h"
 
 struct ebee_dgram;
 
@@ -31,7 +31,7 @@ struct ebee_dgram_counts {
 /* Load the dgram object next to k, nothing attached. timeout_ns: how long a
  * request waits for its response before it expires. msg: one line why not
  * (no cgroup v2 mount, a kernel without the socket tracepoints). */
-int ebee_dgram_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_pending,
+int ebee_dgram_open(struct ebee_loader *k, size_t ringbuf_size, unsigned int max_pending,
 		    uint64_t timeout_ns, struct ebee_dgram **out, char *msg, size_t msg_len);
 void ebee_dgram_close(struct ebee_dgram *d);
 
