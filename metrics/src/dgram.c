@@ -111,7 +111,8 @@ int ebee_dgram_open(struct ebee_loader *k, size_t ringbuf_size, unsigned int max
 	}
 	err = bpf_map__reuse_fd(d->skel->maps.procs, ebee_loader_map_fd(k, "procs"));
 	if (!err)
-		err = bpf_map__reuse_fd(d->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
+		err =
+		    bpf_map__reuse_fd(d->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
 	if (!err)
 		err = bpf_map__set_max_entries(d->skel->maps.dgram_rb, ringbuf_size);
 	if (!err)

@@ -13,8 +13,8 @@
  * a later scan reaches the files again through a live process's
  * /proc/PID/root (containers and chroots see their own copy of the file).
  *
- * This file and loader.c are the two that include a generated skeleton (each
- * its own object).
+ * This file, loader.c and dgram.c are the ones that include a generated
+ * skeleton (each its own object).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -63,7 +63,8 @@ int ebee_grpc_open(struct ebee_loader *k, size_t ringbuf_size, unsigned int max_
 	/* One table of traced processes for both objects. */
 	err = bpf_map__reuse_fd(g->skel->maps.procs, ebee_loader_map_fd(k, "procs"));
 	if (!err)
-		err = bpf_map__reuse_fd(g->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
+		err =
+		    bpf_map__reuse_fd(g->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
 	if (!err)
 		err = bpf_map__set_max_entries(g->skel->maps.grpc_rb, ringbuf_size);
 	if (!err)

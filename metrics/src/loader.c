@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The BPF object behind libebee: load, probe groups, maps, ring buffer.
+ * The loader of bpf/ebee.bpf.c, the BPF object behind libebee: load, probe
+ * groups, maps, ring buffer.
  *
  * Probes are attached per group, not per workload: one set of programs serves
  * every traced process, gated in the kernel by the procs/workloads maps. A
@@ -314,7 +315,7 @@ static int loader_load(struct ebee_loader *k, char *msg, size_t msg_len)
 }
 
 int ebee_loader_open(const struct ebee_loader_opts *opts, struct ebee_loader **out, char *msg,
-		   size_t msg_len)
+		     size_t msg_len)
 {
 	struct ebee_loader *k;
 	int err;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The kernel side of libebee, seen from user space: the BPF object, its maps
- * and its probe groups. metrics/src/loader.c is the only file that includes the
- * generated skeleton; nothing else in the tree sees a libbpf type.
+ * The loader of bpf/ebee.bpf.c, libebee's kernel side seen from user space:
+ * the BPF object, its maps and its probe groups. metrics/src/loader.c is the
+ * only file that includes its generated skeleton (grpc.c and dgram.c load
+ * objects of their own); nothing outside libebee sees a libbpf type.
  */
 #ifndef EBEE_LOADER_H
 #define EBEE_LOADER_H
@@ -40,7 +41,7 @@ struct ebee_loader_opts {
 /* Open, size and load the BPF object and set up the ring buffers' consumer.
  * Nothing is attached yet. msg gets a one-line reason on failure. */
 int ebee_loader_open(const struct ebee_loader_opts *opts, struct ebee_loader **out, char *msg,
-		   size_t msg_len);
+		     size_t msg_len);
 void ebee_loader_close(struct ebee_loader *k);
 
 /* Attach or detach probe groups (enum ebee_probe) so that exactly `mask` is
