@@ -397,6 +397,62 @@ static __always_inline int frame_detect(struct __sk_buff *skb, struct bpf_sock *
 	return 0;
 }
 
+/* The TCP header of skb into th, and in *off where its payload starts. -1:
+ * not TCP over IPv4, nor over IPv6 without extension headers. */
+static __always_inline int frame_tcp(struct __sk_buff *skb, struct tcphdr *th, __u32 *off)
+{
+	__u8 ip[20];
+
+	if (skb->protocol == bpf_htons(ETH_P_IP_)) {
+		if (bpf_skb_load_bytes(skb, 0, ip, sizeof(ip)) || ip[9] != IPPROTO_TCP_)
+			return -1;
+		*off = (ip[0] & 0xf) * 4;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6_)) {
+		if (bpf_skb_load_bytes(skb, 0, ip, 8) || ip[6] != IPPROTO_TCP_)
+			return -1; /* extension headers: not followed */
+		*off = 40;
+	} else {
+		return -1;
+	}
+	if (bpf_skb_load_bytes(skb, *off, th, sizeof(*th)))
+		return -1;
+	*off += th->doff * 4;
+	return 0;
+}
+
+/* The plen new bytes at off (stream position seq) through d's parser, a
+ * byte a step; then the requests that started and the responses that ended. */
+static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn *c,
+				       struct ebee_sframe *f, struct ebee_fdir *d, __u32 off,
+				       __u32 plen, __u32 seq, int egress)
+{
+	struct fr_walk w = {
+		.skb = skb,
+		.d = d,
+		.head_bits = &f->head_bits,
+		.ws = {
+			.pos = off,
+			.end = off + plen,
+			.seq0 = seq,
+			.off0 = off,
+			.fr = c->fr,
+			.resp = egress,
+		},
+	};
+
+	bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &w, 0);
+	if (w.ws.err || w.ws.pos < w.ws.end) {
+		fr_desync(c, f, d);
+		d->next = seq + plen;
+	} else {
+		d->next = seq + plen;
+	}
+	if (w.ws.starts)
+		frame_queue(c, f, w.ws.first, w.ws.starts);
+	if (w.ws.ends)
+		frame_answer(c, f, w.ws.ends, frame_write_ns(f, w.ws.last_end, bpf_ktime_get_ns()));
+}
+
 static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 {
 	struct bpf_sock *bsk = skb->sk;
@@ -406,27 +462,14 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	struct tcphdr th;
 	__u32 off, plen, seq;
 	__s32 diff;
-	__u8 ip[20];
 
 	if (!bsk)
 		return;
 	c = bpf_sk_storage_get(&sconns, bsk, 0, 0);
 	if (!c || (c->fr != EBEE_FR_NONE && !fr_framed(c)))
 		return;
-	if (skb->protocol == bpf_htons(ETH_P_IP_)) {
-		if (bpf_skb_load_bytes(skb, 0, ip, sizeof(ip)) || ip[9] != IPPROTO_TCP_)
-			return;
-		off = (ip[0] & 0xf) * 4;
-	} else if (skb->protocol == bpf_htons(ETH_P_IPV6_)) {
-		if (bpf_skb_load_bytes(skb, 0, ip, 8) || ip[6] != IPPROTO_TCP_)
-			return; /* extension headers: not followed */
-		off = 40;
-	} else {
+	if (frame_tcp(skb, &th, &off))
 		return;
-	}
-	if (bpf_skb_load_bytes(skb, off, &th, sizeof(th)))
-		return;
-	off += th.doff * 4;
 	seq = bpf_ntohl(th.seq);
 	plen = skb->len > off ? skb->len - off : 0;
 	if (c->fr == EBEE_FR_NONE) {
@@ -474,34 +517,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		plen -= -diff;
 		seq = d->next;
 	}
-	{
-		struct fr_walk w = {
-			.skb = skb,
-			.d = d,
-			.head_bits = &f->head_bits,
-			.ws = {
-				.pos = off,
-				.end = off + plen,
-				.seq0 = seq,
-				.off0 = off,
-				.fr = c->fr,
-				.resp = egress,
-			},
-		};
-
-		bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &w, 0);
-		if (w.ws.err || w.ws.pos < w.ws.end) {
-			fr_desync(c, f, d);
-			d->next = seq + plen;
-		} else {
-			d->next = seq + plen;
-		}
-		if (w.ws.starts)
-			frame_queue(c, f, w.ws.first, w.ws.starts);
-		if (w.ws.ends)
-			frame_answer(c, f, w.ws.ends,
-				     frame_write_ns(f, w.ws.last_end, bpf_ktime_get_ns()));
-	}
+	frame_walk(skb, c, f, d, off, plen, seq, egress);
 }
 
 SEC("cgroup_skb/ingress")
