@@ -42,12 +42,8 @@ grep -q "^=== 1b. calibration through the shaped link (cfs_period_us 10000)" "$O
 grep -q "^  shaped-memcached sweep 1000 rps: p99 [0-9]* us" "$OUT/run.out" || die "no shaped memcached sweep"
 grep -q "^  shaped-hotel sweep [0-9]* rps: " "$OUT/run.out" || die "no shaped hotel sweep"
 
-for f in manifest.json study.json calibration.json calibration/shaped-mc-curve.json uptime.txt \
-	summary.txt summary.json figure11.png figure11.pdf; do
-	[ -s "$OUT/$f" ] || die "$f missing or empty"
-done
-head -c 4 "$OUT/figure11.pdf" | grep -q '%PDF' || die "figure11.pdf is not a PDF"
-head -c 8 "$OUT/figure11.png" | grep -q 'PNG' || die "figure11.png is not a PNG"
+fig11_outputs manifest.json study.json calibration.json calibration/shaped-mc-curve.json uptime.txt \
+	summary.txt summary.json figure11.png figure11.pdf
 /usr/bin/python3 - "$OUT" <<'PY' || die "calibration, configs or summary wrong"
 import json, math, os, re, subprocess, sys
 out = sys.argv[1]

@@ -31,11 +31,7 @@ ip link show f11srv >/dev/null 2>&1 && die "the veth f11srv is still there after
 grep -q "network namespace ebee-fig11 and link f11srv removed" "$OUT/run.out" || die "run.sh did not report the teardown"
 grep -q '^  \[client rep 1/1\] t=' "$OUT/run.out" || die "no progress lines in the output"
 
-for f in manifest.json study.json summary.txt summary.json figure11.png figure11.pdf; do
-	[ -s "$OUT/$f" ] || die "$f missing or empty"
-done
-head -c 4 "$OUT/figure11.pdf" | grep -q '%PDF' || die "figure11.pdf is not a PDF"
-head -c 8 "$OUT/figure11.png" | grep -q 'PNG' || die "figure11.png is not a PNG"
+fig11_outputs manifest.json study.json summary.txt summary.json figure11.png figure11.pdf
 /usr/bin/python3 - "$OUT" <<'PY' || die "placement, manifest or logs wrong"
 import json, os, sys
 out = sys.argv[1]

@@ -48,6 +48,17 @@ fig11_cleanup() {
 }
 trap fig11_cleanup EXIT
 
+# fig11_outputs FILE...: FAIL unless each FILE (below $OUT) is there and not empty, and
+# figure11.pdf and figure11.png are a PDF and a PNG.
+fig11_outputs() {
+	local f
+	for f in "$@"; do
+		[ -s "$OUT/$f" ] || die "$f missing or empty"
+	done
+	head -c 4 "$OUT/figure11.pdf" | grep -q '%PDF' || die "figure11.pdf is not a PDF"
+	head -c 8 "$OUT/figure11.png" | grep -q 'PNG' || die "figure11.png is not a PNG"
+}
+
 # fig11_watch SECONDS CHECK: while the run.sh $RUN runs, for up to SECONDS, run the
 # function CHECK every 0.1 s (in this shell: what it sets stays set); FAIL if run.sh
 # still runs then. Its exit status goes to rc, and RUN is emptied.
