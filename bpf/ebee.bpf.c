@@ -2,7 +2,7 @@
 /*
  * ebee: per-request server-side latency, from socket-layer tracepoints or,
  * where the kernel lacks them, from syscall tracepoints. User space loads the
- * programs of one path only (metrics/src/kern.c) and says which.
+ * programs of one path only (metrics/src/loader.c) and says which.
  *
  * What it measures. For every accepted TCP connection of a traced workload,
  * two request patterns are tracked at once, each enabled per workload by user
@@ -138,7 +138,7 @@ struct {
 } args SEC(".maps");
 
 /* One ring buffer per possible CPU, each created by user space after load
- * (metrics/src/kern.c) at the size asked for: a producer then takes only its
+ * (metrics/src/loader.c) at the size asked for: a producer then takes only its
  * own CPU's ring lock and writes its own ring's lines. With one shared ring,
  * memcached's two threads on two CPUs pulled the ring's lock and producer
  * position back and forth at every record. */

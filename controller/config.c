@@ -664,77 +664,40 @@ static int resolve(struct cfg_ctx *x)
 
 /* ------------------------------------------------------------ the whole file */
 
-/* Explicit cpus: managed ones, nobody else's, as many as the cores allowed. */
-static int check_wl_cpus(struct cfg_ctx *x, const struct cfg_workload *w, struct act_cpumask *used)
+/* The resources' checks at one stage (res_ops: cfg_check, cfg_check_wl
+ * of workload i, cfg_check_all), in table order; the first failure is the
+ * file's error. */
+enum check_stage { CHECK_KEYS, CHECK_WL, CHECK_ALL };
+
+static int check_res(struct cfg_ctx *x, enum check_stage stage, int i)
 {
 	const struct cfg *c = x->c;
-	int line = w->line_of[CFG_WL_CPUS], n = act_cpumask_count(&w->cpus);
-	char buf[64];
+	char err[sizeof(x->err)];
+	int line = 0;
 
-	if (!act_cpumask_subset(&w->cpus, &c->cpus)) {
-		act_cpumask_format(&c->cpus, buf, sizeof(buf));
-		return bad_at(x, line, "workload %s: cpus outside the managed cpus (%s)", w->name,
-			      buf);
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		const struct res_ops *o = res_table[r];
+		int e = 0;
+
+		if (stage == CHECK_KEYS && o->cfg_check)
+			e = o->cfg_check(c, err, sizeof(err), &line);
+		else if (stage == CHECK_WL && o->cfg_check_wl)
+			e = o->cfg_check_wl(c, i, err, sizeof(err), &line);
+		else if (stage == CHECK_ALL && o->cfg_check_all)
+			e = o->cfg_check_all(c, err, sizeof(err), &line);
+		if (e)
+			return bad_at(x, line, "%s", err);
 	}
-	if (act_cpumask_intersects(&w->cpus, used))
-		return bad_at(x, line, "workload %s: cpus overlap another workload's", w->name);
-	/* under smt whole or primary a core is not a cpu: the loop counts them
-	 * against the topology (res/cores.c, check_wl_units) */
-	if (c->smt != POL_SMT_SHARED)
-		goto counted;
-	if (w->cores && w->cores != n)
-		return bad_at(x, line, "workload %s: cpus has %d cpus but cores = %d", w->name, n,
-			      w->cores);
-	if (n < w->min_cores || n > w->max_cores)
-		return bad_at(x, line, "workload %s: %d cpus outside min_cores..max_cores (%d..%d)",
-			      w->name, n, w->min_cores, w->max_cores);
-counted:
-	act_cpumask_or(used, used, &w->cpus);
 	return 0;
 }
 
-/* The smallest CFS quota the kernel accepts per period, in us. */
-#define CFG_QUOTA_MIN_US 1000
-
-static int check_wl_quota(struct cfg_ctx *x, const struct cfg_workload *w)
-{
-	const int *at = w->line_of;
-
-	if (w->min_quota_mc > w->max_quota_mc)
-		return bad_at(x, at[CFG_WL_MAX_QUOTA] ? at[CFG_WL_MAX_QUOTA] : at[CFG_WL_MIN_QUOTA],
-			      "workload %s: min_quota %g > max_quota %g", w->name,
-			      w->min_quota_mc / 1000.0, w->max_quota_mc / 1000.0);
-	/* the kernel refuses a quota below 1 ms per period (EINVAL): say so now,
-	 * not at the first downsize (min_cfs_quota_period, kernel/sched/core.c) */
-	if ((w->min_quota_mc * x->c->cfs_period_us + 500) / 1000 < CFG_QUOTA_MIN_US) {
-		const int *cat = x->c->line_of;
-		int line = cat[CFG_CFS_PERIOD_US] ? cat[CFG_CFS_PERIOD_US]
-			   : at[CFG_WL_MIN_QUOTA] ? at[CFG_WL_MIN_QUOTA]
-						  : cat[CFG_QUOTA_STEP];
-
-		return bad_at(x, line ? line : w->line,
-			      "cfs_period_us %ld gives workload %s's smallest quota (%g cores) "
-			      "%ld us per period; the kernel takes at least %d us",
-			      x->c->cfs_period_us, w->name, w->min_quota_mc / 1000.0,
-			      (w->min_quota_mc * x->c->cfs_period_us + 500) / 1000,
-			      CFG_QUOTA_MIN_US);
-	}
-	if (at[CFG_WL_QUOTA] && (w->quota_mc < w->min_quota_mc || w->quota_mc > w->max_quota_mc))
-		return bad_at(x, at[CFG_WL_QUOTA],
-			      "workload %s: quota %g outside min_quota..max_quota (%g..%g)",
-			      w->name, w->quota_mc / 1000.0, w->min_quota_mc / 1000.0,
-			      w->max_quota_mc / 1000.0);
-	return 0;
-}
-
-/* Workload i against itself and the ones before it (used: their cpus;
- * *summin: the cpus they need at least). */
-static int check_wl(struct cfg_ctx *x, int i, struct act_cpumask *used, int *summin)
+/* Workload i against itself and the ones before it: what is no resource's,
+ * then each resource's (its cores, cpus and quota: res/). */
+static int check_wl(struct cfg_ctx *x, int i)
 {
 	const struct cfg *c = x->c;
 	const struct cfg_workload *w = &c->wl[i];
 	const int *at = w->line_of;
-	int ncpus = act_cpumask_count(&c->cpus), e;
 
 	if (c->sim.enabled) {
 		char err[200];
@@ -755,73 +718,20 @@ static int check_wl(struct cfg_ctx *x, int i, struct act_cpumask *used, int *sum
 		    w->name);
 	if (w->target_ns <= 0)
 		return bad_at(x, w->line, "workload %s: target_ms is required", w->name);
-	if (w->min_cores > w->max_cores)
-		return bad_at(x, at[CFG_WL_MAX_CORES] ? at[CFG_WL_MAX_CORES] : at[CFG_WL_MIN_CORES],
-			      "workload %s: min_cores %d > max_cores %d", w->name, w->min_cores,
-			      w->max_cores);
-	if (w->cores && (w->cores < w->min_cores || w->cores > w->max_cores))
-		return bad_at(x, at[CFG_WL_CORES],
-			      "workload %s: cores %d outside min_cores..max_cores (%d..%d)",
-			      w->name, w->cores, w->min_cores, w->max_cores);
-	if (w->has_cpus) {
-		e = check_wl_cpus(x, w, used);
-		if (e)
-			return e;
-	}
-	*summin += w->has_cpus ? act_cpumask_count(&w->cpus) : w->cores ? w->cores : w->min_cores;
-	if (*summin > ncpus)
-		return bad_at(x, w->line,
-			      "workload %s: the workloads need at least %d cpus, %d are "
-			      "managed",
-			      w->name, *summin, ncpus);
 	if (w->source == CFG_SRC_EBEE && c->ebee == CFG_OFF)
 		return bad_at(x, at[CFG_WL_SOURCE] ? at[CFG_WL_SOURCE] : w->line,
 			      "workload %s: source ebee but [controller] ebee = false", w->name);
-	return c->quota ? check_wl_quota(x, w) : 0;
-}
-
-/* The initial quotas (given, or the minimum) fit in quota_total. */
-static int check_quota_sum(struct cfg_ctx *x)
-{
-	const struct cfg *c = x->c;
-	long sum = 0;
-	int line = 0; /* of the last initial quota given */
-
-	for (int i = 0; i < c->nwl; i++) {
-		const struct cfg_workload *w = &c->wl[i];
-
-		if (w->line_of[CFG_WL_QUOTA]) {
-			sum += w->quota_mc;
-			line = w->line_of[CFG_WL_QUOTA];
-		} else {
-			sum += w->min_quota_mc;
-		}
-	}
-	if (sum <= c->quota_total_mc)
-		return 0;
-	return bad_at(x, c->line_of[CFG_QUOTA_TOTAL] ? c->line_of[CFG_QUOTA_TOTAL] : line,
-		      "the workloads' initial quotas add up to %g cores, quota_total is %g",
-		      sum / 1000.0, c->quota_total_mc / 1000.0);
+	return check_res(x, CHECK_WL, i);
 }
 
 /* Checks that need the whole file, on resolved values. Sets x->err and x->line. */
 static int validate(struct cfg_ctx *x)
 {
-	const struct cfg *c = x->c;
-	struct act_cpumask used;
-	int summin = 0, e;
+	int e = check_res(x, CHECK_KEYS, -1);
 
-	if (c->freq_min_khz && c->freq_max_khz && c->freq_min_khz > c->freq_max_khz)
-		return bad_at(x, c->line_of[CFG_FREQ_MAX_MHZ],
-			      "[resources] freq_min_mhz %ld > freq_max_mhz %ld",
-			      c->freq_min_khz / 1000, c->freq_max_khz / 1000);
-	act_cpumask_zero(&used);
-	for (int i = 0; i < c->nwl; i++) {
-		e = check_wl(x, i, &used, &summin);
-		if (e)
-			return e;
-	}
-	return c->quota ? check_quota_sum(x) : 0;
+	for (int i = 0; !e && i < x->c->nwl; i++)
+		e = check_wl(x, i);
+	return e ? e : check_res(x, CHECK_ALL, -1);
 }
 
 /* After the last key: resolve the defaults, then check the whole. */

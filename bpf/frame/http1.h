@@ -137,6 +137,9 @@ static __always_inline int ebee_http_chunk_line(struct ebee_fdir *d)
 	return EBEE_FEV_NONE;
 }
 
+/* One byte through the parser (frame.h's step contract): one case per state,
+ * longer than a screen as a whole and read one case at a time; the longer
+ * states' work is in the helpers above. */
 static __always_inline int ebee_http_step(struct ebee_fdir *d, __u8 c, int resp, __u32 *head_bits)
 {
 	__u8 lc;

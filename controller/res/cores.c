@@ -2,9 +2,10 @@
 /*
  * Cores: a partition of the managed cpus ([resources] cores, smt; a
  * workload's cores, min_cores, max_cores; the managed cpus and a workload's
- * explicit cpus are config.c's keys, which quota's defaults use too). Which
- * cpus a count of cores is, is cores.[ch]; the cpuset actuator writes them,
- * as one change for every workload that moves.
+ * explicit cpus are config.c's keys, which quota's defaults use too; the
+ * checks of a workload's cpus are here). Which cpus a count of cores is, is
+ * cores.[ch]; the cpuset actuator writes them, as one change for every
+ * workload that moves.
  */
 #include <errno.h>
 #include <math.h>
@@ -34,6 +35,80 @@ static void cores_cfg_resolve(struct cfg *c)
 	for (int i = 0; i < c->nwl; i++)
 		if (!c->wl[i].max_cores)
 			c->wl[i].max_cores = act_cpumask_count(&c->cpus);
+}
+
+/* Explicit cpus, against the config alone: managed ones, nobody else's
+ * (the workloads before i), under smt = shared as many as its cores allow. */
+static int cfg_check_cpus(const struct cfg *c, int i, char *err, size_t len, int *line)
+{
+	const struct cfg_workload *w = &c->wl[i];
+	int n = act_cpumask_count(&w->cpus);
+	struct act_cpumask before;
+	char buf[64];
+
+	*line = w->line_of[CFG_WL_CPUS];
+	if (!act_cpumask_subset(&w->cpus, &c->cpus)) {
+		act_cpumask_format(&c->cpus, buf, sizeof(buf));
+		return cfg_key_err(err, len, "workload %s: cpus outside the managed cpus (%s)",
+				   w->name, buf);
+	}
+	act_cpumask_zero(&before);
+	for (int k = 0; k < i; k++)
+		if (c->wl[k].has_cpus)
+			act_cpumask_or(&before, &before, &c->wl[k].cpus);
+	if (act_cpumask_intersects(&w->cpus, &before))
+		return cfg_key_err(err, len, "workload %s: cpus overlap another workload's",
+				   w->name);
+	/* under smt whole or primary a core is not a cpu: the loop counts them
+	 * against the topology (check_wl_units) */
+	if (c->smt != POL_SMT_SHARED)
+		return 0;
+	if (w->cores && w->cores != n)
+		return cfg_key_err(err, len, "workload %s: cpus has %d cpus but cores = %d",
+				   w->name, n, w->cores);
+	if (n < w->min_cores || n > w->max_cores)
+		return cfg_key_err(err, len,
+				   "workload %s: %d cpus outside min_cores..max_cores (%d..%d)",
+				   w->name, n, w->min_cores, w->max_cores);
+	return 0;
+}
+
+/* The cpus a workload needs at least: its explicit ones, its cores, or its minimum. */
+static int cfg_need(const struct cfg_workload *w)
+{
+	return w->has_cpus ? act_cpumask_count(&w->cpus) : w->cores ? w->cores : w->min_cores;
+}
+
+/* Workload i's bounds, initial count and explicit cpus, and what it and
+ * the workloads before it need at least against the managed cpus. */
+static int cores_cfg_check_wl(const struct cfg *c, int i, char *err, size_t len, int *line)
+{
+	const struct cfg_workload *w = &c->wl[i];
+	const int *at = w->line_of;
+	int ncpus = act_cpumask_count(&c->cpus), need = 0;
+
+	if (w->min_cores > w->max_cores) {
+		*line = at[CFG_WL_MAX_CORES] ? at[CFG_WL_MAX_CORES] : at[CFG_WL_MIN_CORES];
+		return cfg_key_err(err, len, "workload %s: min_cores %d > max_cores %d", w->name,
+				   w->min_cores, w->max_cores);
+	}
+	if (w->cores && (w->cores < w->min_cores || w->cores > w->max_cores)) {
+		*line = at[CFG_WL_CORES];
+		return cfg_key_err(err, len,
+				   "workload %s: cores %d outside min_cores..max_cores (%d..%d)",
+				   w->name, w->cores, w->min_cores, w->max_cores);
+	}
+	if (w->has_cpus && cfg_check_cpus(c, i, err, len, line))
+		return -EINVAL;
+	for (int k = 0; k <= i; k++)
+		need += cfg_need(&c->wl[k]);
+	if (need > ncpus) {
+		*line = w->line;
+		return cfg_key_err(
+		    err, len, "workload %s: the workloads need at least %d cpus, %d are managed",
+		    w->name, need, ncpus);
+	}
+	return 0;
 }
 
 /* A workload's explicit cpus under smt: whole units, as many as its bounds
@@ -359,6 +434,7 @@ const struct res_ops res_cores_ops = {
 	.keys = cores_keys,
 	.nkeys = sizeof(cores_keys) / sizeof(cores_keys[0]),
 	.cfg_resolve = cores_cfg_resolve,
+	.cfg_check_wl = cores_cfg_check_wl,
 	.shown_div = 1,
 	.limits = cores_limits,
 	.initial = initial_cpus,

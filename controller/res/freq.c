@@ -24,6 +24,16 @@ static const struct res_key freq_keys[] = {
 		       .hi = 100000, .scale = 1000),
 };
 
+/* The [resources] bounds, when both are given, in order. */
+static int freq_cfg_check(const struct cfg *c, char *err, size_t len, int *line)
+{
+	if (!c->freq_min_khz || !c->freq_max_khz || c->freq_min_khz <= c->freq_max_khz)
+		return 0;
+	*line = c->line_of[CFG_FREQ_MAX_MHZ];
+	return cfg_key_err(err, len, "[resources] freq_min_mhz %ld > freq_max_mhz %ld",
+			   c->freq_min_khz / 1000, c->freq_max_khz / 1000);
+}
+
 static int freq_limits(struct loop *l, char *err, size_t len)
 {
 	const struct cfg *c = l->cfg;
@@ -111,6 +121,7 @@ const struct res_ops res_freq_ops = {
 	.name = "freq",
 	.keys = freq_keys,
 	.nkeys = sizeof(freq_keys) / sizeof(freq_keys[0]),
+	.cfg_check = freq_cfg_check,
 	.shown_div = 1000, /* MHz */
 	.limits = freq_limits,
 	.initial = initial_freq,

@@ -65,6 +65,72 @@ static void quota_cfg_resolve(struct cfg *c)
 	}
 }
 
+/* The smallest CFS quota the kernel accepts per period, in us. */
+#define QUOTA_MIN_US 1000
+
+/* Workload i's bounds, against each other, the period and its initial quota. */
+static int quota_cfg_check_wl(const struct cfg *c, int i, char *err, size_t len, int *line)
+{
+	const struct cfg_workload *w = &c->wl[i];
+	const int *at = w->line_of, *cat = c->line_of;
+	long min_us = (w->min_quota_mc * c->cfs_period_us + 500) / 1000;
+
+	if (!c->quota)
+		return 0;
+	if (w->min_quota_mc > w->max_quota_mc) {
+		*line = at[CFG_WL_MAX_QUOTA] ? at[CFG_WL_MAX_QUOTA] : at[CFG_WL_MIN_QUOTA];
+		return cfg_key_err(err, len, "workload %s: min_quota %g > max_quota %g", w->name,
+				   w->min_quota_mc / 1000.0, w->max_quota_mc / 1000.0);
+	}
+	/* the kernel refuses a quota below 1 ms per period (EINVAL): say so now,
+	 * not at the first downsize (min_cfs_quota_period, kernel/sched/core.c) */
+	if (min_us < QUOTA_MIN_US) {
+		*line = cat[CFG_CFS_PERIOD_US] ? cat[CFG_CFS_PERIOD_US]
+			: at[CFG_WL_MIN_QUOTA] ? at[CFG_WL_MIN_QUOTA]
+			: cat[CFG_QUOTA_STEP]  ? cat[CFG_QUOTA_STEP]
+					       : w->line;
+		return cfg_key_err(
+		    err, len,
+		    "cfs_period_us %ld gives workload %s's smallest quota (%g cores) "
+		    "%ld us per period; the kernel takes at least %d us",
+		    c->cfs_period_us, w->name, w->min_quota_mc / 1000.0, min_us, QUOTA_MIN_US);
+	}
+	if (at[CFG_WL_QUOTA] && (w->quota_mc < w->min_quota_mc || w->quota_mc > w->max_quota_mc)) {
+		*line = at[CFG_WL_QUOTA];
+		return cfg_key_err(err, len,
+				   "workload %s: quota %g outside min_quota..max_quota (%g..%g)",
+				   w->name, w->quota_mc / 1000.0, w->min_quota_mc / 1000.0,
+				   w->max_quota_mc / 1000.0);
+	}
+	return 0;
+}
+
+/* The initial quotas (given, or the minimum) fit in quota_total. */
+static int quota_cfg_check_all(const struct cfg *c, char *err, size_t len, int *line)
+{
+	long sum = 0;
+	int last = 0; /* the line of the last initial quota given */
+
+	if (!c->quota)
+		return 0;
+	for (int i = 0; i < c->nwl; i++) {
+		const struct cfg_workload *w = &c->wl[i];
+
+		if (w->line_of[CFG_WL_QUOTA]) {
+			sum += w->quota_mc;
+			last = w->line_of[CFG_WL_QUOTA];
+		} else {
+			sum += w->min_quota_mc;
+		}
+	}
+	if (sum <= c->quota_total_mc)
+		return 0;
+	*line = c->line_of[CFG_QUOTA_TOTAL] ? c->line_of[CFG_QUOTA_TOTAL] : last;
+	return cfg_key_err(err, len,
+			   "the workloads' initial quotas add up to %g cores, quota_total is %g",
+			   sum / 1000.0, c->quota_total_mc / 1000.0);
+}
+
 static int quota_limits(struct loop *l, char *err, size_t len)
 {
 	const struct cfg *c = l->cfg;
@@ -154,6 +220,8 @@ const struct res_ops res_quota_ops = {
 	.keys = quota_keys,
 	.nkeys = sizeof(quota_keys) / sizeof(quota_keys[0]),
 	.cfg_resolve = quota_cfg_resolve,
+	.cfg_check_wl = quota_cfg_check_wl,
+	.cfg_check_all = quota_cfg_check_all,
 	.shown_div = 1,
 	.limits = quota_limits,
 	.initial = initial_quota,

@@ -2,10 +2,11 @@
 /*
  * One resource: everything that differs between cores, frequency, quota and
  * any resource to come is one struct res_ops in one file, controller/res/
- * NAME.c. The config (config.c: its keys), the loop (limits, initial
- * allocation, validation, apply), the machine layer (machine.c: the
- * actuator), the simulator (sim_run.c), the JSONL record (logrec.c) and the
- * exporter (pmetrics.c) iterate res_table[] and name no resource.
+ * NAME.c. The config (config.c: its keys, the checks across them), the
+ * loop (limits, initial allocation, validation, apply), the machine layer
+ * (machine.c: the actuator), the simulator (sim_run.c), the JSONL record
+ * (logrec.c) and the exporter (pmetrics.c) iterate res_table[] and name no
+ * resource.
  *
  * A resource is either a value per workload (frequency, quota: the loop
  * writes it through loop_mach_ops.set(), which reaches act_set or sim_set
@@ -77,6 +78,17 @@ struct res_ops {
 	/* Optional: the defaults that depend on other keys, once the managed
 	 * cpus (c->cpus) are known; what the rest reads is the value in force. */
 	void (*cfg_resolve)(struct cfg *c);
+	/* Optional: the file's checks across its keys and the workloads, on
+	 * resolved values (config.c's validate(), which reports err at *line,
+	 * 0 for none). In this order, each resource in table order: cfg_check
+	 * before any workload (its [resources] keys together); cfg_check_wl
+	 * for each workload, after the checks that are no resource's (workload
+	 * i against itself and the ones before it); cfg_check_all once every
+	 * workload passed (the workloads together). 0, or -EINVAL with err
+	 * and *line set. */
+	int (*cfg_check)(const struct cfg *c, char *err, size_t len, int *line);
+	int (*cfg_check_wl)(const struct cfg *c, int i, char *err, size_t len, int *line);
+	int (*cfg_check_all)(const struct cfg *c, char *err, size_t len, int *line);
 
 	/* --- the loop (loop.c) --- */
 	/* Fill l->res[r] and every workload's min and max from the config and

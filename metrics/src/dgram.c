@@ -21,7 +21,7 @@
  * that one request (its response then counts as unsolicited): a window of
  * microseconds once a second, on a peer silent for a second before.
  *
- * This file, kern.c and grpc.c are the ones that include a skeleton.
+ * This file, loader.c and grpc.c are the ones that include a skeleton.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,7 +116,7 @@ static void choose_progs(struct ebee_dgram *d, const struct ebee_sock_attach *a)
 		bpf_program__set_autoload(d->progs[i], true);
 }
 
-int ebee_dgram_open(struct ebee_kern *k, const struct ebee_sock_attach *attach,
+int ebee_dgram_open(struct ebee_loader *k, const struct ebee_sock_attach *attach,
 		    size_t ringbuf_size, unsigned int max_pending, uint64_t timeout_ns,
 		    struct ebee_dgram **out, char *msg, size_t msg_len)
 {
@@ -149,9 +149,10 @@ int ebee_dgram_open(struct ebee_kern *k, const struct ebee_sock_attach *attach,
 			 strerror(-err));
 		goto fail;
 	}
-	err = bpf_map__reuse_fd(d->skel->maps.procs, ebee_kern_map_fd(k, "procs"));
+	err = bpf_map__reuse_fd(d->skel->maps.procs, ebee_loader_map_fd(k, "procs"));
 	if (!err)
-		err = bpf_map__reuse_fd(d->skel->maps.workloads, ebee_kern_map_fd(k, "workloads"));
+		err =
+		    bpf_map__reuse_fd(d->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
 	if (!err)
 		err = bpf_map__set_max_entries(d->skel->maps.dgram_rb, ringbuf_size);
 	if (!err)
@@ -173,7 +174,7 @@ int ebee_dgram_open(struct ebee_kern *k, const struct ebee_sock_attach *attach,
 			 strerror(-err));
 		goto fail;
 	}
-	err = ebee_kern_ringbuf_add(k, bpf_map__fd(d->skel->maps.dgram_rb));
+	err = ebee_loader_ringbuf_add(k, bpf_map__fd(d->skel->maps.dgram_rb));
 	if (err) {
 		snprintf(msg, msg_len, "ebee: cannot poll the dgram ring buffer: %s",
 			 strerror(-err));

@@ -2,7 +2,7 @@
 /*
  * dgram: the dgram BPF object (bpf/ebee_dgram.bpf.c), UDP request/response
  * pairs (internal). Like the grpc object it shares the traced-process tables
- * and the ring buffer consumer of the main object (kern.h).
+ * and the ring buffer consumer of the main object (loader.h).
  */
 #ifndef EBEE_DGRAM_INT_H
 #define EBEE_DGRAM_INT_H
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "kern.h"
+#include "loader.h"
 
 struct ebee_dgram;
 
@@ -33,7 +33,7 @@ struct ebee_dgram_counts {
  * it says fentry), NULL for the tracepoints. timeout_ns: how long a request
  * waits for its response before it expires. msg: one line why not (no
  * cgroup v2 mount, a kernel without the socket tracepoints or fentry). */
-int ebee_dgram_open(struct ebee_kern *k, const struct ebee_sock_attach *attach,
+int ebee_dgram_open(struct ebee_loader *k, const struct ebee_sock_attach *attach,
 		    size_t ringbuf_size, unsigned int max_pending, uint64_t timeout_ns,
 		    struct ebee_dgram **out, char *msg, size_t msg_len);
 void ebee_dgram_close(struct ebee_dgram *d);

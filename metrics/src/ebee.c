@@ -37,7 +37,7 @@
 #include "dgram.h"
 #include "feature_check.h"
 #include "grpc.h"
-#include "kern.h"
+#include "loader.h"
 #include "framers/framer.h"
 #include "frame/http2.h"
 #include "mode.h"
@@ -87,7 +87,7 @@ struct wl {
 struct ebee {
 	struct ebee_opts opts;
 	struct ebee_mode_params mp;
-	struct ebee_kern *kern;
+	struct ebee_loader *loader;
 	enum ebee_path path;		/* resolved: SOCKET or SYSCALL */
 	struct ebee_sock_attach attach; /* socket path: per hook group */
 	pthread_mutex_t lock;		/* list, windows, mode state: short holds only */
@@ -95,7 +95,7 @@ struct ebee {
 	pthread_t thread, house;
 	bool thread_started, house_started;
 	volatile bool stop;
-	unsigned int probes_now; /* ebee_kern_probes(), copied under lock */
+	unsigned int probes_now; /* ebee_loader_probes(), copied under lock */
 	struct wl *wls;
 	unsigned int nwls;
 	uint64_t records;
@@ -360,7 +360,7 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 		 * the copies were updated may hold the old flags. */
 		if (f != w->kflags || w->kflags_resync) {
 			w->kflags_resync = f != w->kflags;
-			err = ebee_kern_workload_set(eb->kern, w->pid, f);
+			err = ebee_loader_workload_set(eb->loader, w->pid, f);
 			if (err)
 				return err;
 			pthread_mutex_lock(&eb->lock);
@@ -398,13 +398,13 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 		      need & EBEE_PROBE_DGRAM ? "attached" : "detached");
 	}
 	need &= ~EBEE_PROBE_DGRAM;
-	if (need == ebee_kern_probes(eb->kern))
+	if (need == ebee_loader_probes(eb->loader))
 		return 0;
-	ebee_probes_str(ebee_kern_probes(eb->kern), b1, sizeof(b1));
+	ebee_probes_str(ebee_loader_probes(eb->loader), b1, sizeof(b1));
 	ebee_probes_str(need, b2, sizeof(b2));
-	err = ebee_kern_set_probes(eb->kern, need, msg ? msg : m, msg ? msg_len : sizeof(m));
+	err = ebee_loader_set_probes(eb->loader, need, msg ? msg : m, msg ? msg_len : sizeof(m));
 	pthread_mutex_lock(&eb->lock);
-	eb->probes_now = ebee_kern_probes(eb->kern);
+	eb->probes_now = ebee_loader_probes(eb->loader);
 	pthread_mutex_unlock(&eb->lock);
 	if (err) {
 		logf_(eb, EBEE_LOG_WARN, "%s", msg ? msg : m);
@@ -532,11 +532,11 @@ static void wl_mark_exited(struct ebee *eb, struct wl *w)
 {
 	uint64_t dropped = 0, req;
 
-	ebee_kern_workload_dropped(eb->kern, w->pid, &dropped);
-	ebee_kern_workload_del(eb->kern, w->pid);
+	ebee_loader_workload_dropped(eb->loader, w->pid, &dropped);
+	ebee_loader_workload_del(eb->loader, w->pid);
 	ebee_grpc_workload_del(eb->grpc, w->pid); /* gRPC */
 	pthread_mutex_lock(&eb->lock);
-	ebee_kern_consume(eb->kern); /* its last records */
+	ebee_loader_consume(eb->loader); /* its last records */
 	w->dropped_final = dropped;
 	w->nprocs_final = 0;
 	w->exited = true;
@@ -735,7 +735,7 @@ static void *consumer(void *arg)
 			pthread_mutex_unlock(&eb->lock);
 			break;
 		}
-		ebee_kern_consume(eb->kern);
+		ebee_loader_consume(eb->loader);
 		pthread_mutex_unlock(&eb->lock);
 	}
 	return NULL;
@@ -822,7 +822,7 @@ static int open_check_values(const struct ebee *eb, char *msg, size_t msg_len)
  * objects: the main one, then the optional gRPC and datagram ones. */
 static int open_objects(struct ebee *eb, char *msg, size_t msg_len)
 {
-	struct ebee_kern_opts ko = {};
+	struct ebee_loader_opts lo = {};
 	struct ebee_sock_attach dga = {};
 	int err;
 
@@ -830,30 +830,30 @@ static int open_objects(struct ebee *eb, char *msg, size_t msg_len)
 	err = ebee_check_features(&eb->path, eb->opts.attach, &eb->attach, msg, msg_len);
 	if (err)
 		return err;
-	ko.sock_path = eb->path == EBEE_PATH_SOCKET;
-	ko.attach = eb->attach;
-	ko.ringbuf_size = eb->opts.ringbuf_size;
-	ko.max_conns = eb->opts.max_conns;
-	ko.on_record = on_record;
-	ko.ctx = eb;
-	err = ebee_kern_open(&ko, &eb->kern, msg, msg_len);
+	lo.sock_path = eb->path == EBEE_PATH_SOCKET;
+	lo.attach = eb->attach;
+	lo.ringbuf_size = eb->opts.ringbuf_size;
+	lo.max_conns = eb->opts.max_conns;
+	lo.on_record = on_record;
+	lo.ctx = eb;
+	err = ebee_loader_open(&lo, &eb->loader, msg, msg_len);
 	if (err)
 		return err;
 	/* gRPC: optional; without it, mode grpc says why. */
-	if (ebee_grpc_open(eb->kern, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
+	if (ebee_grpc_open(eb->loader, eb->opts.ringbuf_size, eb->opts.max_conns, &eb->grpc,
 			   eb->grpc_err, sizeof(eb->grpc_err)))
 		logf_(eb, EBEE_LOG_INFO, "%s", eb->grpc_err);
 	/* dgram: optional too; without it, mode dgram says why. Its hooks
 	 * attach as the socket path's would (on the syscall path too). */
-	if (ko.sock_path)
+	if (lo.sock_path)
 		dga = eb->attach;
 	else if (ebee_check_sock_attach(&dga, eb->dgram_err, sizeof(eb->dgram_err)))
 		dga.io = dga.arrive = EBEE_ATTACH_TP_BTF; /* the load then says why not */
-	if (ebee_dgram_open(eb->kern, &dga, eb->opts.ringbuf_size,
+	if (ebee_dgram_open(eb->loader, &dga, eb->opts.ringbuf_size,
 			    eb->opts.max_conns, DGRAM_TIMEOUT_NS, &eb->dgram, eb->dgram_err,
 			    sizeof(eb->dgram_err)))
 		logf_(eb, EBEE_LOG_INFO, "%s", eb->dgram_err);
-	eb->epfd = ebee_kern_epoll_fd(eb->kern);
+	eb->epfd = ebee_loader_epoll_fd(eb->loader);
 	return 0;
 }
 
@@ -988,7 +988,7 @@ void ebee_close(struct ebee *eb)
 	}
 	ebee_grpc_close(eb->grpc);
 	ebee_dgram_close(eb->dgram);
-	ebee_kern_close(eb->kern);
+	ebee_loader_close(eb->loader);
 	pthread_mutex_destroy(&eb->lock);
 	pthread_mutex_destroy(&eb->ctl);
 	free(eb);
@@ -1012,9 +1012,9 @@ static size_t adopt_conns(struct ebee *eb, pid_t tgid, pid_t wid)
 						      .rport = c[i].rport,
 						      .raddr = c[i].raddr };
 
-			ok += !ebee_kern_sconn_adopt(eb->kern, wid, &key);
+			ok += !ebee_loader_sconn_adopt(eb->loader, wid, &key);
 		} else {
-			ok += !ebee_kern_conn_adopt(eb->kern, tgid, c[i].fd);
+			ok += !ebee_loader_conn_adopt(eb->loader, tgid, c[i].fd);
 		}
 	}
 	free(c);
@@ -1122,12 +1122,12 @@ static int trace_arm(struct ebee *eb, struct wl *w, struct wl *old, pid_t pid, e
 		return -EOPNOTSUPP;
 	}
 	*kflags = wl_flags(w, now_ns());
-	err = ebee_kern_workload_set(eb->kern, pid, *kflags);
+	err = ebee_loader_workload_set(eb->loader, pid, *kflags);
 	if (err)
 		return err;
-	err = ebee_kern_proc_add(eb->kern, pid, pid);
+	err = ebee_loader_proc_add(eb->loader, pid, pid);
 	if (err) {
-		ebee_kern_workload_del(eb->kern, pid);
+		ebee_loader_workload_del(eb->loader, pid);
 		return err == -EEXIST ? -EBUSY : err; /* traced as part of another workload */
 	}
 	return 0;
@@ -1159,7 +1159,7 @@ static size_t trace_adopt_existing(struct ebee *eb, pid_t pid, bool no_children,
 	if (!no_children && !procfs_descendants(pid, &kids, nkids)) {
 		for (size_t i = 0; i < *nkids; i++) {
 			/* -EEXIST: the fork hook got there first */
-			ebee_kern_proc_add(eb->kern, kids[i], pid);
+			ebee_loader_proc_add(eb->loader, kids[i], pid);
 			nadopted += adopt_conns(eb, kids[i], pid);
 		}
 		free(kids);
@@ -1213,7 +1213,7 @@ unwind:
 	pthread_mutex_lock(&eb->lock);
 	unlink_wl(eb, w);
 	pthread_mutex_unlock(&eb->lock);
-	ebee_kern_workload_del(eb->kern, pid);
+	ebee_loader_workload_del(eb->loader, pid);
 	sync_kernel(eb, NULL, 0);
 unlock:
 	pthread_mutex_unlock(&eb->ctl);
@@ -1230,7 +1230,7 @@ int ebee_stop_tracing(struct ebee *eb, pid_t pid)
 	pthread_mutex_lock(&eb->ctl);
 	pthread_mutex_lock(&eb->lock);
 	/* Count what completed before the stop, then forget the workload. */
-	ebee_kern_consume(eb->kern);
+	ebee_loader_consume(eb->loader);
 	w = find_wl(eb, pid);
 	if (w)
 		unlink_wl(eb, w);
@@ -1240,7 +1240,7 @@ int ebee_stop_tracing(struct ebee *eb, pid_t pid)
 		return -ENOENT;
 	}
 	if (!w->exited)
-		ebee_kern_workload_del(eb->kern, pid);
+		ebee_loader_workload_del(eb->loader, pid);
 	ebee_grpc_workload_del(eb->grpc, pid); /* gRPC */
 	ebee_dgram_workload_del(eb->dgram, pid);
 	sync_kernel(eb, NULL, 0);
@@ -1256,7 +1256,7 @@ int ebee_flush(struct ebee *eb)
 	if (!eb)
 		return -EINVAL;
 	pthread_mutex_lock(&eb->lock);
-	n = ebee_kern_consume(eb->kern);
+	n = ebee_loader_consume(eb->loader);
 	pthread_mutex_unlock(&eb->lock);
 	return n < 0 ? n : 0;
 }
@@ -1424,7 +1424,7 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 		return;
 	}
 	if (eb->path != EBEE_PATH_SOCKET || !(eb->probes_now & EBEE_PROBE_SOCK_FRAME) ||
-	    ebee_kern_fstat(eb->kern, pid, &f)) {
+	    ebee_loader_fstat(eb->loader, pid, &f)) {
 		/* No bytes seen (syscall path, framing off) or no connection yet. */
 		snprintf(s->framing, sizeof(s->framing), "%s",
 			 eb->path == EBEE_PATH_SOCKET && !eb->opts.no_framing ? "" : "length");
@@ -1517,8 +1517,8 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 	pthread_mutex_unlock(&eb->lock);
 	/* Map reads and walks outside the lock: queries never wait on them. */
 	if (!s.exited) {
-		ebee_kern_workload_dropped(eb->kern, pid, &s.dropped);
-		s.nprocs = ebee_kern_proc_count(eb->kern, pid);
+		ebee_loader_workload_dropped(eb->loader, pid, &s.dropped);
+		s.nprocs = ebee_loader_proc_count(eb->loader, pid);
 	}
 	stats_framing(eb, pid, &s);
 	memcpy(st, &s, sz);
@@ -1541,9 +1541,9 @@ int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st)
 	s.workloads = eb->nwls;
 	pthread_mutex_unlock(&eb->lock);
 	s.grpc_streams = ebee_grpc_stream_count(eb->grpc); /* gRPC */
-	s.dropped = ebee_kern_counter(eb->kern, EBEE_CNT_DROPPED) +
+	s.dropped = ebee_loader_counter(eb->loader, EBEE_CNT_DROPPED) +
 		    ebee_grpc_counter(eb->grpc, EBEE_GCNT_DROPPED); /* both rings */
-	s.conn_entries = ebee_kern_conn_count(eb->kern);
+	s.conn_entries = ebee_loader_conn_count(eb->loader);
 	s.path = eb->path;
 	s.attach_io = eb->attach.io;
 	s.attach_arrive = eb->attach.arrive;

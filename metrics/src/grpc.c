@@ -13,8 +13,8 @@
  * a later scan reaches the files again through a live process's
  * /proc/PID/root (containers and chroots see their own copy of the file).
  *
- * This file and kern.c are the two that include a generated skeleton (each
- * its own object).
+ * This file, loader.c and dgram.c are the ones that include a generated
+ * skeleton (each its own object).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,7 +45,7 @@ struct ebee_grpc {
 	int ncpus;
 };
 
-int ebee_grpc_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_streams,
+int ebee_grpc_open(struct ebee_loader *k, size_t ringbuf_size, unsigned int max_streams,
 		   struct ebee_grpc **out, char *msg, size_t msg_len)
 {
 	struct ebee_grpc *g;
@@ -61,9 +61,10 @@ int ebee_grpc_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_st
 		goto fail;
 	}
 	/* One table of traced processes for both objects. */
-	err = bpf_map__reuse_fd(g->skel->maps.procs, ebee_kern_map_fd(k, "procs"));
+	err = bpf_map__reuse_fd(g->skel->maps.procs, ebee_loader_map_fd(k, "procs"));
 	if (!err)
-		err = bpf_map__reuse_fd(g->skel->maps.workloads, ebee_kern_map_fd(k, "workloads"));
+		err =
+		    bpf_map__reuse_fd(g->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
 	if (!err)
 		err = bpf_map__set_max_entries(g->skel->maps.grpc_rb, ringbuf_size);
 	if (!err)
@@ -79,7 +80,7 @@ int ebee_grpc_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_st
 			 strerror(-err));
 		goto fail;
 	}
-	err = ebee_kern_ringbuf_add(k, bpf_map__fd(g->skel->maps.grpc_rb));
+	err = ebee_loader_ringbuf_add(k, bpf_map__fd(g->skel->maps.grpc_rb));
 	if (err) {
 		snprintf(msg, msg_len, "ebee: cannot poll the grpc ring buffer: %s",
 			 strerror(-err));

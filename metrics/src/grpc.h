@@ -3,7 +3,7 @@
  * gRPC: the grpc BPF object (bpf/ebee_grpc.bpf.c) and its uprobes
  * on the libgrpc files traced processes map (internal). It shares the
  * traced-process tables and the ring buffer manager of the syscall object
- * (kern.h), so its records reach the same consumer.
+ * (loader.h), so its records reach the same consumer.
  */
 #ifndef EBEE_GRPC_H
 #define EBEE_GRPC_H
@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "kern.h"
+#include "loader.h"
 
 struct ebee_grpc;
 
 /* Load the grpc object next to k (nothing attached). msg: one line why not. */
-int ebee_grpc_open(struct ebee_kern *k, size_t ringbuf_size, unsigned int max_streams,
+int ebee_grpc_open(struct ebee_loader *k, size_t ringbuf_size, unsigned int max_streams,
 		   struct ebee_grpc **out, char *msg, size_t msg_len);
 void ebee_grpc_close(struct ebee_grpc *g);
 

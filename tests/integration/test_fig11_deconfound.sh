@@ -9,61 +9,22 @@
 # load at 0.1 of its); every config carries cfs_period_us = 10000 and the servers' cgroups
 # held a 10 ms period during the runs; the summary compares the two feeds' scale-down and
 # says the machine's load; the figures exist; the namespace and link are gone after.
-cd "$(dirname "$0")/../.." || exit 1
-skip() { echo "SKIP: $*"; exit 77; }
-die() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, cgroups, BPF)"
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs at least 2 CPUs"
-for b in build/parties build/loadgen build/hotel build/ebee; do
-	[ -x "$b" ] || skip "$b is not built (make all)"
-done
-for c in memcached ip tc taskset; do
-	command -v $c >/dev/null || skip "$c is not installed (make deps; the study's servers and link need it)"
-done
-/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || skip "python3-matplotlib is not installed (make deps)"
-ip netns list 2>/dev/null | grep -qw ebee-fig11 && skip "a Figure 11 study is running (netns ebee-fig11 exists)"
-ip netns add ebee-fig11-probe 2>/dev/null || skip "cannot create network namespaces here"
-ip netns del ebee-fig11-probe
-
-/usr/bin/python3 experiments/figure11/fig11.py selftest || die "fig11.py selftest"
-
-OUT=$(mktemp -d /tmp/fig11-deconf.XXXXXX)
-RUN=
-cleanup() {
-	if [ -n "$RUN" ] && kill -0 "$RUN" 2>/dev/null; then
-		kill -TERM "$RUN" 2>/dev/null
-		for _ in $(seq 100); do kill -0 "$RUN" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$RUN" 2>/dev/null
-	fi
-	wait 2>/dev/null
-	ip netns del ebee-fig11 2>/dev/null
-	ip link del f11srv 2>/dev/null
-	for c in "$OUT"/runs/*/conf.ini "$OUT"/calibration/*.ini; do
-		[ -f "$c" ] && build/parties -c "$c" --cleanup >/dev/null 2>&1
-	done
-	[ -n "${FIG11_KEEP:-}" ] && cp -r "$OUT" /tmp/fig11-deconf-keep
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+# shellcheck source=../lib/fig11.sh
+. "$(dirname "$0")/../lib/fig11.sh" deconf
 
 experiments/figure11/run.sh --deconfound --smoke --out "$OUT" >"$OUT/run.out" 2>&1 &
 RUN=$!
 # the period of the servers' cpu groups while parties runs them (calibration and runs)
 periods=" "
-for _ in $(seq 6000); do
-	kill -0 "$RUN" 2>/dev/null || break
+seen() {
 	for f in /sys/fs/cgroup/cpu/parties-fig11*/{hotel,memcached}/cpu.cfs_period_us \
 		/sys/fs/cgroup/{,unified/}parties-fig11*/{hotel,memcached}/cpu.max; do
 		[ -f "$f" ] || continue
 		p=$(awk '{print $NF}' "$f" 2>/dev/null)
 		[ -n "$p" ] && [[ "$periods" != *" $p "* ]] && periods="$periods$p "
 	done
-	sleep 0.1
-done
-kill -0 "$RUN" 2>/dev/null && die "run.sh still running after 600 s"
-wait "$RUN"
-rc=$?
-RUN=
+}
+fig11_watch 600 seen
 # hotel alone, at its maximum quota, over 25 ms even at a few requests a second: the
 # machine is too busy to host the study (the lines say what was measured), not a bug
 if [ $rc -ne 0 ] && grep -q "calibration failed: hotel .*met 25 ms at no rate" "$OUT/run.out"; then
@@ -81,12 +42,8 @@ grep -q "^=== 1b. calibration through the shaped link (cfs_period_us 10000)" "$O
 grep -q "^  shaped-memcached sweep 1000 rps: p99 [0-9]* us" "$OUT/run.out" || die "no shaped memcached sweep"
 grep -q "^  shaped-hotel sweep [0-9]* rps: " "$OUT/run.out" || die "no shaped hotel sweep"
 
-for f in manifest.json study.json calibration.json calibration/shaped-mc-curve.json uptime.txt \
-	summary.txt summary.json figure11.png figure11.pdf; do
-	[ -s "$OUT/$f" ] || die "$f missing or empty"
-done
-head -c 4 "$OUT/figure11.pdf" | grep -q '%PDF' || die "figure11.pdf is not a PDF"
-head -c 8 "$OUT/figure11.png" | grep -q 'PNG' || die "figure11.png is not a PNG"
+fig11_outputs manifest.json study.json calibration.json calibration/shaped-mc-curve.json uptime.txt \
+	summary.txt summary.json figure11.png figure11.pdf
 /usr/bin/python3 - "$OUT" <<'PY' || die "calibration, configs or summary wrong"
 import json, math, os, re, subprocess, sys
 out = sys.argv[1]

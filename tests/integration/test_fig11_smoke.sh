@@ -7,60 +7,20 @@
 # CPU 1 only, parties (and so ebee's consumer thread) on CPU 0; the study manifest, the
 # per-run manifests, the summary, the PNG and the PDF exist; each log has both workloads;
 # a run stopped by SIGTERM mid-way still removes the namespace, link, cgroups and processes.
-cd "$(dirname "$0")/../.." || exit 1
-skip() { echo "SKIP: $*"; exit 77; }
-die() { echo "FAIL: $*"; exit 1; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, cgroups, BPF)"
-[ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || skip "needs at least 2 CPUs"
-for b in build/parties build/loadgen build/hotel build/ebee; do
-	[ -x "$b" ] || skip "$b is not built (make all)"
-done
-for c in memcached ip tc taskset; do
-	command -v $c >/dev/null || skip "$c is not installed (make deps)"
-done
-/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || skip "python3-matplotlib is not installed (make deps)"
-ip netns list 2>/dev/null | grep -qw ebee-fig11 && skip "a Figure 11 study is running (netns ebee-fig11 exists)"
-ip netns add ebee-fig11-probe 2>/dev/null || skip "cannot create network namespaces here"
-ip netns del ebee-fig11-probe
-
-/usr/bin/python3 experiments/figure11/fig11.py selftest || die "fig11.py selftest"
-
-OUT=$(mktemp -d /tmp/fig11-smoke.XXXXXX)
-RUN=
-cleanup() {
-	if [ -n "$RUN" ] && kill -0 "$RUN" 2>/dev/null; then
-		kill -TERM "$RUN" 2>/dev/null
-		for _ in $(seq 100); do kill -0 "$RUN" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$RUN" 2>/dev/null
-	fi
-	wait 2>/dev/null
-	# what run.sh would have removed, had it been killed hard
-	ip netns del ebee-fig11 2>/dev/null
-	ip link del f11srv 2>/dev/null
-	for c in "$OUT"/runs/*/conf.ini; do
-		[ -f "$c" ] && build/parties -c "$c" --cleanup >/dev/null 2>&1
-	done
-	[ -n "${FIG11_KEEP:-}" ] && cp -r "$OUT" /tmp/fig11-smoke-keep
-	rm -rf "$OUT"
-}
-trap cleanup EXIT
+# shellcheck source=../lib/fig11.sh
+. "$(dirname "$0")/../lib/fig11.sh" smoke
 
 experiments/figure11/run.sh --scale 0.05 --reps 1 --feeds client,ebee \
 	--skip-calibration 300,5000,300 --link-mbit 3,20 --out "$OUT" >"$OUT/run.out" 2>&1 &
 RUN=$!
 seen_ns=0 seen_link=0 seen_qdisc=0
-for _ in $(seq 1200); do
-	kill -0 "$RUN" 2>/dev/null || break
+seen() {
 	ip netns list 2>/dev/null | grep -qw ebee-fig11 && seen_ns=1
 	ip -n ebee-fig11 link show f11lg >/dev/null 2>&1 && ip link show f11srv >/dev/null 2>&1 && seen_link=1
 	tc class show dev f11srv 2>/dev/null | grep -q 'htb 1:10 .*rate 3Mbit' &&
 		tc -n ebee-fig11 class show dev f11lg 2>/dev/null | grep -q 'htb 1:20 .*rate 20Mbit' && seen_qdisc=1
-	sleep 0.1
-done
-kill -0 "$RUN" 2>/dev/null && die "run.sh still running after 120 s"
-wait "$RUN"
-rc=$?
-RUN=
+}
+fig11_watch 120 seen
 [ $rc -eq 0 ] || { tail -20 "$OUT/run.out"; die "run.sh exited $rc"; }
 echo "run.sh: ok; namespace seen $seen_ns, veth pair seen $seen_link, htb 3/20 Mbit/s seen $seen_qdisc"
 [ $seen_ns -eq 1 ] || die "the network namespace ebee-fig11 never existed during the run"
@@ -71,11 +31,7 @@ ip link show f11srv >/dev/null 2>&1 && die "the veth f11srv is still there after
 grep -q "network namespace ebee-fig11 and link f11srv removed" "$OUT/run.out" || die "run.sh did not report the teardown"
 grep -q '^  \[client rep 1/1\] t=' "$OUT/run.out" || die "no progress lines in the output"
 
-for f in manifest.json study.json summary.txt summary.json figure11.png figure11.pdf; do
-	[ -s "$OUT/$f" ] || die "$f missing or empty"
-done
-head -c 4 "$OUT/figure11.pdf" | grep -q '%PDF' || die "figure11.pdf is not a PDF"
-head -c 8 "$OUT/figure11.png" | grep -q 'PNG' || die "figure11.png is not a PNG"
+fig11_outputs manifest.json study.json summary.txt summary.json figure11.png figure11.pdf
 /usr/bin/python3 - "$OUT" <<'PY' || die "placement, manifest or logs wrong"
 import json, os, sys
 out = sys.argv[1]

@@ -37,15 +37,8 @@ run()
 	pt_feed_workload 100 5000
 	{
 		pt_ini_controller 200
+		pt_ini_quota 1 "$1"
 		cat <<INI
-[resources]
-smt = shared
-cpus = 0-1
-cores = false
-quota = true
-quota_step = 0.1
-quota_total = 1
-$1
 [workload web]
 pid = $WEB
 target_ms = 1

@@ -23,14 +23,8 @@ done) &
 PT_PIDS+=($!)
 {
 	pt_ini_controller 200
+	pt_ini_quota 1.2
 	cat <<INI
-[resources]
-smt = shared
-cpus = 0-1
-cores = false
-quota = true
-quota_step = 0.1
-quota_total = 1.2
 [policy parties]
 wheel = quota
 [workload web]

@@ -121,6 +121,24 @@ log = $PT_TMP/log.jsonl
 INI
 }
 
+# pt_ini_quota TOTAL [LINE...]: print a [resources] section where CPU quota is the one
+# moving resource, in 0.1-core steps, TOTAL cores in all, on cpus 0-1 (cores not managed);
+# each LINE ("cfs_period_us = 10000") is added to the section.
+pt_ini_quota()
+{
+	cat <<INI
+[resources]
+smt = shared
+cpus = 0-1
+cores = false
+quota = true
+quota_step = 0.1
+quota_total = $1
+INI
+	shift
+	[ $# -eq 0 ] || printf '%s\n' "$@"
+}
+
 # pt_ini_server NAME PORT THREADS DELAY_MS TARGET_MS [LINE...]: print a [workload NAME]
 # section that launches cpr_server (each request sleeps DELAY_MS) and reads its p99 from
 # ebee by connection; each LINE ("cores = 1") is added to the section.

@@ -15,14 +15,8 @@ papi=$(free_port)
 [ "$pweb" != "$papi" ] || papi=$((pweb + 1))
 {
 	pt_ini_controller
+	pt_ini_quota 1.2
 	cat <<INI
-[resources]
-smt = shared
-cpus = 0-1
-cores = false
-quota = true
-quota_step = 0.1
-quota_total = 1.2
 [policy parties]
 wheel = quota
 idle = release

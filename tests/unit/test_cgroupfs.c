@@ -20,49 +20,30 @@
 #include <cmocka.h>
 
 #include "cgroupfs.h"
+#include "../lib/fake_tree.h"
 
 static char tmp[64];
 
 static void put(const char *rel, const char *text)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(ftree_put(tmp, rel, text), 0);
 }
 
 /* mkdir -p below tmp */
 static void dir(const char *rel)
 {
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	for (char *p = path + strlen(tmp) + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(path, 0755);
-			*p = '/';
-		}
-	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+	assert_int_equal(ftree_dir(tmp, rel, true), 0);
 }
 
 static int setup(void **state)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/cgroupfs-test-XXXXXX");
-	assert_non_null(mkdtemp(tmp));
+	assert_int_equal(ftree_make(tmp, sizeof(tmp), "cgroupfs-test"), 0);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	return system(cmd) ? -1 : 0;
+	return ftree_remove(tmp) ? -1 : 0;
 }
 
 /* The mounts table table, read with tmp as the root. */

@@ -225,6 +225,50 @@ static void test_min_above_max(void **state)
 		     "t.ini:8: workload a: min_quota 0.5 > max_quota 0.2");
 }
 
+/* An initial allocation outside its workload's bounds, each at its line. */
+static void test_initial_outside_bounds(void **state)
+{
+	expect_error("[resources]\ncpus = 0-3\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nmax_cores = 2\ncores = 3\n",
+		     "t.ini:7: workload a: cores 3 outside min_cores..max_cores (1..2)");
+	expect_error("[resources]\ncpus = 0-1\nquota = true\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nmax_quota = 1\nquota = 1.5\n",
+		     "t.ini:8: workload a: quota 1.5 outside min_quota..max_quota (0.1..1)");
+}
+
+/* Under smt = shared a cpu is a core: explicit cpus are counted against the
+ * cores in the file; under whole the loop counts them against the topology. */
+static void test_cpus_against_cores(void **state)
+{
+	expect_error("[resources]\ncpus = 0-3\nsmt = shared\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\ncpus = 0-1\ncores = 1\n",
+		     "t.ini:7: workload a: cpus has 2 cpus but cores = 1");
+	expect_error("[resources]\ncpus = 0-3\nsmt = shared\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nmax_cores = 2\ncpus = 0-2\n",
+		     "t.ini:8: workload a: 3 cpus outside min_cores..max_cores (1..2)");
+	assert_int_equal(load("[resources]\ncpus = 0-3\n"
+			      "[workload a]\npid = @PID@\ntarget_ms = 1\nmax_cores = 2\n"
+			      "cpus = 0-2\n"),
+			 0);
+}
+
+/* Of several mistakes the first is reported: the [resources] keys together,
+ * then each workload in turn (all its resources), then the workloads together. */
+static void test_check_order(void **state)
+{
+	expect_error("[resources]\ncpus = 0-1\nfreq_max_mhz = 1000\nfreq_min_mhz = 2000\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nmin_cores = 2\nmax_cores = 1\n",
+		     "t.ini:3: [resources] freq_min_mhz 2000 > freq_max_mhz 1000");
+	expect_error("[resources]\ncpus = 0-1\nquota = true\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nmin_quota = 0.5\nmax_quota = 0.2\n"
+		     "[workload b]\npid = @PID@\ntarget_ms = 1\nmin_cores = 2\nmax_cores = 1\n",
+		     "t.ini:8: workload a: min_quota 0.5 > max_quota 0.2");
+	expect_error("[resources]\ncpus = 0-1\nquota = true\nquota_total = 1\n"
+		     "[workload a]\npid = @PID@\ntarget_ms = 1\nquota = 1\n"
+		     "[workload b]\npid = @PID@\ntarget_ms = 1\nmin_cores = 2\nmax_cores = 1\n",
+		     "t.ini:13: workload b: min_cores 2 > max_cores 1");
+}
+
 static void test_overlapping_cpus(void **state)
 {
 	expect_error("[resources]\ncpus = 0-1\n"
@@ -516,6 +560,9 @@ int main(void)
 		cmocka_unit_test(test_malformed_number),
 		cmocka_unit_test(test_target_not_positive),
 		cmocka_unit_test(test_min_above_max),
+		cmocka_unit_test(test_initial_outside_bounds),
+		cmocka_unit_test(test_cpus_against_cores),
+		cmocka_unit_test(test_check_order),
 		cmocka_unit_test(test_overlapping_cpus),
 		cmocka_unit_test(test_unmanaged_cpus),
 		cmocka_unit_test(test_too_few_cpus),

@@ -22,42 +22,30 @@
 
 #include "inplace.h"
 #include "../../actuators/act_cgroup.h"
+#include "../lib/fake_tree.h"
 
 static char tmp[64];
 
 static void put(const char *rel, const char *text)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	assert_int_equal(ftree_put(tmp, rel, text), 0);
 }
 
+/* mkdir, its parent made before */
 static void dir(const char *rel)
 {
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(ftree_dir(tmp, rel, false), 0);
 }
 
 static int setup(void **state)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/inplace-test-XXXXXX");
-	assert_non_null(mkdtemp(tmp));
+	assert_int_equal(ftree_make(tmp, sizeof(tmp), "inplace-test"), 0);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-	return system(cmd) ? -1 : 0;
+	return ftree_remove(tmp) ? -1 : 0;
 }
 
 static struct cfg_workload wl(enum cfg_find find, const char *val)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The BPF object behind libebee: load, probe groups, maps, ring buffer.
+ * The loader of bpf/ebee.bpf.c, the BPF object behind libebee: load, probe
+ * groups, maps, ring buffer.
  *
  * Probes are attached per group, not per workload: one set of programs serves
  * every traced process, gated in the kernel by the procs/workloads maps. A
@@ -21,17 +22,17 @@
 #include <bpf/libbpf.h>
 
 #include "ebee.h"
-#include "kern.h"
+#include "loader.h"
 #include "ebee.skel.h"
 
 #define MAX_GROUP_PROGS 10
 #define RINGS_TOTAL_MAX (1UL << 30) /* bytes of ring buffer, all CPUs together */
 
-struct ebee_kern {
+struct ebee_loader {
 	struct ebee_bpf *skel;
 	struct ring_buffer *rb;
 	int *ring_fds; /* the per-CPU rings of the rbs map, [ncpus] */
-	struct ebee_kern_opts opts;
+	struct ebee_loader_opts opts;
 	unsigned int probes;
 	/* links per group, in the order of group_progs() */
 	struct bpf_link *links[EBEE_NPROBE_GROUPS][MAX_GROUP_PROGS];
@@ -79,7 +80,7 @@ static int group_idx(unsigned int bit)
 
 /* The programs of one group; for the socket path's request hooks, those of
  * the attach method chosen for them (opts.attach). */
-static int group_progs(const struct ebee_kern *k, unsigned int bit, struct bpf_program **p)
+static int group_progs(const struct ebee_loader *k, unsigned int bit, struct bpf_program **p)
 {
 	const struct ebee_sock_attach *a = &k->opts.attach;
 	struct ebee_bpf *s = k->skel;
@@ -179,7 +180,7 @@ static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_li
 
 static int handle_rec(void *ctx, void *data, size_t size)
 {
-	struct ebee_kern *k = ctx;
+	struct ebee_loader *k = ctx;
 
 	if (size < sizeof(struct ebee_rec))
 		return 0;
@@ -189,7 +190,7 @@ static int handle_rec(void *ctx, void *data, size_t size)
 /* One ring per possible CPU into the rbs map, all drained through one
  * ring_buffer (one epoll fd). The fds stay open: closing one would take its
  * ring out of the epoll set. */
-static int rings_open(struct ebee_kern *k)
+static int rings_open(struct ebee_loader *k)
 {
 	int outer = bpf_map__fd(k->skel->maps.rbs);
 
@@ -221,9 +222,9 @@ static int rings_open(struct ebee_kern *k)
 
 /* Counts the possible CPUs, refuses a ring size that would lock too much
  * memory across all of them, and sizes the per-CPU ring and connection maps. */
-static int kern_size_maps(struct ebee_kern *k, char *msg, size_t msg_len)
+static int loader_size_maps(struct ebee_loader *k, char *msg, size_t msg_len)
 {
-	const struct ebee_kern_opts *opts = &k->opts;
+	const struct ebee_loader_opts *opts = &k->opts;
 	int err;
 
 	k->ncpus = libbpf_num_possible_cpus();
@@ -254,7 +255,7 @@ static int kern_size_maps(struct ebee_kern *k, char *msg, size_t msg_len)
  * chosen attach method's: the other hooks may not exist in this kernel
  * (the socket tracepoints appeared in 6.3, inet_sendpage went in 6.5),
  * and under lockdown a fentry program fails the whole load. */
-static void kern_choose_progs(struct ebee_kern *k)
+static void loader_choose_progs(struct ebee_loader *k)
 {
 	struct bpf_program *prog;
 
@@ -275,9 +276,9 @@ static void kern_choose_progs(struct ebee_kern *k)
 /* The other path's connection maps are never used: keep them tiny. The
  * socket path's per-socket storage has no map size; the programs cap
  * the number of live storages at max_conns instead. */
-static int kern_size_path_maps(struct ebee_kern *k, char *msg, size_t msg_len)
+static int loader_size_path_maps(struct ebee_loader *k, char *msg, size_t msg_len)
 {
-	const struct ebee_kern_opts *opts = &k->opts;
+	const struct ebee_loader_opts *opts = &k->opts;
 	int err;
 
 	if (opts->sock_path) {
@@ -295,7 +296,7 @@ static int kern_size_path_maps(struct ebee_kern *k, char *msg, size_t msg_len)
 
 /* Loads the chosen programs (none autoattach: probes are attached per group
  * later) and opens the rings they write to. */
-static int kern_load(struct ebee_kern *k, char *msg, size_t msg_len)
+static int loader_load(struct ebee_loader *k, char *msg, size_t msg_len)
 {
 	int err;
 
@@ -313,10 +314,10 @@ static int kern_load(struct ebee_kern *k, char *msg, size_t msg_len)
 	return err;
 }
 
-int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, char *msg,
-		   size_t msg_len)
+int ebee_loader_open(const struct ebee_loader_opts *opts, struct ebee_loader **out, char *msg,
+		     size_t msg_len)
 {
-	struct ebee_kern *k;
+	struct ebee_loader *k;
 	int err;
 
 	k = calloc(1, sizeof(*k));
@@ -333,31 +334,31 @@ int ebee_kern_open(const struct ebee_kern_opts *opts, struct ebee_kern **out, ch
 		snprintf(msg, msg_len, "ebee: cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
-	err = kern_size_maps(k, msg, msg_len);
+	err = loader_size_maps(k, msg, msg_len);
 	if (err)
 		goto fail;
-	kern_choose_progs(k);
-	err = kern_size_path_maps(k, msg, msg_len);
+	loader_choose_progs(k);
+	err = loader_size_path_maps(k, msg, msg_len);
 	if (err)
 		goto fail;
-	err = kern_load(k, msg, msg_len);
+	err = loader_load(k, msg, msg_len);
 	if (err)
 		goto fail;
 	*out = k;
 	return 0;
 fail:
-	ebee_kern_close(k);
+	ebee_loader_close(k);
 	return err;
 }
 
-static void detach_group(struct ebee_kern *k, int g)
+static void detach_group(struct ebee_loader *k, int g)
 {
 	for (int i = 0; i < k->nlinks[g]; i++)
 		bpf_link__destroy(k->links[g][i]);
 	k->nlinks[g] = 0;
 }
 
-void ebee_kern_close(struct ebee_kern *k)
+void ebee_loader_close(struct ebee_loader *k)
 {
 	if (!k)
 		return;
@@ -374,7 +375,7 @@ void ebee_kern_close(struct ebee_kern *k)
 	free(k);
 }
 
-static int attach_group(struct ebee_kern *k, unsigned int bit, char *msg, size_t msg_len)
+static int attach_group(struct ebee_loader *k, unsigned int bit, char *msg, size_t msg_len)
 {
 	struct bpf_program *progs[MAX_GROUP_PROGS];
 	int g = group_idx(bit), n, err;
@@ -407,7 +408,7 @@ static int attach_group(struct ebee_kern *k, unsigned int bit, char *msg, size_t
 	return 0;
 }
 
-int ebee_kern_set_probes(struct ebee_kern *k, unsigned int mask, char *msg, size_t msg_len)
+int ebee_loader_set_probes(struct ebee_loader *k, unsigned int mask, char *msg, size_t msg_len)
 {
 	unsigned int add = mask & ~k->probes, del = k->probes & ~mask;
 	int err;
@@ -437,12 +438,12 @@ int ebee_kern_set_probes(struct ebee_kern *k, unsigned int mask, char *msg, size
 	return 0;
 }
 
-unsigned int ebee_kern_probes(const struct ebee_kern *k)
+unsigned int ebee_loader_probes(const struct ebee_loader *k)
 {
 	return k->probes;
 }
 
-int ebee_kern_workload_set(struct ebee_kern *k, uint32_t wid, uint32_t flags)
+int ebee_loader_workload_set(struct ebee_loader *k, uint32_t wid, uint32_t flags)
 {
 	int fd = bpf_map__fd(k->skel->maps.workloads), pfd = bpf_map__fd(k->skel->maps.procs);
 	struct ebee_wl v = {};
@@ -474,14 +475,14 @@ int ebee_kern_workload_set(struct ebee_kern *k, uint32_t wid, uint32_t flags)
 	return 0;
 }
 
-int ebee_kern_fstat(struct ebee_kern *k, uint32_t wid, struct ebee_fstat *out)
+int ebee_loader_fstat(struct ebee_loader *k, uint32_t wid, struct ebee_fstat *out)
 {
 	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.fstats), &wid, out))
 		return -errno;
 	return 0;
 }
 
-int ebee_kern_workload_dropped(struct ebee_kern *k, uint32_t wid, uint64_t *dropped)
+int ebee_loader_workload_dropped(struct ebee_loader *k, uint32_t wid, uint64_t *dropped)
 {
 	struct ebee_wl v;
 
@@ -491,7 +492,7 @@ int ebee_kern_workload_dropped(struct ebee_kern *k, uint32_t wid, uint64_t *drop
 	return 0;
 }
 
-int ebee_kern_proc_add(struct ebee_kern *k, uint32_t tgid, uint32_t wid)
+int ebee_loader_proc_add(struct ebee_loader *k, uint32_t tgid, uint32_t wid)
 {
 	struct ebee_proc p = { .wid = wid };
 	struct ebee_wl v;
@@ -505,7 +506,7 @@ int ebee_kern_proc_add(struct ebee_kern *k, uint32_t tgid, uint32_t wid)
 	return 0;
 }
 
-int ebee_kern_conn_adopt(struct ebee_kern *k, uint32_t tgid, uint32_t fd)
+int ebee_loader_conn_adopt(struct ebee_loader *k, uint32_t tgid, uint32_t fd)
 {
 	struct ebee_conn_key key = { .tgid = tgid, .fd = fd };
 	struct ebee_conn c = { .flags = EBEE_CF_ADOPTED };
@@ -518,7 +519,7 @@ int ebee_kern_conn_adopt(struct ebee_kern *k, uint32_t tgid, uint32_t fd)
 	return 0;
 }
 
-int ebee_kern_sconn_adopt(struct ebee_kern *k, uint32_t wid, const struct ebee_adopt_key *key)
+int ebee_loader_sconn_adopt(struct ebee_loader *k, uint32_t wid, const struct ebee_adopt_key *key)
 {
 	if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.adopt), key, &wid, BPF_NOEXIST))
 		return -errno;
@@ -527,12 +528,12 @@ int ebee_kern_sconn_adopt(struct ebee_kern *k, uint32_t wid, const struct ebee_a
 	return 0;
 }
 
-bool ebee_kern_sock_path(const struct ebee_kern *k)
+bool ebee_loader_sock_path(const struct ebee_loader *k)
 {
 	return k->opts.sock_path;
 }
 
-unsigned int ebee_kern_proc_count(struct ebee_kern *k, uint32_t wid)
+unsigned int ebee_loader_proc_count(struct ebee_loader *k, uint32_t wid)
 {
 	int fd = bpf_map__fd(k->skel->maps.procs);
 	uint32_t key, *prev = NULL;
@@ -583,7 +584,7 @@ static size_t del_by_wid(int fd, size_t key_sz, size_t val_sz, size_t wid_off, u
 	return n;
 }
 
-void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid)
+void ebee_loader_workload_del(struct ebee_loader *k, uint32_t wid)
 {
 	int pfd = bpf_map__fd(k->skel->maps.procs), cfd = bpf_map__fd(k->skel->maps.conns);
 	uint32_t key, *prev = NULL, *tgids = NULL;
@@ -654,7 +655,7 @@ void ebee_kern_workload_del(struct ebee_kern *k, uint32_t wid)
 	free(tgids);
 }
 
-int ebee_kern_poll(struct ebee_kern *k, int timeout_ms)
+int ebee_loader_poll(struct ebee_loader *k, int timeout_ms)
 {
 	/* Submits mostly skip the wakeup, so epoll only fires when the ring is
 	 * half full; drain whatever is there either way. */
@@ -665,12 +666,12 @@ int ebee_kern_poll(struct ebee_kern *k, int timeout_ms)
 	return ring_buffer__consume(k->rb);
 }
 
-int ebee_kern_consume(struct ebee_kern *k)
+int ebee_loader_consume(struct ebee_loader *k)
 {
 	return ring_buffer__consume(k->rb);
 }
 
-uint64_t ebee_kern_counter(struct ebee_kern *k, unsigned int idx)
+uint64_t ebee_loader_counter(struct ebee_loader *k, unsigned int idx)
 {
 	uint64_t vals[k->ncpus], sum = 0;
 
@@ -699,19 +700,19 @@ static uint64_t count_entries(int fd)
 
 /* ---- gRPC: hooks for the grpc object (metrics/src/grpc.c) ---- */
 
-int ebee_kern_map_fd(struct ebee_kern *k, const char *name)
+int ebee_loader_map_fd(struct ebee_loader *k, const char *name)
 {
 	int fd = bpf_object__find_map_fd_by_name(k->skel->obj, name);
 
 	return fd < 0 ? -ENOENT : fd;
 }
 
-int ebee_kern_ringbuf_add(struct ebee_kern *k, int map_fd)
+int ebee_loader_ringbuf_add(struct ebee_loader *k, int map_fd)
 {
 	return ring_buffer__add(k->rb, map_fd, handle_rec, k);
 }
 
-uint64_t ebee_kern_conn_count(struct ebee_kern *k)
+uint64_t ebee_loader_conn_count(struct ebee_loader *k)
 {
 	int64_t n;
 
@@ -721,7 +722,7 @@ uint64_t ebee_kern_conn_count(struct ebee_kern *k)
 	return n > 0 ? (uint64_t)n : 0;
 }
 
-int ebee_kern_epoll_fd(struct ebee_kern *k)
+int ebee_loader_epoll_fd(struct ebee_loader *k)
 {
 	return ring_buffer__epoll_fd(k->rb);
 }
