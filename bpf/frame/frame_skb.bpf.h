@@ -628,6 +628,99 @@ length:
 	return -1;
 }
 
+/* The TCP header of an IPv4 or IPv6 packet: 0 with *off at the payload, or
+ * -1 (not TCP, or IPv6 extension headers, not followed). */
+static __always_inline int frame_tcp(struct __sk_buff *skb, struct tcphdr *th, __u32 *off)
+{
+	__u8 ip[20];
+
+	if (skb->protocol == bpf_htons(ETH_P_IP_)) {
+		if (bpf_skb_load_bytes(skb, 0, ip, sizeof(ip)) || ip[9] != IPPROTO_TCP_)
+			return -1;
+		*off = (ip[0] & 0xf) * 4;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6_)) {
+		if (bpf_skb_load_bytes(skb, 0, ip, 8) || ip[6] != IPPROTO_TCP_)
+			return -1;
+		*off = 40;
+	} else {
+		return -1;
+	}
+	if (bpf_skb_load_bytes(skb, *off, th, sizeof(*th)))
+		return -1;
+	*off += th->doff * 4;
+	return 0;
+}
+
+/* A direction that lost sync waits for a segment that begins where a
+ * message may begin: 0 when this one does (the parser restarts at seq), -1
+ * when it is passed over. */
+static __always_inline int frame_hunt(struct __sk_buff *skb, struct ebee_sconn *c,
+				      struct ebee_fdir *d, __u32 off, __u32 seq, __u32 plen,
+				      __s32 diff, int fr, int egress)
+{
+	struct ebee_fstat *s;
+	__u8 ch;
+
+	if (diff < 0 || bpf_skb_load_bytes(skb, off, &ch, 1) || !ebee_fr_may_start(fr, egress, ch)) {
+		if (diff >= 0)
+			d->next = seq + plen;
+		return -1;
+	}
+	fr_reset(d);
+	d->next = seq;
+	if ((s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->resync, 1);
+	return 0;
+}
+
+/* Run the parser over plen new bytes at off (sequence number seq), then
+ * pair what it found: requests begun, responses ended. */
+static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn *c,
+				       struct ebee_sframe *f, struct ebee_fdir *d,
+				       struct ebee_h2tab *h2, __u32 off, __u32 plen, __u32 seq,
+				       int fr, int egress, int fin)
+{
+	struct fr_walk w = {
+		.skb = skb,
+		.d = d,
+		.head_bits = &f->head_bits,
+		.c = c,
+		.f = f,
+		.h2 = h2,
+		.ws = {
+			.pos = off,
+			.end = off + plen,
+			.seq0 = seq,
+			.off0 = off,
+			.fr = fr,
+			.resp = egress,
+		},
+	};
+
+	bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &w, 0);
+	if ((w.ws.err || w.ws.pos < w.ws.end) && c->fr == EBEE_FR_NONE) {
+		/* Not HTTP/2 after all: no framer lost sync. */
+		c->fflags &= ~EBEE_FF_H2SRV;
+		c->fr = EBEE_FR_LENGTH;
+		return;
+	} else if (w.ws.err || w.ws.pos < w.ws.end) {
+		fr_desync(c, f, d);
+		d->next = seq + plen;
+	} else {
+		d->next = seq + plen;
+	}
+	if (c->fr == EBEE_FR_TLS) {
+		frame_tls_pair(c, f, &w.ws, egress);
+		if (fin)
+			frame_tls_close(c, f);
+		return;
+	}
+	if (w.ws.starts)
+		frame_queue(c, f, w.ws.first, w.ws.starts);
+	if (w.ws.ends)
+		frame_answer(c, f, w.ws.ends, frame_write_ns(f, w.ws.last_end, bpf_ktime_get_ns()));
+}
+
 static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 {
 	struct bpf_sock *bsk = skb->sk;
@@ -638,7 +731,6 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	struct tcphdr th;
 	__u32 off, plen, seq;
 	__s32 diff;
-	__u8 ip[20];
 	int fr;
 
 	if (!bsk)
@@ -646,20 +738,8 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	c = bpf_sk_storage_get(&sconns, bsk, 0, 0);
 	if (!c || (c->fr != EBEE_FR_NONE && !fr_framed(c)))
 		return;
-	if (skb->protocol == bpf_htons(ETH_P_IP_)) {
-		if (bpf_skb_load_bytes(skb, 0, ip, sizeof(ip)) || ip[9] != IPPROTO_TCP_)
-			return;
-		off = (ip[0] & 0xf) * 4;
-	} else if (skb->protocol == bpf_htons(ETH_P_IPV6_)) {
-		if (bpf_skb_load_bytes(skb, 0, ip, 8) || ip[6] != IPPROTO_TCP_)
-			return; /* extension headers: not followed */
-		off = 40;
-	} else {
+	if (frame_tcp(skb, &th, &off))
 		return;
-	}
-	if (bpf_skb_load_bytes(skb, off, &th, sizeof(th)))
-		return;
-	off += th.doff * 4;
 	seq = bpf_ntohl(th.seq);
 	plen = skb->len > off ? skb->len - off : 0;
 	if (c->fr == EBEE_FR_NONE && (!egress || !(c->fflags & EBEE_FF_H2SRV))) {
@@ -696,23 +776,9 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	if (diff > 0 && (d->flags & EBEE_FD_SYNC))
 		fr_desync(c, f, d); /* a gap: bytes this parser never saw */
 	if (d->flags & EBEE_FD_HUNT) {
-		__u8 ch;
-
-		if (diff < 0 || bpf_skb_load_bytes(skb, off, &ch, 1) ||
-		    !ebee_fr_may_start(fr, egress, ch)) {
-			if (diff >= 0)
-				d->next = seq + plen;
+		if (frame_hunt(skb, c, d, off, seq, plen, diff, fr, egress))
 			return;
-		}
-		fr_reset(d);
-		d->next = seq;
 		diff = 0;
-		{
-			struct ebee_fstat *s = fstat_get(c->wid);
-
-			if (s)
-				__sync_fetch_and_add(&s->resync, 1);
-		}
 	}
 	if (diff < 0) {
 		if ((__u32)-diff >= plen)
@@ -721,48 +787,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		plen -= -diff;
 		seq = d->next;
 	}
-	{
-		struct fr_walk w = {
-			.skb = skb,
-			.d = d,
-			.head_bits = &f->head_bits,
-			.c = c,
-			.f = f,
-			.h2 = h2,
-			.ws = {
-				.pos = off,
-				.end = off + plen,
-				.seq0 = seq,
-				.off0 = off,
-				.fr = fr,
-				.resp = egress,
-			},
-		};
-
-		bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &w, 0);
-		if ((w.ws.err || w.ws.pos < w.ws.end) && c->fr == EBEE_FR_NONE) {
-			/* Not HTTP/2 after all: no framer lost sync. */
-			c->fflags &= ~EBEE_FF_H2SRV;
-			c->fr = EBEE_FR_LENGTH;
-			return;
-		} else if (w.ws.err || w.ws.pos < w.ws.end) {
-			fr_desync(c, f, d);
-			d->next = seq + plen;
-		} else {
-			d->next = seq + plen;
-		}
-		if (c->fr == EBEE_FR_TLS) {
-			frame_tls_pair(c, f, &w.ws, egress);
-			if (th.fin)
-				frame_tls_close(c, f);
-			return;
-		}
-		if (w.ws.starts)
-			frame_queue(c, f, w.ws.first, w.ws.starts);
-		if (w.ws.ends)
-			frame_answer(c, f, w.ws.ends,
-				     frame_write_ns(f, w.ws.last_end, bpf_ktime_get_ns()));
-	}
+	frame_walk(skb, c, f, d, h2, off, plen, seq, fr, egress, th.fin);
 }
 
 SEC("cgroup_skb/ingress")

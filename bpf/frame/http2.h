@@ -107,7 +107,9 @@ static __always_inline int ebee_h2_frame_end(struct ebee_fdir *d)
 	return ev;
 }
 
-/* The frame header is complete (c was its last byte): what the frame is. */
+/* The frame header is complete (c was its last byte): what the frame is.
+ * One case per frame type (RFC 9113 section 6), each with its rules: longer
+ * than a screen as a whole, read one case at a time. */
 static __always_inline int ebee_h2_header(struct ebee_fdir *d, int resp)
 {
 	__u32 len = d->num, type = d->stack[0], fl = d->stack[1], sid = d->left;

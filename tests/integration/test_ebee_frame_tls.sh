@@ -11,9 +11,9 @@
 #     h2 warning in TLS 1.3, whose ServerHello hides the choice; trusted in TLS 1.2, whose
 #     ServerHello shows it;
 #   - curl fetching several URLs on one connection, likewise;
-#   - responses of 200 KB (13 records across segments): exact, trusted; POSTs of 100 KB, the
-#     body written apart from the headers (http.client), answered after the body is read:
-#     exact, but untrusted (the client wrote again before the reply: pipelining or a request
+#   - responses of 200 KB (13 records across segments): exact, trusted; POSTs of 100 KB over
+#     TLS 1.2, the body written apart from the headers (http.client), answered after the body
+#     is read: exact, but untrusted (the client wrote again before the reply: pipelining or a request
 #     in pieces, the bytes do not say).
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
@@ -164,8 +164,11 @@ check curl12 30 trusted
 
 trace big13 "" "$p13" 2 20 /big keepalive h1
 check big13 40 trusted
-trace post13 "" "$p13" 2 20 /sink keepalive h1 100000
-check post13 40 untrusted "wrote again"
+# TLS 1.2: in 1.3 the server's session tickets can leave between the first request's
+# records (after its headers, before its body), and the body's next record then counts as a
+# request (tls.h, "Known wrong"): 41 of 40 in 1 of 4 runs here.
+trace post12 "" "$p12" 2 20 /sink keepalive h1 100000
+check post12 40 untrusted "wrote again"
 
 for v in 13 12; do
 	eval "port=\$p$v"
