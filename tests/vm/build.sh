@@ -19,7 +19,8 @@ GUEST_PKGS="systemd-sysv udev kmod dbus iproute2 procps util-linux psmisc python
 	libbpf1 libelf1 libcgroup2 libcpupower1 libinih1 libmicrohttpd12 libsystemd0
 	libgrpc++1.51 libprotobuf32 liburing2 libcmocka0 zlib1g
 	gcc libc6-dev libstdc++-12-dev binutils make pkg-config libbpf-dev libelf-dev zlib1g-dev
-	man-db bash-completion prometheus initramfs-tools"
+	man-db bash-completion prometheus initramfs-tools
+	redis-server redis-tools dnsmasq-base dnsperf nghttp2-client python3-grpcio openssl strace"
 KERNEL_61=linux-image-amd64
 
 stamp_want() {
@@ -132,7 +133,7 @@ WantedBy=multi-user.target
 UNIT
 ln -sf /etc/systemd/system/vm-job.service "$rootfs/etc/systemd/system/multi-user.target.wants/vm-job.service"
 # Tests start their own servers on loopback; the packaged ones would hold their ports.
-for u in memcached.service nginx.service prometheus.service apt-daily.timer \
+for u in memcached.service nginx.service prometheus.service redis-server.service apt-daily.timer \
 	apt-daily-upgrade.timer man-db.timer e2scrub_all.timer fstrim.timer \
 	getty@tty1.service serial-getty@ttyS0.service; do
 	ln -sf /dev/null "$rootfs/etc/systemd/system/$u"
