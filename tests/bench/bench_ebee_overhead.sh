@@ -317,27 +317,10 @@ if ! command -v nginx >/dev/null || ! command -v h2load >/dev/null; then
 else
 hport=$(free_port)
 mkdir -p "$tmp/nginx/tmp"
-cat >"$tmp/nginx/nginx.conf" <<CONF
-master_process on;
-worker_processes 1;
-daemon off;
-error_log $tmp/nginx/error.log;
-pid $tmp/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	keepalive_requests 100000000;
-	client_body_temp_path $tmp/nginx/tmp;
-	proxy_temp_path $tmp/nginx/tmp;
-	fastcgi_temp_path $tmp/nginx/tmp;
-	uwsgi_temp_path $tmp/nginx/tmp;
-	scgi_temp_path $tmp/nginx/tmp;
-	server {
+nginx_conf "$tmp/nginx" "	server {
 		listen 127.0.0.1:$hport http2;
-		location / { default_type text/plain; return 200 "ok\n"; }
-	}
-}
-CONF
+		location / { default_type text/plain; return 200 \"ok\\n\"; }
+	}" off || fail "cannot write nginx.conf"
 nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null >/dev/null 2>&1 &
 hpid=$!
 epids+=($hpid)

@@ -19,30 +19,12 @@ mkdir -p "$tmp/nginx/tmp"
 start_cpr d5 --delay-ms 5 --threads 16
 start_cpr d40 --delay-ms 40 --threads 16
 [ -n "$d5_port" ] && [ -n "$d40_port" ] || fail "cpr_server did not start"
-cat >"$tmp/nginx/nginx.conf" <<CONF
-master_process on;
-worker_processes 1;
-daemon off;
-error_log $tmp/nginx/error.log;
-pid $tmp/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-	access_log $tmp/nginx/access.log;
-	keepalive_timeout 65;
-	keepalive_requests 1000000;
-	client_body_temp_path $tmp/nginx/tmp;
-	proxy_temp_path $tmp/nginx/tmp;
-	fastcgi_temp_path $tmp/nginx/tmp;
-	uwsgi_temp_path $tmp/nginx/tmp;
-	scgi_temp_path $tmp/nginx/tmp;
-	server {
+nginx_conf "$tmp/nginx" "	server {
 		listen 127.0.0.1:$port http2;
-		location / { default_type text/plain; return 200 "ok\n"; }
+		location / { default_type text/plain; return 200 \"ok\\n\"; }
 		location /d5/ { proxy_pass http://127.0.0.1:$d5_port/; }
 		location /d40/ { proxy_pass http://127.0.0.1:$d40_port/; }
-	}
-}
-CONF
+	}" || fail "cannot write nginx.conf"
 nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
 	>"$tmp/nginx/stderr.log" 2>&1 &
 npid=$!

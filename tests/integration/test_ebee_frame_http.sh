@@ -17,29 +17,11 @@ mkdir -p "$tmp/nginx/tmp"
 # time, which is what ebee sees, dwarfing what the client adds (its own scheduling, Python's).
 start_cpr up --delay-ms 5 --threads 4
 [ -n "$up_port" ] || fail "cpr_server did not start"
-cat >"$tmp/nginx/nginx.conf" <<CONF
-master_process on;
-worker_processes 1;
-daemon off;
-error_log $tmp/nginx/error.log;
-pid $tmp/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-	access_log $tmp/nginx/access.log;
-	keepalive_timeout 65;
-	keepalive_requests 1000000;
-	client_body_temp_path $tmp/nginx/tmp;
-	proxy_temp_path $tmp/nginx/tmp;
-	fastcgi_temp_path $tmp/nginx/tmp;
-	uwsgi_temp_path $tmp/nginx/tmp;
-	scgi_temp_path $tmp/nginx/tmp;
-	server {
+nginx_conf "$tmp/nginx" "	server {
 		listen 127.0.0.1:$port;
-		location / { default_type text/plain; return 200 "ok\n"; }
+		location / { default_type text/plain; return 200 \"ok\\n\"; }
 		location /slow/ { proxy_pass http://127.0.0.1:$up_port/; }
-	}
-}
-CONF
+	}" || fail "cannot write nginx.conf"
 nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
 	>"$tmp/nginx/stderr.log" 2>&1 &
 npid=$!

@@ -56,26 +56,8 @@ site() {
 	}
 CONF
 }
-cat >"$tmp/nginx/nginx.conf" <<CONF
-master_process on;
-worker_processes 1;
-daemon off;
-error_log $tmp/nginx/error.log;
-pid $tmp/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-	access_log $tmp/nginx/access.log;
-	keepalive_timeout 65;
-	keepalive_requests 1000000;
-	client_body_temp_path $tmp/nginx/tmp;
-	proxy_temp_path $tmp/nginx/tmp;
-	fastcgi_temp_path $tmp/nginx/tmp;
-	uwsgi_temp_path $tmp/nginx/tmp;
-	scgi_temp_path $tmp/nginx/tmp;
-$(site "$p13" TLSv1.3)
-$(site "$p12" TLSv1.2)
-}
-CONF
+nginx_conf "$tmp/nginx" "$(site "$p13" TLSv1.3)
+$(site "$p12" TLSv1.2)" || fail "cannot write nginx.conf"
 nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
 	>"$tmp/nginx/stderr.log" 2>&1 &
 npid=$!

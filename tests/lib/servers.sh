@@ -128,38 +128,45 @@ start_nginx()
 	mkdir -p "$dir" || return 1
 	dir=$(cd "$dir" && pwd) || return 1
 	if [ "$ka" = on ]; then kt=65; else kt=0; fi
+	nginx_conf "$dir" "	server {
+		listen 127.0.0.1:$port;
+		location / { default_type text/plain; return 200 \"ok\\n\"; }
+	}" "$dir/access.log" "$workers" "$kt" || return 1
+	mkdir -p "$dir/tmp" "$dir/logs"
+	nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" </dev/null >"$dir/stderr.log" 2>&1 &
+	pid=$!
+	_wait_accepting "$pid" "$port" nginx "$dir/error.log" || return 1
+	echo "$pid"
+}
+
+# nginx_conf DIR SERVER_BLOCKS [ACCESS_LOG [WORKERS [KEEPALIVE_TIMEOUT]]]: DIR/nginx.conf for
+# an nginx run in the foreground from DIR (logs, pid and temporary files there) serving
+# SERVER_BLOCKS (nginx "server { }" text); ACCESS_LOG a path or off (default DIR/access.log),
+# WORKERS 1, KEEPALIVE_TIMEOUT 65 s, and keep-alive connections never closed for their count.
+nginx_conf()
+{
+	local dir=$1 servers=$2 log=${3:-$1/access.log} workers=${4:-1} kt=${5:-65}
+
+	mkdir -p "$dir/tmp" || return 1
 	cat >"$dir/nginx.conf" <<EOF
 master_process on;
 worker_processes $workers;
 daemon off;
 error_log $dir/error.log;
 pid $dir/nginx.pid;
-events {
-	worker_connections 1024;
-}
+events { worker_connections 1024; }
 http {
-	access_log $dir/access.log;
+	access_log $log;
 	keepalive_timeout $kt;
-	keepalive_requests 1000000;
+	keepalive_requests 100000000;
 	client_body_temp_path $dir/tmp;
 	proxy_temp_path $dir/tmp;
 	fastcgi_temp_path $dir/tmp;
 	uwsgi_temp_path $dir/tmp;
 	scgi_temp_path $dir/tmp;
-	server {
-		listen 127.0.0.1:$port;
-		location / {
-			default_type text/plain;
-			return 200 "ok\n";
-		}
-	}
+$servers
 }
 EOF
-	mkdir -p "$dir/tmp" "$dir/logs"
-	nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" </dev/null >"$dir/stderr.log" 2>&1 &
-	pid=$!
-	_wait_accepting "$pid" "$port" nginx "$dir/error.log" || return 1
-	echo "$pid"
 }
 
 # nginx_workers MASTER_PID: print the worker pids (children of the master), one a line.
