@@ -85,6 +85,16 @@ done
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
+# round_order I: the order of round I's runs in $order: odd rounds run untraced first, even
+# rounds last (ABBA), so that a drift of the machine's speed within a round favours neither.
+round_order() {
+	order=(untraced "${paths[@]}")
+	if [ $(($1 % 2)) -eq 0 ]; then
+		local rev=() j
+		for ((j = ${#order[@]} - 1; j >= 0; j--)); do rev+=("${order[j]}"); done
+		order=("${rev[@]}")
+	fi
+}
 hz=$(getconf CLK_TCK)
 want() { [[ " ${BENCH_SECTIONS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
 
@@ -149,14 +159,7 @@ run_config() {
 	ebee_us[$p]=$(awk -v t=$((e1 - e0)) -v n="${ops[$p]}" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
 }
 for i in $(seq "$pairs"); do
-	# Odd rounds run untraced first, even rounds last (ABBA): a drift of the
-	# machine's speed within a round then favours neither side.
-	order=(untraced "${paths[@]}")
-	if [ $((i % 2)) -eq 0 ]; then
-		rev=()
-		for ((j = ${#order[@]} - 1; j >= 0; j--)); do rev+=("${order[j]}"); done
-		order=("${rev[@]}")
-	fi
+	round_order "$i"
 	for p in "${order[@]}"; do run_config "$p"; done
 	off=${ops[untraced]}
 	echo "$off" >>"$tmp/ops_off"
@@ -287,12 +290,7 @@ run_redis() {
 }
 declare -A rcmd
 for i in $(seq "$pairs"); do
-	order=(untraced "${paths[@]}")
-	if [ $((i % 2)) -eq 0 ]; then
-		rev=()
-		for ((j = ${#order[@]} - 1; j >= 0; j--)); do rev+=("${order[j]}"); done
-		order=("${rev[@]}")
-	fi
+	round_order "$i"
 	for p in "${order[@]}"; do run_redis "$p"; done
 	printf "%-5s %-13s %12s %14s %10s %10s\n" "$i" untraced "${rcmd[untraced]}" "${rcpu[untraced]}" 1 -
 	for p in "${paths[@]}"; do
@@ -355,12 +353,7 @@ run_h2() {
 	hebee[$p]=$(awk -v t=$((e1 - e0)) -v n="$ok" -v hz="$hz" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
 }
 for i in $(seq "$pairs"); do
-	order=(untraced "${paths[@]}")
-	if [ $((i % 2)) -eq 0 ]; then
-		rev=()
-		for ((j = ${#order[@]} - 1; j >= 0; j--)); do rev+=("${order[j]}"); done
-		order=("${rev[@]}")
-	fi
+	round_order "$i"
 	for p in "${order[@]}"; do run_h2 "$p"; done
 	printf "%-5s %-13s %12s %14s %10s %10s\n" "$i" untraced "${hreq[untraced]}" "${hcpu[untraced]}" 1 -
 	for p in "${paths[@]}"; do
