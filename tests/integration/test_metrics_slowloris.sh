@@ -11,10 +11,11 @@
 pt_require build/parties build/ebee curl
 N=100 INTERVAL=2 BOUND=1.0
 
-# scrape_under_attack NAME PORT: start the attack, scrape 10 times, stop it.
+# scrape_under_attack NAME PORT PID: start the attack, scrape 10 times, stop it. PID is
+# the server's: a scrape that fails because it is gone says so, rather than "timeout".
 scrape_under_attack()
 {
-	local name=$1 port=$2 t worst=0 late=0 i
+	local name=$1 port=$2 pid=$3 t worst=0 late=0 i
 	rm -f "$PT_TMP/ready"
 	python3 tests/lib/slowloris.py "$port" $N $INTERVAL 18 "$PT_TMP/ready" >"$PT_TMP/sl.out" 2>&1 &
 	local sl=$!
@@ -25,6 +26,8 @@ scrape_under_attack()
 	for i in $(seq 10); do
 		t=$(curl -sS -o "$PT_TMP/page" -m 5 -w '%{time_total}' "http://127.0.0.1:$port/metrics" 2>&1)
 		if [ $? -ne 0 ] || ! grep -q '^# TYPE' "$PT_TMP/page"; then
+			kill -0 "$pid" 2>/dev/null || die "$name: the server (pid $pid) exited during the attack: $(head -1 <<<"$t")"
+			echo "  $name scrape $i: $t"
 			t=timeout
 			late=$((late + 1))
 		elif awk -v t="$t" -v b=$BOUND 'BEGIN { exit !(t > b) }'; then
@@ -56,7 +59,7 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 [ -n "$port" ] || { cat "$PT_TMP/parties.err"; die "no 'metrics at' line"; }
-scrape_under_attack "parties --metrics" "$port"
+scrape_under_attack "parties --metrics" "$port" $PT_PARTIES
 kill -TERM $PT_PARTIES
 wait $PT_PARTIES
 PT_PARTIES=
@@ -65,8 +68,9 @@ sleep 120 & # traced by ebee, which exits when what it traces does
 PT_PIDS+=($!)
 eport=$(free_port)
 build/ebee trace --pid $! --listen "127.0.0.1:$eport" --interval 1000 >/dev/null 2>"$PT_TMP/ebee.err" &
-PT_PIDS+=($!)
+ebee_pid=$!
+PT_PIDS+=($ebee_pid)
 for _ in $(seq 200); do grep -qs "probes live" "$PT_TMP/ebee.err" && break; sleep 0.05; done
 grep -q "probes live" "$PT_TMP/ebee.err" || die "ebee did not start: $(cat "$PT_TMP/ebee.err")"
-scrape_under_attack "ebee --listen" "$eport"
+scrape_under_attack "ebee --listen" "$eport" $ebee_pid
 echo PASS

@@ -41,10 +41,15 @@ sleep 30 &
 PT_PIDS+=($!)
 printf '[controller]\ninterval_ms = 100\ncgroup_parent = %s\nstate_dir = %s\nlog = %s\n[resources]\nsmt = shared\ncpus = 0-1\nquota = true\n[workload a]\npid = %d\ntarget_ms = 1\ncores = 1\nsource = client:%s\n[workload b]\ncommand = touch %s\ntarget_ms = 1\n' \
 	"$PT_PARENT" "$PT_TMP/state" "$PT_TMP/cfg.jsonl" "$!" "$PT_TMP/feed" "$PT_TMP/launched" >"$PT_TMP/dry.ini"
-(for i in $(seq 1 15); do echo "$((i * 100)) 5000 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
-PT_PIDS+=($!)
+# The feed lasts the dry run, however long parties takes to start: the 1.5 s of
+# --duration count from its first interval, and a feed of a fixed 1.5 s, started before
+# it, was stale by then under emulation (the feed's age is its file's mtime).
+(for i in $(seq 1 600); do echo "$((i * 100)) 5000 100" >>"$PT_TMP/feed"; sleep 0.1; done) &
+feeder=$!
+PT_PIDS+=($feeder)
 build/parties -c "$PT_TMP/dry.ini" --dry-run --duration 1.5 --log "$PT_TMP/dry.jsonl" 2>"$PT_TMP/dry.err" ||
 	{ cat "$PT_TMP/dry.err"; die "dry run failed"; }
+kill $feeder 2>/dev/null
 [ -z "$(pt_cgroups_left)" ] || die "--dry-run created cgroups: $(pt_cgroups_left)"
 grep -q '"action":"up cores"' "$PT_TMP/dry.jsonl" || die "dry run: no upsize logged for a violating workload"
 grep -q '"p99_client_us":5000.0' "$PT_TMP/dry.jsonl" || die "dry run: client p99 not logged"

@@ -10,6 +10,7 @@
 pt_require build/parties build/fixtures/cpr_server build/loadgen
 
 port=$(free_port)
+COOL=3
 {
 	pt_ini_controller
 	cat <<INI
@@ -21,11 +22,14 @@ smt = shared
 [policy parties]
 first = cores
 idle = release
+; a 'down cores' in an idle interval during the load is reverted when the load comes back,
+; and no downsize follows for cooldown_s: the wait for the CPU back counts it (below)
+cooldown_s = $COOL
 INI
 	pt_ini_server web "$port" 4 5 4 "cores = 1"
 } >"$PT_TMP/parties.ini"
 
-pt_parties -c "$PT_TMP/parties.ini" --duration 40
+pt_parties -c "$PT_TMP/parties.ini" --duration 90
 pt_wait_started
 >/dev/null pt_wait_port "$port" || die "cpr_server does not accept on $port"
 pt_log_wait 'w["web"]["cores"] == 1' 5 >/dev/null || die "web did not start on one core"
@@ -47,8 +51,23 @@ wait "${PT_PIDS[0]}"
 # request counts as idle too, so a 'down cores' may come, and be undone, while loadgen runs:
 # under emulation loadgen can stall for longer than an interval.)
 t_end=$(grep '"wl".*}$' "$PT_TMP/log.jsonl" | tail -1 | python3 -c 'import json, sys; print(json.load(sys.stdin)["t"])')
-t_down=$(pt_log_wait "r['t'] > $t_end and w['web']['cores'] == 1" 10) ||
-	{ tail -5 "$PT_TMP/log.jsonl"; die "web kept the second CPU 10 s after the load stopped"; }
+# 10 s, or 10 s after the cool-down of the last revert ends if that is later (in the 6.12
+# guest a revert at the end of the load held the CPU past a fixed 10 s: "hold" while idle)
+t_cool=$(python3 - "$PT_TMP/log.jsonl" "$COOL" <<'PY'
+import json, sys
+t = 0.0
+for l in open(sys.argv[1]):
+    if '"wl"' in l and l.endswith('}\n'):
+        r = json.loads(l)
+        if r['wl'][0]['action'] in ('revert', 'revert failed'):
+            t = r['t'] + float(sys.argv[2])
+print(t)
+PY
+)
+wait_s=$(awk -v c="$t_cool" -v e="$t_end" 'BEGIN { print 10 + (c > e ? c - e : 0) }')
+echo "the load stopped at t=$t_end s; the last revert's cool-down ends at t=$t_cool s: waiting $wait_s s"
+t_down=$(pt_log_wait "r['t'] > $t_end and w['web']['cores'] == 1" "$wait_s") ||
+	{ tail -5 "$PT_TMP/log.jsonl"; die "web kept the second CPU $wait_s s after the load stopped"; }
 python3 - "$PT_TMP/log.jsonl" "$t_up" "$t_down" <<'PY' || die "no 'down cores' between t=$t_up and t=$t_down s"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if '"wl"' in l]

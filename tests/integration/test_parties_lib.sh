@@ -89,10 +89,13 @@ pt_parties()
 
 # pt_feed_workload LINES P99_US: a workload of the test's own (a sleeping process, pid in
 # $WEB; a dry run starts no command) and a client feed $PT_TMP/feed that a background writer
-# fills with LINES samples of P99_US, one every 100 ms.
+# fills with LINES samples of P99_US, one every 100 ms. The workload lives until the
+# cleanup ends it, not for a fixed time: parties stops once every workload has exited, and
+# under emulation a test can outlast any fixed lifetime (test_metrics_slowloris.sh took
+# 35 s in the 6.12 guest, and its last scrapes found no daemon when a 30 s one ended).
 pt_feed_workload()
 {
-	sleep 30 &
+	sleep 3600 &
 	WEB=$!
 	PT_PIDS+=($WEB)
 	: >"$PT_TMP/feed"
