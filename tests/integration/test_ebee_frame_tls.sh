@@ -48,6 +48,7 @@ site() {
 		# without it), so the reply comes after the body; a "return" would answer
 		# while the client still writes the body, the exchange tls.h cannot count.
 		location = /sink {
+			client_body_buffer_size 256k; # in memory: no temporary file for nobody to write
 			proxy_pass http://127.0.0.1:$up_port/;
 			proxy_method GET;
 			proxy_pass_request_body off;
