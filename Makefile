@@ -367,8 +367,8 @@ tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 # host, ending with one summary line. The VM lane (tests/vm: Debian 12 guests under qemu,
 # 6.1 and 6.12, cgroup v2 under systemd, the integration suite inside them) is `make vm`,
 # and `make test-all` is both with one summed closing line. The lane is not in `make test`:
-# it is not reliably green (a 6.12 guest Oops under TCG) and on this shared 2-CPU machine it
-# would take `make test` past 30 minutes (tests/vm/README.md, "Status").
+# it has not had a fully green run yet, and with it `make test` would take past 30 minutes
+# here (1326 s for the lane from an empty cache; tests/vm/README.md, "Status").
 test: tests-build check-layers
 	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)tests/run.sh all
