@@ -47,9 +47,16 @@ while [ $SECONDS -lt $end ]; do
 done
 if [ -n "$live" ]; then
 	dt=$(python3 -c "print('%.2f' % ($live - $start))")
-	python3 -c "import sys; sys.exit(0 if ${cpu:-9} < 1.0 else 1)" &&
-		ok "probes live after ${cpu} s of ebee's CPU (${dt} s wall)" ||
+	# Under qemu's TCG (the VM lane) every instruction is emulated and the verifier's
+	# seconds are not the kernel's: the bound is a host's (systemd-detect-virt says "qemu"
+	# for TCG, "kvm" under KVM, where the bound holds).
+	if [ "$(systemd-detect-virt 2>/dev/null)" = qemu ]; then
+		echo "SKIP (this case): probes live after ${cpu} s of ebee's CPU (${dt} s wall) under TCG emulation, where CPU time says nothing of the < 1 s bound"
+	elif python3 -c "import sys; sys.exit(0 if ${cpu:-9} < 1.0 else 1)"; then
+		ok "probes live after ${cpu} s of ebee's CPU (${dt} s wall)"
+	else
 		bad "probes live only after ${cpu:-?} s of ebee's CPU (want < 1 s; ${dt} s wall)"
+	fi
 else
 	bad "no 'probes live' line on stderr: $(cat "$tmp/err")"
 fi

@@ -169,9 +169,17 @@ PY
 )
 	wait $eb || fail "$fam: ebee exited $?: $(cat "$tmp/err")"
 	kill $srv
-	req=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["requests"])' "$tmp/out.json")
-	echo "IPv6 $1 socket, client on $2: client $answered answered, ebee $req requests"
+	read -r req attach < <(python3 -c 'import json,sys; o = json.loads(open(sys.argv[1]).read().splitlines()[-1]); print(o["requests"], o["attach"])' "$tmp/out.json")
+	# This server blocks in recvfrom before ebee starts. A tracepoint fires where that
+	# call ends, so its datagram counts; an fexit program is not run for a call that
+	# entered before the trampoline was installed (design.md, "Attach methods"), so with
+	# fentry/fexit the first datagram's read is unseen and its answer is unsolicited, as
+	# when tracing begins mid-request (above): exactly one fewer.
+	miss=0
+	case $attach in *fentry*) miss=1 ;; esac
+	echo "IPv6 $1 socket, client on $2: client $answered answered, ebee $req requests (attach $attach)"
 	[ "$answered" = 300 ] || fail "$fam: the client got $answered of 300 answers"
-	[ "$req" = "$answered" ] || fail "$fam: ebee counted $req, the client $answered"
+	[ "$req" = "$((answered - miss))" ] ||
+		fail "$fam: ebee counted $req, the client $answered (attach $attach: want $((answered - miss)))"
 done
 echo "PASS"

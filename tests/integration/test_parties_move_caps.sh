@@ -132,9 +132,11 @@ echo "ok: SIGTERM: restored; root subtree_control '$before'"
 # SIGKILL, then a new daemon repairs before it starts
 start
 kill -KILL "$PT_PARTIES"; wait "$PT_PARTIES" 2>/dev/null; PT_PARTIES=
-[ -n "$(pt_cgroups_left)" ] || die "nothing left after SIGKILL: the test shows nothing"
+left=$(pt_cgroups_left)
+[ -n "$left" ] || die "nothing left after SIGKILL: the test shows nothing"
 start
-grep -q "earlier instance" "$PT_TMP/parties.err" || die "the restarted daemon did not repair"
+grep -q "earlier instance" "$PT_TMP/parties.err" ||
+	die "the restarted daemon did not repair (left after SIGKILL: $left; state: $(ls "$PT_TMP/state" 2>&1)): $(cat "$PT_TMP/parties.err")"
 pt_stop_restored TERM
 [ "$(root_sc)" = "$before" ] || die "after SIGKILL + restart the root's subtree_control is '$(root_sc)'"
 echo "ok: SIGKILL + restart: repaired and restored"
