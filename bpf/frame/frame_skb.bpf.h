@@ -339,7 +339,7 @@ __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struc
 {
 	struct ebee_fstat *s;
 	struct ebee_h2s *e;
-	__u64 end;
+	__u64 end, arr, svc;
 	int j;
 
 	if (!c || !f || !t || !ws)
@@ -364,16 +364,19 @@ __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struc
 		return 0;
 	}
 	e = &t->s[j & (EBEE_H2_SLOTS - 1)];
+	arr = e->arr_ns;
+	svc = e->svc_ns ? e->svc_ns : arr;
+	/* The other side may be ending it at this moment: one of the two. */
+	if (!ebee_h2_take(t, j, ws->ev_id))
+		return 0;
 	/* The server's end at the return of its write, as for the other
 	 * framers; a client's reset at its arrival. */
 	end = ws->resp ? frame_write_ns(f, ws->ev_seq, ws->now) : ws->now;
 	if (c->wid && (c->wflags & EBEE_F_IO))
-		frame_emit(c->wid, end, fr_since(end, e->svc_ns ? e->svc_ns : e->arr_ns),
-			   fr_since(end, e->arr_ns), 1);
+		frame_emit(c->wid, end, fr_since(end, svc), fr_since(end, arr), 1);
 	c->nreq++;
 	if (ws->ev == EBEE_FEV_ABORT && (s = fstat_get(c->wid)))
 		__sync_fetch_and_add(&s->aborted, 1);
-	ebee_h2_del(t, j);
 	return 0;
 }
 

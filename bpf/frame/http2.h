@@ -282,18 +282,23 @@ static __always_inline int ebee_h2_step(struct ebee_fdir *d, __u8 c, int resp)
  *
  * Ingress adds streams while egress ends them and the server's reads mark
  * them, on other CPUs at the same time: a slot is written by whoever owns it
- * (its adder until its id is set, then its ender), and the counters change
- * by atomic adds only. Two updates of one slot's unread state racing can
- * leave unread off by one: it only gates the read marking's scan, so that
- * costs a scan, never a stream.
+ * (its adder until its id is set, then whoever takes it: ebee_h2_take), and
+ * the counters change by atomic adds only. Two updates of one slot's
+ * unread state racing can leave unread off by one: it only gates the read
+ * marking's scan, so that costs a scan, never a stream.
  */
 #define EBEE_H2_SLOTS 64
 
 struct ebee_h2s {
 	__u64 arr_ns; /* arrival of the segment holding its HEADERS' frame header */
 	__u64 svc_ns; /* the server's read of it; 0 before */
-	__u32 id;     /* stream id; 0: a free slot */
-	__u32 seq;    /* sequence number of the frame header's last byte */
+	union {
+		struct {
+			__u32 id;  /* stream id; 0: a free slot */
+			__u32 seq; /* sequence number of the frame header's last byte */
+		};
+		__u64 key; /* both: what ebee_h2_take swaps to 0 in one step */
+	};
 };
 
 struct ebee_h2tab {
@@ -350,17 +355,29 @@ static __always_inline int ebee_h2_add(struct ebee_h2tab *t, __u32 id, __u64 arr
 	return -1;
 }
 
-/* The stream in slot j ended: the slot is free again. */
-static __always_inline void ebee_h2_del(struct ebee_h2tab *t, __u32 j)
+/*
+ * Stream id, found in slot j by ebee_h2_find, ended: 1 for the caller that
+ * frees its slot, 0 for any other. Both sides can end one stream at the same
+ * moment, on two CPUs: a client's RST_STREAM on ingress (a gRPC deadline
+ * past) as the server's END_STREAM leaves on egress (the server's own
+ * DEADLINE_EXCEEDED trailers, its timer run out too). Both found the slot;
+ * only the one whose swap of the slot's key (id and seq) to 0 succeeds
+ * counts the stream, so a stream is one request whoever ends it. A caller
+ * reads the slot's times before: once the slot is taken, ingress may give
+ * it to a new stream. Stream ids are never reused, so a key still holding
+ * id at the swap held it since the find, and the times read were its own.
+ */
+static __always_inline int ebee_h2_take(struct ebee_h2tab *t, __u32 j, __u32 id)
 {
 	struct ebee_h2s *s = &t->s[j & (EBEE_H2_SLOTS - 1)];
+	__u64 svc = s->svc_ns, key = s->key;
 
-	if (!s->id)
-		return;
-	if (!s->svc_ns)
+	if (!id || (__u32)key != id || __sync_val_compare_and_swap(&s->key, key, 0) != key)
+		return 0;
+	if (!svc)
 		__sync_fetch_and_add(&t->unread, -1);
-	s->id = 0;
 	__sync_fetch_and_add(&t->live, -1);
+	return 1;
 }
 
 /* The server's reads reached copied (tcp_sock.copied_seq) at now: the
