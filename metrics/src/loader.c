@@ -294,15 +294,51 @@ static int loader_size_path_maps(struct ebee_loader *k, char *msg, size_t msg_le
 	return err;
 }
 
+static long long mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* EBEE_LOAD_STATS=1: what the load cost, on stderr: the time it took and
+ * each loaded program's instructions as the verifier walked them (its cost,
+ * which under emulation dominates a start). */
+static void loader_print_stats(struct ebee_loader *k, long long load_us)
+{
+	struct bpf_program *prog;
+	unsigned long long total = 0;
+
+	fprintf(stderr, "ebee: load stats: %lld ms", load_us / 1000);
+	bpf_object__for_each_program(prog, k->skel->obj)
+	{
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		fprintf(stderr, " %s=%u", bpf_program__name(prog), info.verified_insns);
+		total += info.verified_insns;
+	}
+	fprintf(stderr, "; %llu instructions verified\n", total);
+}
+
 /* Loads the chosen programs (none autoattach: probes are attached per group
  * later) and opens the rings they write to. */
 static int loader_load(struct ebee_loader *k, char *msg, size_t msg_len)
 {
+	long long t0;
 	int err;
 
 	/* Wake the consumer early only when half a ring is full. */
 	k->skel->rodata->wakeup_bytes = k->opts.ringbuf_size / 2;
+	t0 = mono_us();
 	err = ebee_bpf__load(k->skel);
+	if (!err && getenv("EBEE_LOAD_STATS"))
+		loader_print_stats(k, mono_us() - t0);
 	if (err) {
 		snprintf(msg, msg_len, "ebee: loading the BPF programs failed: %s%s%s",
 			 strerror(-err), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);

@@ -83,7 +83,10 @@ k612=$(inchroot apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb1
 	awk '{ print $1 }' | grep -E '^linux-image-6\.12\.[0-9.]+\+deb12-amd64(-unsigned)?$' |
 	sed 's/-unsigned$//' | sort -uV | tail -1)
 [ -n "$k612" ] || vm_die "no linux-image-6.12.*+deb12-amd64 in bookworm-security"
-if ! inchroot apt-cache show "$k612" >/dev/null 2>&1; then k612=$k612-unsigned; fi
+# The unsigned image can be published before its signed one: then the signed name is only a
+# reference (apt-cache show says nothing and still exits 0), and the unsigned is taken.
+inchroot apt-cache show --no-all-versions "$k612" 2>/dev/null | grep -q '^Package:' ||
+	k612=$k612-unsigned
 vm_log "kernels: $KERNEL_61 and $k612"
 vm_retry 3 inchroot apt-get install -y -qq --no-install-recommends $KERNEL_61 "$k612" \
 	>"$VM_DIR/kernels.log" 2>&1 || vm_die "installing the kernels failed (log: $VM_DIR/kernels.log)"
