@@ -32,10 +32,19 @@ stamp_want() {
 
 rootfs=$VM_DIR/rootfs
 mounts=()
-cleanup() {
+# Every mount under the rootfs, deepest first, whoever made it: this script's binds, and
+# any a killed run, debootstrap or a package script left (a stale proc there made
+# mkfs.ext4 -d copy /proc, and a bound /dev must never meet the rm -rf below).
+unmount_rootfs() {
 	local m
+	awk -v r="$rootfs" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/mounts |
+		sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+}
+cleanup() {
+	local i
 	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null; done
 	mounts=()
+	unmount_rootfs
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -56,7 +65,8 @@ t0=$SECONDS
 # --- rootfs
 vm_log "debootstrap bookworm from $main into $rootfs"
 boot_strap() {
-	rm -rf "$rootfs"
+	unmount_rootfs
+	rm -rf --one-file-system "$rootfs"
 	debootstrap --variant=minbase --include="$(echo $GUEST_PKGS | tr ' ' ,)" \
 		bookworm "$rootfs" "$main" >"$VM_DIR/debootstrap.log" 2>&1 && return 0
 	tail -5 "$VM_DIR/debootstrap.log" >&2
