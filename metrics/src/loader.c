@@ -40,6 +40,10 @@ struct ebee_loader {
 	int ncpus;
 	uint32_t wl_epoch; /* last struct ebee_wl.epoch handed out */
 	int cg2_fd;	   /* cgroup v2 root, for the framing programs; -1 before */
+	/* The framing program's egress link (its ingress one is in links[]):
+	 * one program for both hooks, which libbpf's attach cannot express
+	 * (it takes the direction from the section name). -1 when none. */
+	int frame_egress_fd;
 };
 
 /* The root of the cgroup v2 hierarchy, wherever it is mounted (/sys/fs/cgroup
@@ -144,8 +148,7 @@ static int group_progs(const struct ebee_loader *k, unsigned int bit, struct bpf
 							 : s->progs.fe_sock_def_readable;
 		break;
 	case EBEE_PROBE_SOCK_FRAME:
-		p[n++] = s->progs.frame_in;
-		p[n++] = s->progs.frame_out;
+		p[n++] = s->progs.frame_io;
 		break;
 	default:
 		break;
@@ -361,6 +364,7 @@ int ebee_loader_open(const struct ebee_loader_opts *opts, struct ebee_loader **o
 		return -ENOMEM;
 	k->opts = *opts;
 	k->cg2_fd = -1;
+	k->frame_egress_fd = -1;
 	libbpf_set_print(libbpf_print_fn);
 	last_libbpf_msg[0] = 0;
 
@@ -392,6 +396,10 @@ static void detach_group(struct ebee_loader *k, int g)
 	for (int i = 0; i < k->nlinks[g]; i++)
 		bpf_link__destroy(k->links[g][i]);
 	k->nlinks[g] = 0;
+	if (g == group_idx(EBEE_PROBE_SOCK_FRAME) && k->frame_egress_fd >= 0) {
+		close(k->frame_egress_fd);
+		k->frame_egress_fd = -1;
+	}
 }
 
 void ebee_loader_close(struct ebee_loader *k)
@@ -440,6 +448,20 @@ static int attach_group(struct ebee_loader *k, unsigned int bit, char *msg, size
 			return err;
 		}
 		k->links[g][k->nlinks[g]++] = l;
+	}
+	if (bit == EBEE_PROBE_SOCK_FRAME) {
+		/* The same program on the egress hook (it tells the direction
+		 * from the skb). A link, so it goes when ebee does. */
+		k->frame_egress_fd = bpf_link_create(bpf_program__fd(progs[0]), k->cg2_fd,
+						     BPF_CGROUP_INET_EGRESS, NULL);
+		if (k->frame_egress_fd < 0) {
+			err = -errno;
+			snprintf(msg, msg_len, "ebee: cannot attach %s to the egress hook: %s",
+				 bpf_program__name(progs[0]), strerror(-err));
+			k->frame_egress_fd = -1;
+			detach_group(k, g);
+			return err;
+		}
 	}
 	return 0;
 }
