@@ -7,6 +7,9 @@
 # end out of order on each connection (a 5 ms one overtakes the 40 ms ones opened before
 # it): ebee's share of requests under 16 ms is the client's (h2load's per-request log,
 # same run) within 0.05, and its sojourn p90 (a 40 ms one) within 15% of the client's p90.
+# Over a veth pair too (h2load in a network namespace of its own): one framing program
+# serves both directions and tells them apart by the skb's receiving device, which a
+# veth's ingress has as the loopback's does.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
@@ -19,8 +22,17 @@ mkdir -p "$tmp/nginx/tmp"
 start_cpr d5 --delay-ms 5 --threads 16
 start_cpr d40 --delay-ms 40 --threads 16
 [ -n "$d5_port" ] && [ -n "$d40_port" ] || fail "cpr_server did not start"
+# The veth pair: nginx's end in this namespace, h2load's in its own.
+ns=ebee-h2-$$
+ip netns add "$ns" 2>/dev/null || { echo "SKIP: cannot create a network namespace"; exit 77; }
+trap 'ip netns del "$ns" 2>/dev/null; ebeetest_cleanup' EXIT
+ip link add "vh$$" type veth peer name eth0 netns "$ns" &&
+	ip addr add 10.231.0.1/24 dev "vh$$" && ip link set "vh$$" up &&
+	ip -n "$ns" addr add 10.231.0.2/24 dev eth0 && ip -n "$ns" link set eth0 up &&
+	ip -n "$ns" link set lo up || fail "cannot set up the veth pair"
 nginx_conf "$tmp/nginx" "	server {
 		listen 127.0.0.1:$port http2;
+		listen 10.231.0.1:$port http2;
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 		location /d5/ { proxy_pass http://127.0.0.1:$d5_port/; }
 		location /d40/ { proxy_pass http://127.0.0.1:$d40_port/; }
@@ -41,15 +53,18 @@ trace() {
 	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
 	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
 	: >"$tmp/nginx/access.log"
-	h2load "$@" >"$tmp/$name.h2load" 2>&1 || fail "h2load: $(tail -5 "$tmp/$name.h2load")"
+	${in_ns:+ip netns exec "$ns"} h2load "$@" >"$tmp/$name.h2load" 2>&1 ||
+		fail "h2load: $(tail -5 "$tmp/$name.h2load")"
 	sleep 0.3 # the last records reach ebee's consumer
 	kill -INT "$e"
 	wait "$e" || fail "ebee exited non-zero: $(cat "$tmp/$name.err")"
 }
 
-trace count -n 4000 -c 2 -m 8 "http://127.0.0.1:$port/"
-logged=$(wc -l <"$tmp/nginx/access.log")
-python3 - "$tmp/count.json" "$tmp/count.h2load" "$logged" <<'PY' || fail "$(cat "$tmp/count.json")"
+# count NAME: the counts of trace NAME checked.
+count() {
+	local logged
+	logged=$(wc -l <"$tmp/nginx/access.log")
+	python3 - "$tmp/$1.json" "$tmp/$1.h2load" "$logged" "$1" <<'PY' || fail "$(cat "$tmp/$1.json")"
 import json, re, sys
 e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 h = open(sys.argv[2]).read()
@@ -62,9 +77,17 @@ assert "HTTP/2" in h or "h2c" in h, h  # the protocol h2load negotiated
 assert e["framing"] == "http2" and e["untrusted"] is False and e["warning"] is None, e
 assert e["requests"] == ok, (e["requests"], ok)
 assert e["aborted"] == 0, e
-print(f"ok: h2load -c 2 -m 8: ebee {e['requests']} requests = h2load's {ok} succeeded = "
-      f"nginx's {logged} logged, framing http2, trusted")
+print(f"ok: h2load -c 2 -m 8 ({sys.argv[4]}): ebee {e['requests']} requests = h2load's {ok} "
+      f"succeeded = nginx's {logged} logged, framing http2, trusted")
 PY
+}
+trace loopback -n 4000 -c 2 -m 8 "http://127.0.0.1:$port/"
+count loopback
+rx0=$(cat "/sys/class/net/vh$$/statistics/rx_packets")
+in_ns=1 trace veth -n 4000 -c 2 -m 8 "http://10.231.0.1:$port/"
+rx=$(($(cat "/sys/class/net/vh$$/statistics/rx_packets") - rx0))
+[ "$rx" -ge 100 ] || fail "veth: only $rx packets came in on the veth: not over it"
+count veth
 
 trace lat -n 400 -c 2 -m 8 --log-file="$tmp/lat.log" \
 	"http://127.0.0.1:$port/d5/" "http://127.0.0.1:$port/d40/"
