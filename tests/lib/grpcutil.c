@@ -35,6 +35,7 @@ pid_t tu_start_grpc_server(int *port, long delay_us, const char *const extra[])
 }
 
 double tu_grpc_client_wall_s;
+long long tu_grpc_client_max_us;
 
 int tu_grpc_client(int port, int n, int k, const char *const extra[], long long *ok,
 		   long long *deadline)
@@ -59,6 +60,7 @@ int tu_grpc_client(int port, int n, int k, const char *const extra[], long long 
 	out[0] = 0;
 	rc = tu_run(argv, out, sizeof(out), 120);
 	tu_grpc_client_wall_s = tu_now() - t0;
+	tu_grpc_client_max_us = tu_field(out, "max_us");
 	if (ok)
 		*ok = tu_field(out, "ok");
 	if (deadline)

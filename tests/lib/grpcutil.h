@@ -14,6 +14,8 @@ pid_t tu_start_grpc_server(int *port, long delay_us, const char *const extra[]);
  * or -1 if it could not run. */
 /* Wall time (s) of the last tu_grpc_client() run. */
 extern double tu_grpc_client_wall_s;
+/* Its slowest call that completed in time (us; its "max_us" line). */
+extern long long tu_grpc_client_max_us;
 int tu_grpc_client(int port, int n, int k, const char *const extra[], long long *ok,
 		   long long *deadline);
 
