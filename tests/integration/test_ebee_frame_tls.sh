@@ -103,7 +103,7 @@ trace() {
 # check NAME WANT TRUSTED [WORD]: ebee's count = the client's = nginx's = WANT, framing tls,
 # untrusted as TRUSTED says (WORD in the warning when untrusted).
 check() {
-	python3 - "$tmp/$1.json" "$tmp/$1.client" "$(cat "$tmp/$1.logged")" "$@" <<'PY' || fail "$1: $(tail -n 1 "$tmp/$1.json")"
+	python3 - "$tmp/$1.json" "$tmp/$1.client" "$(cat "$tmp/$1.logged")" "$@" <<'PY' || fail "$1: $(tail -n 1 "$tmp/$1.json"); nginx's error log: $(tail -n 5 "$tmp/nginx/error.log")"
 import json, sys
 e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 c = json.loads(open(sys.argv[2]).read())

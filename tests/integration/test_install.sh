@@ -78,7 +78,7 @@ flags=$(PKG_CONFIG_PATH="$root$P/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root" \
 	pkg-config --cflags --libs ebee) || fail "pkg-config ebee"
 cc -o "$d/p" "$d/p.c" $flags -Wl,-rpath,"$root$P/lib" || fail "cc $flags"
 ldd "$d/p" | grep -q "$root$P/lib/libebee.so.0" || fail "not linked to the installed libebee.so.0"
-build/fixtures/cpr_server --ready-file "$d/ready" --timeout 60 >/dev/null 2>&1 &
+build/fixtures/cpr_server --ready-file "$d/ready" --timeout 600 >/dev/null 2>&1 &
 srv=$!
 pids+=($srv)
 for _ in $(seq 100); do [ -s "$d/ready" ] && break; sleep 0.05; done

@@ -30,7 +30,7 @@ first = cores
 idle = release
 cooldown_s = 3
 [workload web]
-command = build/fixtures/cpr_server --port $port --threads 8 --work-us 1000 --timeout 60
+command = build/fixtures/cpr_server --port $port --threads 8 --work-us 1000 --timeout 600
 target_ms = 10
 cores = 1
 source = ebee

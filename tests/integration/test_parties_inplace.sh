@@ -155,7 +155,7 @@ INI
 	rm -f "$PT_TMP/log.jsonl"
 	pt_parties -c "$PT_TMP/parties.ini" --duration 60
 	pt_wait_started
-	build/fixtures/cpr_server --port "$port" --threads 2 --delay-ms 2 --timeout 60 >/dev/null 2>&1 &
+	build/fixtures/cpr_server --port "$port" --threads 2 --delay-ms 2 --timeout 600 >/dev/null 2>&1 &
 	server=$!
 	echo "$server" >"$cs/$CG/cgroup.procs"
 	echo "$server" >"$cq/$CG/cgroup.procs"

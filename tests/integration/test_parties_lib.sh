@@ -151,7 +151,7 @@ pt_ini_server()
 	shift 5
 	cat <<INI
 [workload $name]
-command = build/fixtures/cpr_server --port $port --threads $threads --delay-ms $delay --timeout 60
+command = build/fixtures/cpr_server --port $port --threads $threads --delay-ms $delay --timeout 600
 target_ms = $target
 source = ebee
 ebee_mode = conn

@@ -6,7 +6,7 @@
 pt_require build/parties build/fixtures/cpr_server
 
 port=$(free_port)
-build/fixtures/cpr_server --port "$port" --threads 2 --timeout 60 >/dev/null 2>&1 &
+build/fixtures/cpr_server --port "$port" --threads 2 --timeout 600 >/dev/null 2>&1 &
 srv=$!
 PT_PIDS+=($srv)
 pt_wait_port "$port" || die "cpr_server does not accept on $port"

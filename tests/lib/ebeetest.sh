@@ -16,11 +16,13 @@ trap ebeetest_cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # start_cpr NAME [CPR_SERVER ARGS...]: a cpr_server in the background, stopped on exit;
-# sets NAME_pid and NAME_port (empty if it did not start within 5 s).
+# sets NAME_pid and NAME_port (empty if it did not start within 5 s). Its own timeout is
+# only a net for a killed test: 60 s ended the upstream of test_ebee_frame_tls.sh's later
+# cases when the test ran 82 s in a guest (every POST a 502).
 start_cpr() {
 	local name=$1
 	shift
-	build/fixtures/cpr_server --ready-file "$tmp/$name.ready" --timeout 60 "$@" >/dev/null 2>&1 &
+	build/fixtures/cpr_server --ready-file "$tmp/$name.ready" --timeout 900 "$@" >/dev/null 2>&1 &
 	pids+=($!)
 	eval "${name}_pid=$!"
 	for _ in $(seq 100); do [ -s "$tmp/$name.ready" ] && break; sleep 0.05; done

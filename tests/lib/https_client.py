@@ -33,6 +33,7 @@ def main():
     if alpn != "none":
         ctx.set_alpn_protocols(["h2", "http/1.1"] if alpn == "h2" else ["http/1.1"])
     sent = responses = bad = 0
+    statuses = {}  # the bad ones: status and body length, for a failure's message
     lat = []
     chosen = None
 
@@ -47,6 +48,7 @@ def main():
         responses += 1
         if r.status != 200 or not got:
             bad += 1
+            statuses[f"{r.status} ({len(got)} bytes)"] = statuses.get(f"{r.status} ({len(got)} bytes)", 0) + 1
 
     if mode == "keepalive":
         for _ in range(conns):
@@ -70,7 +72,7 @@ def main():
             chosen = c.sock.selected_alpn_protocol()
             one(c)
             c.close()
-    print(json.dumps({"sent": sent, "responses": responses, "bad": bad,
+    print(json.dumps({"sent": sent, "responses": responses, "bad": bad, "bad_statuses": statuses,
                       "p50_us": statistics.median(lat), "alpn": chosen}))
 
 
