@@ -59,8 +59,20 @@ q=$(cgq web)
 echo "web at quota >= 0.9 at t=$t_max s (cgroup quota ${q} us per 100 ms)"
 
 wait "$lg_web"
-t_back=$(pt_log_wait "r['t'] > $t_max and w['web']['quota'] <= 0.3 and w['web']['action'] == 'down quota'" 12) ||
-	{ tail -3 "$PT_TMP/log.jsonl"; die "web did not give its quota back after its load stopped"; }
+# (30 s: a hang guard; the run lasts 60. In a guest under emulation the 12 s this was failed
+# with web back at 0.1 at the end: the timeline below says by which steps.)
+t_back=$(pt_log_wait "r['t'] > $t_max and w['web']['quota'] <= 0.3 and w['web']['action'] == 'down quota'" 30) || {
+	python3 - "$PT_TMP/log.jsonl" "$t_max" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get('summary') or r['t'] <= float(sys.argv[2]):
+        continue
+    w = {x['name']: x for x in r['wl']}
+    print(r['t'], {n: (x.get('quota'), x.get('action'), x.get('state')) for n, x in w.items()})
+PY
+	die "web did not give its quota back after its load stopped"
+}
 echo "web back to <= 0.3 cores at t=$t_back s"
 python3 - "$PT_TMP/log.jsonl" <<'PY' || die "a record over-committed the quota"
 import json, sys
