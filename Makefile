@@ -241,6 +241,39 @@ $(BUILD)/fixtures/%: $(BUILD)/obj/tests/fixtures/grpc/%.o $(GRPC_GEN_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(CXXFLAGS) $^ $(GRPC_LIBS) -o $@
 
+# A fake gRPC C-core (tests/fixtures/chttp2/fake_chttp2.cc: the chttp2 functions ebee hooks, under
+# their real mangled names) in each shape a C-core gets linked in, for the tests of finding one
+# by its symbols: programs with the functions in .symtab alone (PIE and not), one exporting them
+# too (-rdynamic: in both tables), the PIE stripped (nowhere), a module not named libgrpc (in
+# .dynsym, like Python's grpcio) with the program that loads it, and a module whose
+# mark_stream_closed has the wrong arguments.
+CHTTP2_SRC      := tests/fixtures/chttp2/fake_chttp2.cc
+CHTTP2_FIXTURES := $(addprefix $(BUILD)/fixtures/,fake_chttp2_pie fake_chttp2_exec \
+		   fake_chttp2_rdynamic fake_chttp2_stripped fake_cygrpc.so fake_cygrpc_badsig.so \
+		   fake_chttp2_host)
+CHTTP2_CXX       = $(Q)mkdir -p $(@D) && $(CXX) $(CXXFLAGS) $(WARN)
+$(BUILD)/fixtures/fake_chttp2_pie: $(CHTTP2_SRC)
+	$(call msg,CXX,$@)
+	$(CHTTP2_CXX) -fPIE -pie -DFAKE_CHTTP2_MAIN $< -o $@
+$(BUILD)/fixtures/fake_chttp2_exec: $(CHTTP2_SRC)
+	$(call msg,CXX,$@)
+	$(CHTTP2_CXX) -fno-pie -no-pie -DFAKE_CHTTP2_MAIN $< -o $@
+$(BUILD)/fixtures/fake_chttp2_rdynamic: $(CHTTP2_SRC)
+	$(call msg,CXX,$@)
+	$(CHTTP2_CXX) -fPIE -pie -rdynamic -DFAKE_CHTTP2_MAIN $< -o $@
+$(BUILD)/fixtures/fake_chttp2_stripped: $(BUILD)/fixtures/fake_chttp2_pie
+	$(call msg,STRIP,$@)
+	$(Q)strip -o $@ $<
+$(BUILD)/fixtures/fake_cygrpc.so: $(CHTTP2_SRC)
+	$(call msg,CXX,$@)
+	$(CHTTP2_CXX) -fPIC -shared $< -o $@
+$(BUILD)/fixtures/fake_cygrpc_badsig.so: $(CHTTP2_SRC)
+	$(call msg,CXX,$@)
+	$(CHTTP2_CXX) -fPIC -shared -DFAKE_CHTTP2_BADSIG $< -o $@
+$(BUILD)/fixtures/fake_chttp2_host: $(BUILD)/obj/tests/fixtures/chttp2/fake_chttp2_host.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -ldl -o $@
+
 LOADGEN_SRCS := $(wildcard experiments/loadgen/*.c)
 ifneq ($(LOADGEN_SRCS),)
 PROGRAMS += $(BUILD)/loadgen
@@ -361,7 +394,7 @@ uninstall:
 .DEFAULT_GOAL := all
 .PHONY: all test test-host test-all test-busy vm unit check-layers integration bench demo run deps clean help format figure11-sim policy-bench figure11-claim
 
-all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
+all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(CHTTP2_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 
 tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 

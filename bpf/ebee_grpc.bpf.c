@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ebee, grpc pattern: one request per server-side HTTP/2 stream of gRPC
- * C-core's chttp2 transport, from uprobes on libgrpc (docs/design.md 4.1).
+ * C-core's chttp2 transport, from uprobes on libgrpc or wherever the C-core is
+ * linked (docs/design.md 4.1).
  *
  * What it measures. A request starts when the server-side stream object is
  * constructed (grpc_chttp2_stream::grpc_chttp2_stream, i.e. when the HEADERS
@@ -43,7 +44,8 @@
  * Where it is known to be wrong. The latency starts when the headers were
  * parsed, not when the bytes arrived (sojourn in the socket is not seen). A
  * stream whose state was not seen constructed (open before tracing began) is
- * not reported. gRPC built statically into a binary is not found.
+ * not reported. gRPC built statically into a binary or module is found only
+ * where its symbols were kept (metrics/src/grpc_elf.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

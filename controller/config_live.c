@@ -244,37 +244,16 @@ static bool is_ancestor(pid_t anc, pid_t pid)
 	return false;
 }
 
-/* Does pid map a libgrpc (libgrpc.so* or libgrpc_unsecure.so*, the names
- * ebee looks for)? */
+/* Does pid map a gRPC C-core, where ebee's grpc mode looks for one
+ * (libgrpc*.so by name, or a file whose symbols define the chttp2 functions:
+ * the tracing core's own rule, ebee_grpc_maps_core())? */
 static bool maps_libgrpc(pid_t pid)
 {
-	char path[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		const char *b = strrchr(line, '/');
-
-		if (!b++)
-			continue;
-		if (!strncmp(b, "libgrpc_unsecure", 16))
-			b += 16;
-		else if (!strncmp(b, "libgrpc", 7))
-			b += 7;
-		else
-			continue;
-		found = !strncmp(b, ".so", 3) && (b[3] == '\n' || b[3] == '.');
-	}
-	fclose(f);
-	return found;
+	return ebee_grpc_maps_core(pid) > 0;
 }
 
 /* ebee_mode = grpc on a running process: it, or one of its descendants (a
- * master's workers), must map libgrpc, or ebee would refuse it only after
+ * master's workers), must map a C-core, or ebee would refuse it only after
  * start-up. A command's process does not exist yet: ebee says so then. */
 static bool subtree_maps_libgrpc(pid_t pid)
 {
@@ -550,7 +529,8 @@ int cfg_check_live(const struct cfg *c, const char *log_override, char *err, siz
 		    !subtree_maps_libgrpc(pids[i]))
 			return live_fail(c, w->line_of[CFG_WL_EBEE_MODE], err, len,
 					 "workload %s: ebee_mode grpc, but process %d (and its "
-					 "descendants) maps no libgrpc: not a gRPC C-core server",
+					 "descendants) maps no libgrpc (nor any file with gRPC "
+					 "C-core's chttp2 symbols): not a gRPC C-core server",
 					 w->name, (int)pids[i]);
 		/* one owner per process: the same pid, or one inside another's tree */
 		for (int j = 0; j < i; j++) {

@@ -28,7 +28,8 @@ extern "C" {
 #endif
 
 /* This build traces gRPC C-core servers (EBEE_MODE_GRPC): callers may check
- * it before asking for grpc (a process must still map libgrpc). */
+ * it before asking for grpc (a process must still map a C-core: see
+ * ebee_grpc_maps_core()). */
 #define EBEE_HAVE_GRPC 1
 
 /* How request boundaries are found for one workload (docs/design.md 4.1). */
@@ -270,6 +271,17 @@ struct ebee_global_stats {
 	enum ebee_attach attach_state;	/* handshake, close (EBEE_PROBE_SOCK_STATE): TP_BTF */
 };
 int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st);
+
+/*
+ * Does pid (the process alone, not its descendants) map a gRPC C-core that
+ * mode grpc looks for: a libgrpc*.so by name, or any regular file mapped
+ * executable whose .dynsym or .symtab defines the chttp2 functions (a C-core
+ * linked statically into a program or an extension module)? 1 yes, 0 no,
+ * -ESRCH: no such process, or another negative errno. Needs no struct ebee;
+ * files are read once per process lifetime (a cache by device, inode, size
+ * and mtime).
+ */
+int ebee_grpc_maps_core(pid_t pid);
 
 #ifdef __cplusplus
 }

@@ -547,7 +547,7 @@ static void wl_mark_exited(struct ebee *eb, struct wl *w)
 	      (unsigned long long)req);
 }
 
-/* gRPC: does the workload (now) map a usable libgrpc? At the start
+/* gRPC: does the workload (now) map a usable gRPC C-core (grpc_elf.c)? At the start
  * and then every GRPC_SCAN_NS, so a descendant that starts a gRPC server
  * later is covered. In grpc mode, a process without one is an error. With
  * ctl held and lock not held: the scan walks /proc and reads ELF files. */
@@ -574,8 +574,8 @@ static int wl_grpc_scan(struct ebee *eb, struct wl *w, bool starting)
 			logf_(eb, EBEE_LOG_WARN, "%s", msg);
 		else
 			logf_(eb, EBEE_LOG_WARN,
-			      "ebee: pid %d%s maps no libgrpc (not a gRPC C-core process): "
-			      "mode grpc needs one",
+			      "ebee: pid %d%s maps no libgrpc (nor any file with gRPC C-core's "
+			      "chttp2 symbols: not a gRPC C-core process): mode grpc needs one",
 			      w->pid, w->no_children ? "" : " (or a descendant)");
 		return -EOPNOTSUPP;
 	}
@@ -598,7 +598,7 @@ static int wl_grpc_scan(struct ebee *eb, struct wl *w, bool starting)
 			w->win[K_GRPC][l] = win[l];
 	w->grpc = true;
 	pthread_mutex_unlock(&eb->lock);
-	logf_(eb, EBEE_LOG_INFO, "ebee: pid %d maps libgrpc: watching its streams", w->pid);
+	logf_(eb, EBEE_LOG_INFO, "ebee: pid %d maps gRPC C-core: watching its streams", w->pid);
 	return 0;
 }
 

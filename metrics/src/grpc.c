@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * gRPC: load bpf/ebee_grpc.bpf.c beside the syscall object and
- * attach its uprobes to the libgrpc files traced processes map.
+ * attach its uprobes to the gRPC C-core files traced processes map (a
+ * libgrpc, or a program or module with the C-core linked in: grpc_elf.c).
  *
  * Uprobes belong to a file (an inode), not a process: they are attached once
  * per distinct libgrpc file with pid -1, so every process mapping it, a
@@ -187,7 +188,8 @@ static int scan_one(struct ebee_grpc *g, pid_t pid, bool *found, char *msg, size
 			l = &g->libs[g->nlibs++];
 			memset(l, 0, sizeof(*l));
 			l->f = fl[i];
-			l->err = ebee_grpc_resolve(l->f.path, &l->syms, l->msg, sizeof(l->msg));
+			l->err = ebee_grpc_resolve_cached(l->f.path, &l->syms, l->msg,
+						  sizeof(l->msg));
 		}
 		if (l->err) {
 			if (!ret) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * cfg_check_live(): the configuration against this machine and this process:
- * what the workloads name exists, and may be managed.
+ * what the workloads name exists, and may be managed (and, for ebee_mode
+ * grpc, maps a gRPC C-core by ebee's own rule).
  * This test process stands for the daemon: its pid, its parent and its
  * children are the cases. Also cfg_load_file() on a FIFO (must not block)
  * and on a file others can write (refused: its commands run as root).
@@ -193,6 +194,77 @@ static void test_machine(void **state)
 	expect("t.ini:4: workload a: user and group apply to a command");
 }
 
+#ifdef EBEE_HAVE_GRPC
+/* Start prog (a fake gRPC C-core of tests/fixtures/chttp2/, idle until told
+ * otherwise) and wait until it maps itself: its pid, or 0 if not built. */
+static pid_t start_fake(const char *prog)
+{
+	char maps[64], line[4096];
+	pid_t pid;
+
+	if (access(prog, X_OK))
+		return 0;
+	pid = fork();
+	if (pid == 0) {
+		execl(prog, prog, "1", "/nonexistent/go", "/nonexistent/done", (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(maps, "r");
+		bool seen = false;
+
+		while (f && !seen && fgets(line, sizeof(line), f))
+			seen = strstr(line, prog + strlen("build/fixtures/")) != NULL;
+		if (f)
+			fclose(f);
+		if (seen)
+			return pid;
+		usleep(10000);
+	}
+	fail_msg("%s never mapped itself", prog);
+	return 0;
+}
+
+static void stop_fake(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+#endif
+
+/* ebee_mode = grpc follows ebee's own rule (ebee_grpc_maps_core()): a
+ * program with the C-core linked in and its symbols kept passes, the same
+ * program stripped is refused. */
+static void test_grpc_linked_in(void **state)
+{
+#ifndef EBEE_HAVE_GRPC
+	skip(); /* refused as unsupported: test_machine */
+#else
+	pid_t pie = start_fake("build/fixtures/fake_chttp2_pie");
+	pid_t stripped = start_fake("build/fixtures/fake_chttp2_stripped");
+
+	if (!pie || !stripped) {
+		if (pie)
+			stop_fake(pie);
+		if (stripped)
+			stop_fake(stripped);
+		printf("SKIP: build/fixtures/fake_chttp2_* not built (make all)\n");
+		skip();
+	}
+	assert_int_equal(
+	    live("[workload a]\ntarget_ms = 1\npid = %d\nebee_mode = grpc\n", (int)pie), 0);
+	assert_int_equal(
+	    live("[workload a]\ntarget_ms = 1\npid = %d\nebee_mode = grpc\n", (int)stripped),
+	    -EINVAL);
+	expect("t.ini:4: workload a: ebee_mode grpc, but process");
+	expect("maps no libgrpc");
+	stop_fake(pie);
+	stop_fake(stripped);
+#endif
+}
+
 static void test_files(void **state)
 {
 	char p[256];
@@ -257,9 +329,10 @@ static void test_config_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pids),  cmocka_unit_test(test_one_owner),
-		cmocka_unit_test(test_named), cmocka_unit_test(test_machine),
-		cmocka_unit_test(test_files), cmocka_unit_test(test_config_file),
+		cmocka_unit_test(test_pids),	       cmocka_unit_test(test_one_owner),
+		cmocka_unit_test(test_named),	       cmocka_unit_test(test_machine),
+		cmocka_unit_test(test_files),	       cmocka_unit_test(test_config_file),
+		cmocka_unit_test(test_grpc_linked_in),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
