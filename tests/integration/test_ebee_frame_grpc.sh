@@ -11,7 +11,7 @@
 #     (under emulation the Python client alone costs some ms a call; on a host < 1 ms).
 #   c++: the grpc++ fixture (tests/fixtures/grpc/), traced with --mode io (auto takes the
 #     grpc mode's uprobes on its libgrpc), 16 calls in flight on one channel, a
-#     handler of 4 deadlines, every 4th call given a deadline scaled to this run (long
+#     handler of 3 deadlines, every 4th call given a deadline scaled to this run (long
 #     enough for the call's HEADERS to reach the server first): each such stream is
 #     one request whichever side ends it first, the client's reset (RST_STREAM, counted
 #     as aborted) or the server's own DEADLINE_EXCEEDED trailers (the deadline travels in
@@ -84,16 +84,17 @@ for _ in $(seq 200); do [ -s "$tmp/cc.port" ] && break; sleep 0.05; done
 [ -s "$tmp/cc.port" ] || fail "grpc_server did not start: $(cat "$tmp/cc.log")"
 # The deadline must leave a call's HEADERS time to reach the server (one that expires in
 # the client before it is sent is a call the client counts and no stream ever carried: 75
-# of 80 with 50 ms in a guest under emulation): 4 times the slowest of 32 untraced calls
-# with no handler delay, at least 50 ms; the handler 4 deadlines.
+# of 80 with 50 ms in a guest under emulation): twice the slowest of 32 untraced calls
+# with no handler delay (a whole call, more than its HEADERS need), at least 50 ms; the
+# handler 3 deadlines.
 build/fixtures/grpc_client --port "$(cat "$tmp/cc.port")" -n 32 -c 16 >"$tmp/cc.probe" 2>&1 ||
 	fail "grpc_client: $(cat "$tmp/cc.probe")"
 max_us=$(awk '$1 == "max_us" { print $2 }' "$tmp/cc.probe")
 [ "${max_us:-0}" -gt 0 ] || fail "grpc_client printed no max_us: $(cat "$tmp/cc.probe")"
-dl_ms=$((4 * max_us / 1000))
+dl_ms=$((2 * max_us / 1000))
 [ "$dl_ms" -ge 50 ] || dl_ms=50
 ebee_on cc "$cpid" --mode io
-build/fixtures/grpc_client --port "$(cat "$tmp/cc.port")" -n 80 -c 16 --delay-us $((4000 * dl_ms)) \
+build/fixtures/grpc_client --port "$(cat "$tmp/cc.port")" -n 80 -c 16 --delay-us $((3000 * dl_ms)) \
 	--deadline-every 4 --deadline-ms "$dl_ms" >"$tmp/cc.client" 2>&1 ||
 	fail "grpc_client: $(cat "$tmp/cc.client")"
 ebee_off cc
