@@ -153,18 +153,29 @@ check big13 40 trusted
 trace post12 "" "$p12" 2 20 /sink keepalive h1 100000
 check post12 40 untrusted "wrote again"
 
+# The latency: each request's sojourn lies inside the client's latency of it and holds the
+# upstream's 20 ms; the client's latency exceeds it by the client's own time and the
+# round trip, which the same run measured against nginx's immediate "/" (the ka cases'
+# p50): the gap is within 15% of the client's p50 or that no-delay p50, whichever is more
+# (in a guest under emulation the Python client's TLS alone took some ms a request, and
+# 15% failed there: client 33.6 ms, sojourn 27.9 ms).
 for v in 13 12; do
 	eval "port=\$p$v"
 	trace "lat$v" "" "$port" 2 40 /slow/ keepalive h1
 	check "lat$v" 80 trusted
-	python3 - "$tmp/lat$v.json" "$tmp/lat$v.client" "$v" <<'PY' || fail "$(cat "$tmp/lat$v.json")"
+	python3 - "$tmp/lat$v.json" "$tmp/lat$v.client" "$v" "$tmp/ka$v.client" <<'PY' || fail "$(cat "$tmp/lat$v.json")"
 import json, sys
 e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 c = json.loads(open(sys.argv[2]).read())
+floor = json.loads(open(sys.argv[4]).read())["p50_us"]
 r = e["sojourn_p50_ns"] / 1e3 / c["p50_us"]
 print(f"ok: TLS 1.{sys.argv[3][1]}, slow upstream: client p50 {c['p50_us']/1e3:.2f} ms, ebee sojourn "
-      f"p50 {e['sojourn_p50_ns']/1e6:.2f} ms, service p50 {e['p50_ns']/1e6:.2f} ms, ratio {r:.3f}")
-assert abs(r - 1) <= 0.15, r
+      f"p50 {e['sojourn_p50_ns']/1e6:.2f} ms, service p50 {e['p50_ns']/1e6:.2f} ms, ratio {r:.3f}; "
+      f"the client's p50 with no upstream {floor/1e3:.2f} ms")
+assert e["sojourn_p50_ns"] >= 20e6 * 0.99, "sojourn p50 below the upstream's 20 ms"
+assert r <= 1.01, "sojourn p50 above the client's"
+gap = c["p50_us"] - e["sojourn_p50_ns"] / 1e3
+assert gap <= max(0.15 * c["p50_us"], floor), (gap, floor)
 PY
 done
 echo PASS
