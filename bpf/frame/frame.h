@@ -14,8 +14,11 @@
  *   EBEE_FEV_ABORT  this byte is the last of a request's reset (either side;
  *                   HTTP/2's RST_STREAM): the request ends, unanswered
  *   EBEE_FEV_UNANSWERED  this byte completes a request no response will
- *                   answer (memcached's noreply, quiet opcodes): counted
- *                   (struct ebee_fstat.unanswered), never paired
+ *                   answer (memcached's noreply, quiet opcodes): never
+ *                   paired; the step also counts it in d->unans, which the
+ *                   kernel's walk takes after the segment (a branch on the
+ *                   event in its loop cost the verifier 20 000 instructions)
+ *                   into struct ebee_fstat.unanswered
  * and may ask for d->skip bytes to be passed over unread after this one
  * (bulk payloads, bodies of known length), so the cost is per header byte,
  * not per payload byte.
@@ -41,11 +44,11 @@ enum ebee_fr {
 };
 
 /* Events of a step function. */
-#define EBEE_FEV_NONE  0
-#define EBEE_FEV_START 1
-#define EBEE_FEV_END   2
-#define EBEE_FEV_ERR   3
-#define EBEE_FEV_ABORT 4
+#define EBEE_FEV_NONE	    0
+#define EBEE_FEV_START	    1
+#define EBEE_FEV_END	    2
+#define EBEE_FEV_ERR	    3
+#define EBEE_FEV_ABORT	    4
 #define EBEE_FEV_UNANSWERED 5
 
 /* struct ebee_fdir.flags */
@@ -67,13 +70,20 @@ struct ebee_fdir {
 	__u32 num;  /* number being parsed (length, count, status) */
 	__u32 left; /* RESP request: bulk strings left; HTTP: header name match state */
 	__u32 stack[EBEE_FR_DEPTH]; /* RESP reply: elements left at each level */
-	__u16 msgs; /* HTTP: requests seen (ingress) / responses finished (egress) */
-	__u8 st;    /* parser state */
-	__u8 depth; /* RESP reply: open aggregates */
-	__u8 flags; /* EBEE_FD_* */
-	__u8 pos;   /* HTTP: byte of the line (saturating) */
-	__u16 pad;
+	__u16 msgs;  /* HTTP: requests seen (ingress) / responses finished (egress) */
+	__u8 st;     /* parser state */
+	__u8 depth;  /* RESP reply: open aggregates */
+	__u8 flags;  /* EBEE_FD_* */
+	__u8 pos;    /* HTTP: byte of the line (saturating) */
+	__u16 unans; /* memcached: EBEE_FEV_UNANSWERED events not yet taken by the walk */
 };
+
+/* A request no response will answer: counted for the walk (d->unans). */
+static __always_inline int ebee_fr_unanswered(struct ebee_fdir *d)
+{
+	d->unans++;
+	return EBEE_FEV_UNANSWERED;
+}
 
 static __always_inline int ebee_fr_is_digit(__u8 c)
 {
@@ -103,7 +113,8 @@ static __always_inline int ebee_fr_detect_mc(const __u8 *b, __u32 n, __u32 w)
 	case 0x736574: /* set */
 	case 0x616464: /* add */
 	case 0x636173: /* cas */
-		ok = ebee_fr_mc_end(b, n, 3) || ebee_fr_mc_end(b, n, 4); /* gets gats */
+		/* and gets, gats */
+		ok = ebee_fr_mc_end(b, n, 3) || ebee_fr_mc_end(b, n, 4);
 		break;
 	}
 	switch (w >> 16) {
@@ -190,9 +201,10 @@ static __always_inline int ebee_fr_may_start(int fr, int resp, __u8 c)
 		return resp ? c == 'H' : (c >= 'A' && c <= 'Z');
 	if (fr == EBEE_FR_TLS)
 		return c >= 20 && c <= 24; /* a record's content type */
-	if (fr == EBEE_FR_MCTEXT) /* a command word; a response word */
+	/* memcached: a response word, a command word; a header's magic. */
+	if (fr == EBEE_FR_MCTEXT)
 		return resp ? (c >= 'A' && c <= 'Z') : (c >= 'a' && c <= 'z');
-	if (fr == EBEE_FR_MCBIN) /* a header's magic */
+	if (fr == EBEE_FR_MCBIN)
 		return c == (resp ? 0x81 : 0x80);
 	/* HTTP/2: a frame header cannot be told from payload; its streams
 	 * stay unpaired once lost. */

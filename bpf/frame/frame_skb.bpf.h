@@ -227,8 +227,8 @@ struct fr_ws {
 	__u32 seq0, off0;		     /* sequence number of the byte at skb offset off0 */
 	__u32 starts, ends, first, last_end; /* last_end: seq of the last END byte */
 	__u32 ev, ev_id, ev_seq;	     /* HTTP/2: an event to pair (stream id, its byte) */
-	__u32 unans; /* memcached: requests that get no response */
-	__u64 now;   /* HTTP/2: the time of this skb, once an event needed it */
+	__u32 pad2;
+	__u64 now; /* HTTP/2: the time of this skb, once an event needed it */
 	__u8 fr, resp, err, pad;
 	__u8 buf[64];
 };
@@ -335,8 +335,6 @@ __noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *he
 		} else if (ev == EBEE_FEV_END) {
 			ws->ends++;
 			ws->last_end = ws->seq0 + (ws->pos - ws->off0);
-		} else if (ev == EBEE_FEV_UNANSWERED) {
-			ws->unans++;
 		} else if (ev == EBEE_FEV_ERR) {
 			ws->err = 1;
 			return 1;
@@ -749,10 +747,15 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 			frame_tls_close(c, f);
 		return;
 	}
-	if (w.ws.unans)
-		__sync_fetch_and_add(&f->unans, w.ws.unans);
-	if (w.ws.unans || (c->fr == EBEE_FR_MCTEXT && (f->head_bits & EBEE_MC_QUIET)))
+	if (d->unans) {
+		/* memcached: the requests no response answers (the step counted
+		 * them, d->unans), for the workload once it is known. */
+		__sync_fetch_and_add(&f->unans, d->unans);
+		d->unans = 0;
 		frame_mc_note(c, f);
+	} else if (c->fr == EBEE_FR_MCTEXT && (f->head_bits & EBEE_MC_QUIET)) {
+		frame_mc_note(c, f);
+	}
 	if (w.ws.starts)
 		frame_queue(c, f, w.ws.first, w.ws.starts);
 	if (w.ws.ends)

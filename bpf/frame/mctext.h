@@ -113,11 +113,11 @@ static __always_inline int ebee_mctext_req_step(struct ebee_fdir *d, __u8 c, __u
 			}
 			if (d->msgs & MT_QUIET) {
 				*bits |= EBEE_MC_QUIET;
-				return EBEE_FEV_UNANSWERED;
+				return ebee_fr_unanswered(d);
 			}
 			if ((d->left & MC_QUIT) ||
 			    ((d->msgs & MT_NOREPLY) && !(d->left & (MC_META | MC_NONR))))
-				return EBEE_FEV_UNANSWERED;
+				return ebee_fr_unanswered(d);
 			return EBEE_FEV_START;
 		}
 		if (d->depth && (d->left & MC_DATA) == d->depth) {
