@@ -49,11 +49,11 @@ int ebee_framer_detect(const uint8_t *b, size_t n);
 
 /* What feeding bytes found. */
 struct ebee_frame_counts {
-	uint64_t starts; /* requests begun (client side) */
-	uint64_t ends;	 /* responses finished (server side) */
-	uint64_t aborts; /* requests reset (either side) */
+	uint64_t starts;     /* requests begun (client side) */
+	uint64_t ends;	     /* responses finished (server side) */
+	uint64_t aborts;     /* requests reset (either side) */
 	uint64_t unanswered; /* requests no response will answer (memcached noreply, quiet) */
-	bool err;	 /* the bytes did not parse: out of sync from there */
+	bool err;	     /* the bytes did not parse: out of sync from there */
 	/* NULL, or called at every START, END and ABORT with the event's id
 	 * (ops->event_id; 0 without) and its offset in the bytes fed. */
 	void (*on_event)(void *arg, int ev, uint32_t id, size_t off);
