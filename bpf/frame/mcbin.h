@@ -8,9 +8,11 @@
  * SETQ...) are answered only on a miss or an error: their requests are
  * EBEE_FEV_UNANSWERED, their responses are no END. A STAT request is
  * answered by one packet per statistic up to an empty one: that one ends
- * it. A wrong magic loses sync. See frame.h for the step contract.
+ * it (or an error's, which has a body). A wrong magic loses sync. See frame.h for the step
+ * contract.
  *
  * State: pos the byte of the header, left the opcode, num the body length,
+ * depth whether a response's status is an error,
  * st (responses) what the body's last byte is: MB_HDR none pending,
  * MB_LAST_END an END, MB_LAST_NONE nothing.
  */
@@ -49,8 +51,11 @@ static __always_inline int ebee_mcbin_step(struct ebee_fdir *d, __u8 c, int resp
 		if (c != (resp ? MB_MAGIC_RSP : MB_MAGIC_REQ))
 			return EBEE_FEV_ERR;
 		d->num = 0;
+		d->depth = 0;
 	} else if (p == 1) {
 		d->left = c;
+	} else if ((p == 6 || p == 7) && c) {
+		d->depth = 1; /* a response's status: an error */
 	} else if (p >= 8 && p < 12) {
 		d->num = d->num << 8 | c;
 		if (d->num > 0x40000000)
@@ -65,7 +70,7 @@ static __always_inline int ebee_mcbin_step(struct ebee_fdir *d, __u8 c, int resp
 		d->skip = d->num;
 		return ebee_mb_quiet(d->left) ? ebee_fr_unanswered(d) : EBEE_FEV_START;
 	}
-	p = !ebee_mb_quiet(d->left) && (d->left != MB_OP_STAT || !d->num);
+	p = !ebee_mb_quiet(d->left) && (d->left != MB_OP_STAT || !d->num || d->depth);
 	if (!d->num)
 		return p ? EBEE_FEV_END : EBEE_FEV_NONE;
 	d->skip = d->num - 1;

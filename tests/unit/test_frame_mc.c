@@ -267,6 +267,15 @@ static void test_binary(void **state)
 	n += bin(b + n, 0x81, 0x10, 6, 0, 6 + 2);
 	n += bin(b + n, 0x81, 0x10, 0, 0, 0);
 	expect_n(EBEE_FR_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
+	/* An unknown statistics group: an error, with a body, ends it. */
+	n = bin(b, 0x81, 0x10, 0, 0, 9);
+	b[7] = 0x01; /* status: key not found */
+	expect_n(EBEE_FR_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
+	n = 0;
+	n += bin(b + n, 0x81, 0x10, 3, 0, 3 + 4);
+	b[6] = 0x00; /* status 0 */
+	n += bin(b + n, 0x81, 0x10, 0, 0, 0);
+	expect_n(EBEE_FR_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
 
 	/* Every quiet opcode gets no START. */
 	static const uint8_t quiet[] = { 0x09, 0x0d, 0x11, 0x12, 0x13, 0x14, 0x15,
