@@ -76,6 +76,9 @@ struct ebee_fdir {
 	__u8 flags;  /* EBEE_FD_* */
 	__u8 pos;    /* HTTP: byte of the line (saturating) */
 	__u16 unans; /* memcached: EBEE_FEV_UNANSWERED events not yet taken by the walk */
+	/* Set up (next from the handshake, the parser reset): by this
+	 * direction's own first segment, never by the other's (kernel). */
+	__u32 init;
 };
 
 /* A request no response will answer: counted for the walk (d->unans). */
