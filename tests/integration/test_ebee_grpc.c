@@ -327,9 +327,10 @@ static void test_resets_and_large_replies_count_once(void **state)
 	 * stream the server ever saw, yet the client counts it): 50 ms did on a
 	 * quiet host, not in a 6.1 guest under emulation (157 of 160). So it is
 	 * scaled to what this run measured: twice the slowest of 32 calls with
-	 * the same 256 KiB reply and no handler delay (connection set-up
-	 * included; a whole call, so more than its HEADERS need), at least
-	 * 50 ms. The handler is 3 deadlines long, so the reset quarter stays
+	 * the same 256 KiB reply and no handler delay (a whole call, so more
+	 * than its HEADERS need), at least 50 ms. The first round of calls,
+	 * which sets up the connection (half a second in the 6.1 guest), has
+	 * no short deadline and is not in the slowest. The handler is 3 deadlines long, so the reset quarter stays
 	 * apart. */
 	const char *probe[] = { "--reply-bytes", "262144", "--delay-us", "0", NULL };
 	char dms[16], dus[24];
@@ -355,7 +356,8 @@ static void test_resets_and_large_replies_count_once(void **state)
 	       deadline_ms, 3 * deadline_ms);
 	calls_counted("resets + 256 KiB replies", pid, port, EBEE_MODE_GRPC, n, 8, extra, &dl);
 	printf("  client: deadline exceeded %lld\n", dl);
-	assert_int_equal(dl, n / 4);
+	/* every 4th call but those of the first round (8 threads: ids 3, 7) */
+	assert_int_equal(dl, n / 4 - 2);
 	/* A reset stream ends at the reset (before its deadline, counted from
 	 * the server's parse of its headers), not when its handler returns (3
 	 * deadlines): the quarter that was reset is the fast quarter, and the

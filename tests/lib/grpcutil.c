@@ -58,7 +58,7 @@ int tu_grpc_client(int port, int n, int k, const char *const extra[], long long 
 		argv[i++] = (char *)extra[j];
 	argv[i] = NULL;
 	out[0] = 0;
-	rc = tu_run(argv, out, sizeof(out), 120);
+	rc = tu_run(argv, out, sizeof(out), 600); /* a hang guard */
 	tu_grpc_client_wall_s = tu_now() - t0;
 	tu_grpc_client_max_us = tu_field(out, "max_us");
 	if (ok)
