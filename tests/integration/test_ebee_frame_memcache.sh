@@ -12,8 +12,8 @@
 # of microseconds a pipelined batch's client-side time is mostly the client's own (python),
 # so the pipelined runs print sojourn p50 against the client's for the record only. The check
 # is on a server-side delay: the client stops memcached (SIGSTOP) before each get and
-# continues it 2 ms later; ebee's sojourn p50 (arrival to the server's write) must be within
-# 15% of the client's p50 (its write to its read of the response).
+# continues it 20 ms later; ebee's sojourn p50 (arrival to the server's write) must lie
+# within the client's p50 (its write to its read of the response), as below.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
@@ -105,18 +105,27 @@ run binary binary --batches 50 --per 24
 check binary memcache-binary
 echo "ok: binary protocol, quiet opcodes ended by NOOP: exact"
 
-run stall stall --pid "$mpid" -n 200 --stall-ms 2
+python3 tests/lib/memcache_client.py "$port" floor -n 100 >"$tmp/floor" || fail "memcache_client.py floor"
+run stall stall --pid "$mpid" -n 100 --stall-ms 20
 check stall memcache
-python3 - "$tmp/stall" <<'PY' || fail "sojourn p50 not within 15% of the client's"
+# The stalled gets' sojourn lies inside the client's latency and holds the 20 ms stall; the
+# client's latency exceeds it by the client's own time, which the same run measured on as
+# many gets answered at once (untraced, just before): the gap is within 15% of the client's p50 or that p50,
+# whichever is more. 20 ms, not 2: the client's wake-up after a stall is not in that
+# reference, and on a busy machine it took 1.5 ms (2 ms stalls: client 3652 us, sojourn 2106).
+python3 - "$tmp/stall" "$tmp/floor" <<'PY' || fail "sojourn p50 not within the client's latency and its own time"
 import json, statistics, sys
 e = json.loads(open(sys.argv[1] + ".json").read().splitlines()[-1])
-c = statistics.median(json.loads(open(sys.argv[1] + ".client").read())["lat_us"]) * 1e3
+cl = json.loads(open(sys.argv[1] + ".client").read())
+c = statistics.median(cl["lat_us"]) * 1e3
+floor = json.loads(open(sys.argv[2]).read())["floor_us"] * 1e3
 s = e["sojourn_p50_ns"]
-print(f"server stalled 2 ms a get: client p50 {c/1e3:.0f} us, ebee sojourn p50 {s/1e3:.0f} us, "
-      f"ratio {s/c:.3f}")
-sys.exit(0 if abs(s / c - 1) <= 0.15 else 1)
+print(f"server stalled 20 ms a get: client p50 {c/1e3:.0f} us, ebee sojourn p50 {s/1e3:.0f} us, "
+      f"ratio {s/c:.3f}; the client's p50 for a get answered at once {floor/1e3:.0f} us")
+ok = s >= 20e6 * 0.99 and s <= c * 1.01 and c - s <= max(0.15 * c, floor)
+sys.exit(0 if ok else 1)
 PY
-echo "ok: latency: sojourn p50 within 15% of the client's"
+echo "ok: latency: sojourn p50 inside the client's, the gap within its own time or 15%"
 
 # Meta commands in quiet mode: which get an answer depends on the outcome: untrusted.
 run quiet quiet

@@ -10,6 +10,7 @@ against.
   memcache_client.py PORT quiet                            meta commands in quiet mode (q)
   memcache_client.py PORT stall --pid PID [-n N] [--stall-ms MS]
                                    gets one at a time, the server stopped MS after each is sent
+  memcache_client.py PORT floor [-n N]        gets one at a time answered at once: p50 floor_us
 
 Counts: answered (requests a response answers), unanswered (noreply, quiet opcodes),
 sets (storage commands, cmd_set's share), get_keys (keys asked for, cmd_get's), gets_cmds
@@ -295,10 +296,26 @@ def stall_load(port, pid, n_req, stall_ms):
     return n
 
 
+def floor_load(port, n_req):
+    """The client's own time for a get the server answers at once (p50, us): what its
+    latency holds beyond the server's (its syscalls and parsing; some ms a request under
+    emulation). Run untraced, before the stall run."""
+    c = Conn(port)
+    c.s.sendall(b"set fk 0 0 2\r\nok\r\n")
+    assert text_response(c) == [b"STORED"]
+    lat = []
+    for i in range(n_req):
+        t0 = time.monotonic()
+        c.s.sendall(b"get fk\r\n")
+        assert text_response(c) == [b"VALUE fk 0 2", b"END"]
+        lat.append((time.monotonic() - t0) * 1e6)
+    return {"floor_us": sorted(lat)[len(lat) // 2]}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("port", type=int)
-    ap.add_argument("mode", choices=("text", "binary", "quiet", "stall"))
+    ap.add_argument("mode", choices=("text", "binary", "quiet", "stall", "floor"))
     ap.add_argument("--pid", type=int, help="stall: the server's pid")
     ap.add_argument("--stall-ms", type=float, default=2.0)
     ap.add_argument("-n", type=int, default=200, help="stall: requests")
@@ -311,6 +328,8 @@ def main():
         n = binary_load(a.port, a.batches, a.per)
     elif a.mode == "stall":
         n = stall_load(a.port, a.pid, a.n, a.stall_ms)
+    elif a.mode == "floor":
+        n = floor_load(a.port, a.n)
     else:
         n = quiet_load(a.port)
     print(json.dumps(n))
