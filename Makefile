@@ -404,9 +404,8 @@ tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 # `make test-all` (tests/suite.sh) runs, beside them at nice 19, the VM lane (tests/vm:
 # Debian 12 guests under qemu, 6.1 and 6.12, cgroup v2 under systemd, the integration suite
 # inside them), with one closing line summing the host and the guests; `make vm` the lane
-# alone. The lane is not in `make test` yet: its last run (1772 s beside the host suite)
-# still had 8 failures in the guests (tests/vm/README.md, "Status"), and a CI failure means
-# nothing lands.
+# alone. The lane is not in `make test` yet: no run of it has been fully green
+# (tests/vm/README.md, "Status"), and a CI failure means nothing lands.
 test: tests-build check-layers
 	$(Q)tests/suite.sh --no-vm
 

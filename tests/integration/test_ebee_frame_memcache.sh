@@ -110,8 +110,8 @@ run stall stall --pid "$mpid" -n 100 --stall-ms 20
 check stall memcache
 # The stalled gets' sojourn lies inside the client's latency and holds the 20 ms stall; the
 # client's latency exceeds it by the client's own time, which the same run measured on as
-# many gets answered at once (untraced, just before): the gap is within 15% of the client's p50 or that p50,
-# whichever is more. 20 ms, not 2: the client's wake-up after a stall is not in that
+# many gets answered at once (untraced, just before): the gap is at most that p50 plus 15%
+# of the client's p50. 20 ms, not 2: the client's wake-up after a stall is not in that
 # reference, and on a busy machine it took 1.5 ms (2 ms stalls: client 3652 us, sojourn 2106).
 python3 - "$tmp/stall" "$tmp/floor" <<'PY' || fail "sojourn p50 not within the client's latency and its own time"
 import json, statistics, sys
@@ -122,7 +122,7 @@ floor = json.loads(open(sys.argv[2]).read())["floor_us"] * 1e3
 s = e["sojourn_p50_ns"]
 print(f"server stalled 20 ms a get: client p50 {c/1e3:.0f} us, ebee sojourn p50 {s/1e3:.0f} us, "
       f"ratio {s/c:.3f}; the client's p50 for a get answered at once {floor/1e3:.0f} us")
-ok = s >= 20e6 * 0.99 and s <= c * 1.01 and c - s <= max(0.15 * c, floor)
+ok = s >= 20e6 * 0.99 and s <= c * 1.01 and c - s <= floor + 0.15 * c
 sys.exit(0 if ok else 1)
 PY
 echo "ok: latency: sojourn p50 inside the client's, the gap within its own time or 15%"
