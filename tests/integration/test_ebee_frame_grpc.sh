@@ -7,8 +7,8 @@
 #     ending out of order): ebee counts every call, framing http2, trusted; its sojourn
 #     p50 is at least the handler's own 30 ms and at most the client's p50, and below the
 #     client's by no more than the client's own cost plus 15% of the client's p50 (the
-#     own cost: the p50 the same client measured, same run, with 8 calls of no delay in flight
-#     in flight; under emulation the Python client alone costs some ms a call, on a host
+#     own cost: the p50 the same client measured, same run, with 8 calls of no delay in
+#     flight; under emulation the Python client alone costs some ms a call, on a host
 #     < 1 ms).
 #   c++: the grpc++ fixture (tests/fixtures/grpc/), traced with --mode io (auto takes the
 #     grpc mode's uprobes on its libgrpc), 16 calls in flight on one channel, a
