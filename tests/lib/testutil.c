@@ -61,13 +61,21 @@ void tu_init(void)
 	if (done)
 		return;
 	done = true;
-	/* Tests live in build/tests/<kind>/: the repo root is three levels up. */
+	/* Tests live in build/tests/<kind>/ (or another build tree's, such as
+	 * make asan's build/asan/tests/<kind>/): the repo root is the nearest
+	 * directory above that holds this file's sources. */
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
+		char probe[PATH_MAX + 32];
+
 		exe[n] = 0;
-		for (int i = 0; i < 4 && (p = strrchr(exe, '/')); i++)
+		for (int i = 0; i < 8 && (p = strrchr(exe, '/')); i++) {
 			*p = 0;
-		if (chdir(exe))
+			snprintf(probe, sizeof(probe), "%s/tests/lib/testutil.c", exe);
+			if (!access(probe, R_OK))
+				break;
+		}
+		if (chdir(exe[0] ? exe : "/"))
 			perror("chdir");
 	}
 	atexit(on_exit_cleanup);
