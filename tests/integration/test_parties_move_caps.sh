@@ -129,8 +129,11 @@ pt_stop_restored TERM
 [ "$(root_sc)" = "$before" ] || die "after SIGTERM the root's subtree_control is '$(root_sc)', was '$before'"
 echo "ok: SIGTERM: restored; root subtree_control '$before'"
 
-# SIGKILL, then a new daemon repairs before it starts
+# SIGKILL, then a new daemon repairs before it starts. The kill waits for the daemon's
+# cgroups to exist: "managing" can come before them, and in a guest under emulation a
+# kill right after it found nothing to leave behind (a hang guard of 30 s).
 start
+for _ in $(seq 300); do [ -n "$(pt_cgroups_left)" ] && break; sleep 0.1; done
 kill -KILL "$PT_PARTIES"; wait "$PT_PARTIES" 2>/dev/null; PT_PARTIES=
 left=$(pt_cgroups_left)
 [ -n "$left" ] || die "nothing left after SIGKILL: the test shows nothing"
