@@ -64,7 +64,14 @@ for path in socket syscall; do
 	fi
 	for mode in dgram auto; do
 		start_echo --batch 16 --work-us 20
-		start_ebee "$srv" --mode $mode --path $path --duration 5
+		start_ebee "$srv" --mode $mode --path $path --duration 6
+		# The server has been blocked in recvmmsg since before ebee started. Under
+		# fentry/fexit (6.1) a call that entered before the trampoline runs no fexit,
+		# so the first datagram it returned would go unseen (design.md, "Attach
+		# methods"; the IPv6 cases below count that case). The server's 200 ms
+		# SO_RCVTIMEO ends that call: 0.3 s on, every receive is a traced one. In
+		# the 6.1 guest, 3999 of 4000 once without this wait.
+		sleep 0.3
 		build/fixtures/udp_client --port "$port" --requests 4000 --window 64 --burst 16 \
 			--sources 4 >"$tmp/client" || fail "$path/$mode: client failed"
 		wait $eb || fail "$path/$mode: ebee exited $?: $(cat "$tmp/err")"
