@@ -39,7 +39,7 @@ port=$(free_port)
 } >"$PT_TMP/p.ini"
 
 # the load starts once the daemon manages both (start-up is slow in an emulated guest)
-setpriv --bounding-set "$bset" --inh-caps -all build/parties -c "$PT_TMP/p.ini" --duration 60 \
+setpriv --bounding-set "$bset" --inh-caps -all build/parties -c "$PT_TMP/p.ini" --duration 150 \
 	2>"$PT_TMP/parties.err" &
 PT_PARTIES=$!
 for _ in $(seq 600); do
@@ -50,7 +50,17 @@ done
 grep -q "managing 2 workload" "$PT_TMP/parties.err" || { cat "$PT_TMP/parties.err"; die "did not start"; }
 build/fixtures/http_client --port "$port" --requests 200 --concurrency 2 >/dev/null 2>&1 ||
 	die "http_client failed against the managed server"
-pt_log_wait 'w["web"].get("p99_ebee_us")' 30 >/dev/null || echo "(no ebee p99 logged within 30 s of the load)"
+# Then load until the log has an ebee p99 (60 s at most): the 200 requests above can end
+# before the daemon's first reading in an emulated guest, and the question here is whether
+# ebee works under these capabilities, not how soon (once in 5 guest runs none was logged).
+(while build/fixtures/http_client --port "$port" --requests 50 --concurrency 2 >/dev/null 2>&1; do
+	sleep 0.1
+done) &
+LOADPID=$!
+PT_PIDS+=($LOADPID)
+pt_log_wait 'w["web"].get("p99_ebee_us")' 60 >/dev/null || echo "(no ebee p99 logged within 60 s of load)"
+pkill -P $LOADPID 2>/dev/null; kill $LOADPID 2>/dev/null
+wait $LOADPID 2>/dev/null
 pt_stop_parties TERM
 [ "$PT_RC" = 0 ] || { cat "$PT_TMP/parties.err"; die "parties exited $PT_RC under bounding set $bset"; }
 python3 - "$PT_TMP/log.jsonl" <<'PY' || die "no ebee p99 under the unit's capabilities"
