@@ -6,7 +6,8 @@
 # upstreams that sleep 5 and 40 ms per request, h2load asks for both in turn, so responses
 # end out of order on each connection (a 5 ms one overtakes the 40 ms ones opened before
 # it): ebee's share of requests under 16 ms is the client's (h2load's per-request log,
-# same run) within 0.05, and its sojourn p90 (a 40 ms one) within 15% of the client's p90.
+# same run) within 0.05, and its sojourn p90 (a 40 ms one) within 15% of the client's p90
+# (below it, 15% and the client's own cost, measured in the same run, more).
 # Over a veth pair too (h2load in a network namespace of its own): one framing program
 # serves both directions and tells them apart by the skb's receiving device, which a
 # veth's ingress has as the loopback's does.
@@ -89,9 +90,15 @@ rx=$(($(cat "/sys/class/net/vh$$/statistics/rx_packets") - rx0))
 [ "$rx" -ge 100 ] || fail "veth: only $rx packets came in on the veth: not over it"
 count veth
 
+# The client's own cost, same run, same streams in flight: h2load against nginx's own
+# "ok" (no upstream, untraced). Next to nothing on a host; tens of ms in an emulated guest
+# whose vCPUs outnumber the host's CPUs (the 6.12 guest: client p90 237.8 ms, ebee
+# sojourn 192.7 ms), where it is time ebee's server side cannot see.
+h2load -n 400 -c 2 -m 8 --log-file="$tmp/own.log" "http://127.0.0.1:$port/" >"$tmp/own.h2load" 2>&1 ||
+	fail "h2load: $(tail -5 "$tmp/own.h2load")"
 trace lat -n 400 -c 2 -m 8 --log-file="$tmp/lat.log" \
 	"http://127.0.0.1:$port/d5/" "http://127.0.0.1:$port/d40/"
-python3 - "$tmp/lat.json" "$tmp/lat.h2load" "$tmp/lat.log" <<'PY' || fail "$(cat "$tmp/lat.json")"
+python3 - "$tmp/lat.json" "$tmp/lat.h2load" "$tmp/lat.log" "$tmp/own.log" <<'PY' || fail "$(cat "$tmp/lat.json")"
 import json, re, sys
 e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 h = open(sys.argv[2]).read()
@@ -108,11 +115,17 @@ fast = sum(1 for x in lat if x < 16384) / len(lat)
 # up to 14 are under 16.384 ms
 h2 = e["log2_us"]
 efast = sum(h2[:15]) / sum(h2)
+own = sorted(int(l.split("\t")[2]) for l in open(sys.argv[4]) if l.strip())
+own90 = own[int(0.9 * len(own))]
 r = e["sojourn_p90_ns"] / 1e3 / p90
+# At most the client's p90 plus 15%; at least the client's p90 less 15% of it and less
+# the client's own cost.
+low = 0.85 - own90 / p90
 print(f"ok: /d5/ and /d40/ in turn: share under 16 ms client {fast:.3f}, ebee {efast:.3f}; "
       f"p90 client {p90/1e3:.1f} ms, ebee sojourn {e['sojourn_p90_ns']/1e6:.1f} ms "
-      f"(ratio {r:.3f}), service {e['p90_ns']/1e6:.1f} ms")
+      f"(ratio {r:.3f}, at least {low:.3f}: client's own p90 {own90/1e3:.2f} ms), "
+      f"service {e['p90_ns']/1e6:.1f} ms")
 assert abs(fast - efast) <= 0.05, (fast, efast)
-assert abs(r - 1) <= 0.15, r
+assert low <= r <= 1.15, r
 PY
 echo PASS
