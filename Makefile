@@ -274,6 +274,25 @@ $(BUILD)/fixtures/fake_chttp2_host: $(BUILD)/obj/tests/fixtures/chttp2/fake_chtt
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -ldl -o $@
 
+# Go gRPC fixtures (tests/fixtures/gogrpc/NAME.go -> build/fixtures/NAME): Go's own gRPC, not
+# C-core, so only ebee's HTTP/2 framer sees its calls (test_ebee_frame_grpc.sh). Built from
+# Debian's golang-go and golang-google-grpc-dev in GOPATH mode (/usr/share/gocode): no module
+# is ever fetched, and the caches stay in build/. CGO_ENABLED=0 makes them static, so the VM
+# lane's guests, which have no Go, run them too. Without go or the packages nothing is built
+# and the test says SKIP.
+GO          ?= go
+GOGRPC_PKG  := /usr/share/gocode/src/google.golang.org/grpc/health/grpc_health_v1
+ifneq ($(and $(shell command -v $(GO) 2>/dev/null),$(wildcard $(GOGRPC_PKG))),)
+GOGRPC_FIXTURES := $(patsubst tests/fixtures/gogrpc/%.go,$(BUILD)/fixtures/%,\
+		   $(wildcard tests/fixtures/gogrpc/*.go))
+endif
+GO_ENV = GO111MODULE=off GOPATH=/usr/share/gocode:$(abspath $(BUILD))/gopath \
+	 GOCACHE=$(abspath $(BUILD))/gocache GOFLAGS= GOENV=off GOPROXY=off CGO_ENABLED=0
+$(GOGRPC_FIXTURES): $(BUILD)/fixtures/%: tests/fixtures/gogrpc/%.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GO_ENV) $(GO) build -o $@ $<
+
 LOADGEN_SRCS := $(wildcard experiments/loadgen/*.c)
 ifneq ($(LOADGEN_SRCS),)
 PROGRAMS += $(BUILD)/loadgen
@@ -394,7 +413,7 @@ uninstall:
 .DEFAULT_GOAL := all
 .PHONY: all test test-host test-all test-busy vm unit check-layers integration bench demo run deps clean help format figure11-sim policy-bench figure11-claim
 
-all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(CHTTP2_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
+all: $(PROGRAMS) $(FIXTURES) $(GRPC_FIXTURES) $(GOGRPC_FIXTURES) $(CHTTP2_FIXTURES) $(LIBEBEE_SO) $(LIBEBEE_DIST) $(DIST_FILES)
 
 tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 
@@ -480,7 +499,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcgroup-dev li
 	    libsystemd-dev systemd man-db bash-completion curl openssl \
 	    python3-matplotlib g++ libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
 	    protobuf-compiler time liburing-dev strace bc dnsmasq-base dnsperf redis-server redis-tools \
-	    nghttp2-client python3-grpcio
+	    nghttp2-client python3-grpcio golang-go golang-google-grpc-dev
 deps:
 	$(Q)missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

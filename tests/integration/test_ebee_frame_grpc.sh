@@ -29,22 +29,6 @@ for p in python3 /usr/bin/python3; do "$p" -c "import grpc" 2>/dev/null && { py=
 [ -x build/fixtures/grpc_server ] && [ -x build/fixtures/grpc_client ] ||
 	{ echo "FAIL: build first (make all: build/fixtures/grpc_server)"; exit 1; }
 
-# ebee_on NAME PID [ARGS...]: ebee traces PID into NAME.json; ebee_off NAME stops it.
-ebee_on() {
-	local name=$1 pid=$2
-	shift 2
-	build/ebee trace --pid "$pid" --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
-	epid=$!
-	pids+=("$epid")
-	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
-	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
-}
-ebee_off() {
-	sleep 0.3 # the last records reach ebee's consumer
-	kill -INT "$epid"
-	wait "$epid" || fail "ebee exited non-zero: $(cat "$tmp/$1.err")"
-}
-
 $py tests/lib/grpc_py.py server "$tmp/py.port" 16 >"$tmp/py.log" 2>&1 &
 ppid=$!
 pids+=("$ppid")

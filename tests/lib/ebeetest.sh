@@ -2,6 +2,7 @@
 # Common start of the ebee integration scripts (sourced): the repository as working
 # directory, root and a built tree required, a temporary directory $tmp, processes to stop
 # in the array pids, and fail MSG. The EXIT trap stops those processes and removes $tmp.
+# start_cpr (a test server) and ebee_on/ebee_off (the tracer) are below.
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 [ -x build/ebee ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
@@ -27,4 +28,22 @@ start_cpr() {
 	eval "${name}_pid=$!"
 	for _ in $(seq 100); do [ -s "$tmp/$name.ready" ] && break; sleep 0.05; done
 	eval "${name}_port=$(cat "$tmp/$name.ready" 2>/dev/null)"
+}
+
+# ebee_on NAME PID [ARGS...]: ebee traces PID (build/ebee trace --json ARGS) into
+# $tmp/NAME.json, its stderr in NAME.err, once its probes are live; ebee_off NAME stops it
+# (SIGINT: its last JSON line is the whole run) and fails on a non-zero exit.
+ebee_on() {
+	local name=$1 pid=$2
+	shift 2
+	build/ebee trace --pid "$pid" --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
+	epid=$!
+	pids+=("$epid")
+	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
+	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+}
+ebee_off() {
+	sleep 0.3 # the last records reach ebee's consumer
+	kill -INT "$epid"
+	wait "$epid" || fail "ebee exited non-zero: $(cat "$tmp/$1.err")"
 }

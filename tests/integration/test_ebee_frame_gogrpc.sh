@@ -1,0 +1,70 @@
+#!/bin/bash
+# Go gRPC framed as HTTP/2 by stream (issue 20): a server on Debian's Go grpc
+# (golang-google-grpc-dev; tests/fixtures/gogrpc/) is no gRPC C-core, so the grpc mode's
+# uprobes have nothing to attach to and only the socket path's bytes can tell its calls
+# apart. Its health Check sleeps 3 ms; the client keeps 16 calls in flight on ONE
+# grpc.ClientConn (one HTTP/2 connection, streams ending out of order), 1600 calls. ebee
+# in `auto` must count every call, exactly the client's count, framing http2, trusted, on
+# the socket path; its sojourn p50 is at least the handler's own 3 ms and at most the
+# client's p50, and below the client's by no more than the client's own cost plus 15% of
+# the client's p50 (the own cost: the p50 the same client measured, same run, with 16 calls
+# of no delay in flight: what a call costs outside the handler's sleep, which a busy
+# machine makes larger; as in test_ebee_frame_grpc.sh's Python case).
+# The same calls traced with --no-framing (the length pattern: a burst of reads is one
+# request) must NOT come out exact: the workload is one that only the framer counts right
+# (385 of 1600 in one run here), so the check above could fail.
+set -u
+. "$(dirname "$0")/../lib/ebeetest.sh"
+[ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
+# The Makefile builds the fixtures only where go and Debian's Go grpc are installed.
+[ -x build/fixtures/gogrpc_server ] && [ -x build/fixtures/gogrpc_client ] ||
+	{ echo "SKIP: Go gRPC fixtures not built (golang-go, golang-google-grpc-dev: make deps, then make all)"; exit 77; }
+
+n=1600
+build/fixtures/gogrpc_server -port-file "$tmp/go.port" -delay 3ms >"$tmp/go.log" 2>&1 &
+gpid=$!
+pids+=("$gpid")
+for _ in $(seq 200); do [ -s "$tmp/go.port" ] && break; sleep 0.05; done
+[ -s "$tmp/go.port" ] || fail "gogrpc_server did not start: $(cat "$tmp/go.log")"
+port=$(cat "$tmp/go.port")
+# The client's own cost, untraced: a 0 s sleep sent as the service name.
+build/fixtures/gogrpc_client -port "$port" -n 200 -c 16 -delay 0s >"$tmp/go.floor" 2>&1 ||
+	fail "gogrpc_client, no delay: $(cat "$tmp/go.floor")"
+ebee_on go "$gpid"
+build/fixtures/gogrpc_client -port "$port" -n "$n" -c 16 >"$tmp/go.client" 2>&1 ||
+	fail "gogrpc_client: $(cat "$tmp/go.client")"
+ebee_off go
+ebee_on len "$gpid" --no-framing
+build/fixtures/gogrpc_client -port "$port" -n "$n" -c 16 >"$tmp/len.client" 2>&1 ||
+	fail "gogrpc_client: $(cat "$tmp/len.client")"
+ebee_off len
+python3 - "$tmp/go.json" "$tmp/go.client" "$tmp/go.floor" "$tmp/len.json" "$tmp/len.client" "$n" \
+	<<'PY' || fail "$(tail -1 "$tmp/go.json")"
+import json, sys
+last = lambda f: json.loads(open(f).read().splitlines()[-1])
+e, c, floor, le, lc = (last(f) for f in sys.argv[1:6])
+n = int(sys.argv[6])
+floor = floor["p50_us"]
+for x in (c, lc):
+    assert x["ok"] == x["calls"] == n and x["failed"] == 0, x
+assert e["framing"] == "http2" and e["untrusted"] is False and e["warning"] is None, e
+assert e["mode"] == "io" and e["path"] == "socket", (e["mode"], e["path"])
+assert e["requests"] == c["ok"], (e["requests"], c["ok"])
+assert e["aborted"] == 0, e
+r = e["sojourn_p50_ns"] / 1e3 / c["p50_us"]
+print(f"ok: go grpc, 16 calls in flight on one connection: ebee {e['requests']} = client's "
+      f"{c['ok']}; p50 client {c['p50_us']/1e3:.2f} ms, ebee sojourn "
+      f"{e['sojourn_p50_ns']/1e6:.2f} ms (ratio {r:.3f}), service {e['p50_ns']/1e6:.2f} ms; "
+      f"the client's own p50 with no delay {floor/1e3:.2f} ms")
+# Each call's sojourn lies inside its client latency and holds its whole 3 ms sleep; 1% for
+# the percentiles' resolution.
+assert e["sojourn_p50_ns"] >= 3e6 * 0.99, "sojourn p50 below the handler's 3 ms"
+assert r <= 1.01, "sojourn p50 above the client's"
+gap = c["p50_us"] - e["sojourn_p50_ns"] / 1e3
+assert gap <= floor + 0.15 * c["p50_us"], (gap, floor)
+print(f"ok: --no-framing counts {le['requests']} of the client's {lc['ok']} "
+      f"(framing {le['framing']}): these calls need the framer")
+assert le["framing"] == "length", le
+assert le["requests"] != lc["ok"], "the length pattern counted exactly: this workload proves nothing"
+PY
+echo PASS
