@@ -20,7 +20,9 @@
 # TCG the 6.12 guest's kernel died of its own text patching, an "Oops: int3" where another
 # vCPU ran the breakpoint after it was removed, in 2 of 4 full runs; the two guests run side
 # by side on a 2-CPU host, so one thread each costs little); VM_PARALLEL=0 boots one guest at
-# a time. See tests/vm/README.md.
+# a time. A program that fails in a guest runs once more there and the retry's result is
+# the one counted; the guest's lines name what passed only on the retry (VM_TEST_RETRY=0:
+# no retry). See tests/vm/README.md.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -179,6 +181,7 @@ start() { # start K: fresh run folder and share, then the guest in the backgroun
 		printf 'VM_CMD=%q\n' "$cmd"
 		printf 'VM_TESTS=%q\n' "$tests"
 		printf 'VM_TEST_TIMEOUT=%q\n' "${TEST_TIMEOUT:-300}"
+		printf 'VM_TEST_RETRY=%q\n' "${VM_TEST_RETRY:-1}"
 	} >"$run/share/job.env"
 	# what emulation cannot afford, unless the caller named the tests itself
 	# (a NAME@K line is guest K's alone)
@@ -219,7 +222,7 @@ report() { # report K: one line, the logs kept in build/test-logs/vm-K, counts a
 	if add_line "$run/share/out.log"; then
 		echo "vm-$k: $ver, $(grep -o '[0-9]* CPUs, [0-9]* NUMA nodes' "$run/share/out.log" | head -1):" \
 			"$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$run/share/out.log" | tail -1), ${secs} s"
-		grep '^failed: ' "$run/share/out.log" | tail -1 | sed "s/^/vm-$k: /"
+		grep -E '^(failed|retried): ' "$run/share/out.log" | tail -2 | sed "s/^/vm-$k: /"
 	else
 		echo "vm-$k: FAIL: $ver: the suite printed no closing line (rc $rc, ${secs} s); see $logs/out.log"
 		F=$((F + 1))
