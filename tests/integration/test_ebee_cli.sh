@@ -30,8 +30,11 @@ port=$(cat "$tmp/ready")
 # --- summary with --json, exact count, the "probes live" line soon. Soon is judged by
 # ebee's own CPU time up to that line (under 1 s), not by the wall clock, which a busy
 # machine stretches (2.5 s seen under load 17); the wall clock only bounds a hang (30 s).
+# The counting cases trace until their client is done and then send SIGINT, not for a
+# fixed --duration: in a loaded guest (the VM lane) 2.5 s ended before the client did
+# (22 of 30 counted). --duration's own exit is the text summary's case below.
 start=$(date +%s.%N)
-$EBEE trace --pid $srv --duration 4 --json >"$tmp/out.json" 2>"$tmp/err" &
+$EBEE trace --pid $srv --json >"$tmp/out.json" 2>"$tmp/err" &
 eb=$!
 pids+=($eb)
 live=""
@@ -61,8 +64,9 @@ else
 	bad "no 'probes live' line on stderr: $(cat "$tmp/err")"
 fi
 build/fixtures/http_client --port "$port" --requests 150 --concurrency 2 >"$tmp/client" || bad "client failed"
+kill -INT $eb
 wait $eb; rc=$?
-[ $rc -eq 0 ] && ok "exit 0 after --duration" || bad "exit $rc after --duration"
+[ $rc -eq 0 ] && ok "exit 0 after SIGINT" || bad "exit $rc after SIGINT"
 # The server's own service p50 over these 150 requests (it rewrites the file
 # at most every 100 ms): ebee's is checked against it, not a fixed window.
 for _ in $(seq 100); do grep -qs '^count 150$' "$tmp/stats" && break; sleep 0.05; done
@@ -112,13 +116,26 @@ n=$(wc -l <"$tmp/series")
 last=$(tail -1 "$tmp/series")
 echo "$last" | grep -q '"requests":40,' && ok "final line counts 40" || bad "final line: $last"
 
+# until ebee's "probes live" line (60 s) or its exit (a path or method refused)
+wait_live() { # pid, stderr file
+	local end=$((SECONDS + 60))
+	while [ $SECONDS -lt $end ]; do
+		grep -q "probes live" "$2" && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.02
+	done
+	return 1
+}
+
 # --- the other path, forced: same count; sojourn only on the socket path
 for path in syscall socket; do
-	$EBEE trace --pid $srv --path $path --duration 2.5 --json >"$tmp/p.json" 2>"$tmp/perr" &
+	$EBEE trace --pid $srv --path $path --json >"$tmp/p.json" 2>"$tmp/perr" &
 	eb=$!
 	pids+=($eb)
-	for _ in $(seq 100); do grep -q "probes live" "$tmp/perr" && break; sleep 0.02; done
-	build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+	if wait_live $eb "$tmp/perr"; then
+		build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+	fi
+	kill -INT $eb 2>/dev/null
 	wait $eb
 	if grep -q "tracepoint" "$tmp/perr"; then
 		echo "SKIP: --path $path: $(cat "$tmp/perr")"
@@ -135,11 +152,13 @@ done
 
 # --- each attach method of the socket path, forced: same count, named on the start line
 for attach in tp_btf fentry; do
-	$EBEE trace --pid $srv --attach $attach --duration 2.5 --json >"$tmp/a.json" 2>"$tmp/aerr" &
+	$EBEE trace --pid $srv --attach $attach --json >"$tmp/a.json" 2>"$tmp/aerr" &
 	eb=$!
 	pids+=($eb)
-	for _ in $(seq 100); do grep -q "probes live" "$tmp/aerr" && break; sleep 0.02; done
-	build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+	if wait_live $eb "$tmp/aerr"; then
+		build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+	fi
+	kill -INT $eb 2>/dev/null
 	wait $eb
 	if ! grep -q "probes live" "$tmp/aerr" && grep -q "tracepoint\|fentry" "$tmp/aerr"; then
 		echo "SKIP: --attach $attach: $(cat "$tmp/aerr")"
