@@ -419,19 +419,19 @@ tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 
 # `make test` is what CI runs: the sanitizer pass (`make asan`: unit tests and the config
 # fuzz under ASan+UBSan, about half a minute), then every unit and integration test on this
-# host, ending with one summary line (tests/suite.sh --no-vm; `make test-host` is the same).
-# `make test-all` (tests/suite.sh) runs, beside them at nice 19, the VM lane (tests/vm:
-# Debian 12 guests under qemu, 6.1 and 6.12, cgroup v2 under systemd, the integration suite
-# inside them), with one closing line summing the host and the guests; `make vm` the lane
-# alone. The lane is not in `make test` yet: no run of it has been fully green
-# (tests/vm/README.md, "Status"), and a CI failure means nothing lands.
+# host and, beside them at nice 19, the VM lane (tests/vm: Debian 12 guests under qemu, 6.1
+# and 6.12, cgroup v2 under systemd, the integration suite inside them), ending with one
+# closing line that sums the host and the guests (tests/suite.sh; about 30 minutes on a
+# fresh 2-CPU machine, the guest image built from the mirror included). `make test-host` is
+# the host alone, for quick iterations (tests/suite.sh --no-vm); `make vm` the lane alone;
+# `make test-all` is `make test`.
 test: tests-build check-layers
+	$(Q)tests/suite.sh
+
+test-host: tests-build check-layers
 	$(Q)tests/suite.sh --no-vm
 
-test-host: test
-
-test-all: tests-build check-layers
-	$(Q)tests/suite.sh
+test-all: test
 
 # The suite on a busy machine: every unit and integration test while one process spins on
 # a CPU at normal priority and another writes to disk continuously (tests/busy.sh says
@@ -520,9 +520,9 @@ clean:
 help:
 	@echo 'make [V=1] TARGET'
 	@echo '  all          build BPF objects, libebee.a, libact.a, libparties.a, ebee, parties, fixtures'
-	@echo '  test         build and run every unit and integration test on this host (root for integration)'
-	@echo '  test-host    the same as test'
-	@echo '  test-all     test and, beside it at nice 19, the VM lane; one summed closing line'
+	@echo '  test         what CI runs: every unit and integration test on this host (root) and, beside them, the VM lane; one summed closing line (~30 min)'
+	@echo '  test-host    the host suite alone, no guests (~12 min)'
+	@echo '  test-all     the same as test'
 	@echo '  test-busy    the host suite under load (tests/busy.sh: one CPU spinning, one disk writer)'
 	@echo '  vm           the VM lane alone: Debian 12 guests (6.1, 6.12) under qemu (root)'
 	@echo '  unit         unit tests only (no root)'

@@ -1,16 +1,16 @@
 #!/bin/bash
-# The whole suite with the VM lane, what `make test-all` runs (`make test`, so CI, runs it
-# with --no-vm until the lane is green): the host's sanitizer pass and suite in the
+# The whole suite, what `make test` (so CI) runs: the host's sanitizer pass and suite in the
 # foreground and, beside them at nice 19, the VM lane (tests/vm/run.sh: Debian 12's 6.1
 # and bookworm's 6.12 guests under qemu, cgroup v2 under systemd, the integration suite
 # inside them). The guests take the CPU the host tests leave idle; the host tests see a
 # busy machine, which they are written to pass on (make test-busy). At the end: the
-# lane's lines (per guest: kernel, counts, time) and one closing line summing the host
-# and the guests, "N passed, N failed, N skipped". Exit 0 iff nothing failed anywhere.
+# lane's lines (per guest: kernel, counts, what passed only on a retry, time) and one
+# closing line summing the host and the guests, "N passed, N failed, N skipped". Exit 0
+# iff nothing failed anywhere.
 #
 #   tests/suite.sh [--no-vm]
 #
-# --no-vm (or VM_LANE=0): the host alone, as `make test` and `make test-host`. The lane's own output is
+# --no-vm (or VM_LANE=0): the host alone, as `make test-host`. The lane's own output is
 # in build/test-logs/vm-lane.log while it runs; each guest's logs in build/test-logs/vm-K/.
 set -u
 cd "$(dirname "$0")/.."
