@@ -5,6 +5,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 EBEE=build/ebee
+. tests/lib/ebee_live.sh
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 [ -x $EBEE ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
 
@@ -116,23 +117,12 @@ n=$(wc -l <"$tmp/series")
 last=$(tail -1 "$tmp/series")
 echo "$last" | grep -q '"requests":40,' && ok "final line counts 40" || bad "final line: $last"
 
-# until ebee's "probes live" line (60 s) or its exit (a path or method refused)
-wait_live() { # pid, stderr file
-	local end=$((SECONDS + 60))
-	while [ $SECONDS -lt $end ]; do
-		grep -q "probes live" "$2" && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.02
-	done
-	return 1
-}
-
 # --- the other path, forced: same count; sojourn only on the socket path
 for path in syscall socket; do
 	$EBEE trace --pid $srv --path $path --json >"$tmp/p.json" 2>"$tmp/perr" &
 	eb=$!
 	pids+=($eb)
-	if wait_live $eb "$tmp/perr"; then
+	if ebee_wait_live "$eb" "$tmp/perr"; then
 		build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
 	fi
 	kill -INT $eb 2>/dev/null
@@ -155,7 +145,7 @@ for attach in tp_btf fentry; do
 	$EBEE trace --pid $srv --attach $attach --json >"$tmp/a.json" 2>"$tmp/aerr" &
 	eb=$!
 	pids+=($eb)
-	if wait_live $eb "$tmp/aerr"; then
+	if ebee_wait_live "$eb" "$tmp/aerr"; then
 		build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
 	fi
 	kill -INT $eb 2>/dev/null

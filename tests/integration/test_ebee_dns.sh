@@ -45,8 +45,7 @@ done
 build/ebee trace --pid "$dns" --json --duration 8 -v >"$tmp/out.json" 2>"$tmp/err" &
 eb=$!
 pids+=($eb)
-for _ in $(seq 200); do grep -q "probes live" "$tmp/err" && break; sleep 0.05; done
-grep -q "probes live" "$tmp/err" || fail "ebee did not start: $(cat "$tmp/err")"
+ebee_wait_live "$eb" "$tmp/err" || fail "ebee did not start: $(cat "$tmp/err")"
 dnsperf -s 127.0.0.1 -p "$port" -d "$tmp/queries" -n 2 -q 10 -v >"$tmp/perf" 2>&1 ||
 	fail "dnsperf failed: $(tail -5 "$tmp/perf")"
 wait $eb || fail "ebee exited $?: $(cat "$tmp/err")"

@@ -22,8 +22,7 @@ for path in socket syscall; do
 		--json >"$tmp/out.json" 2>"$tmp/err" &
 	eb=$!
 	pids+=($eb)
-	for _ in $(seq 150); do grep -q "probes live" "$tmp/err" && break; sleep 0.02; done
-	grep -q "probes live" "$tmp/err" || fail "$path: ebee did not start: $(cat "$tmp/err")"
+	ebee_wait_live "$eb" "$tmp/err" || fail "$path: ebee did not start: $(cat "$tmp/err")"
 	kill -STOP $eb
 	memcaslap -s 127.0.0.1:$port -T 2 -c 8 -t 1s >/dev/null 2>&1
 	kill -CONT $eb

@@ -51,8 +51,7 @@ trace() {
 	build/ebee trace --pid "$npid" --json --hist >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	e=$!
 	pids+=("$e")
-	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
-	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+	ebee_wait_live "$e" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
 	: >"$tmp/nginx/access.log"
 	${in_ns:+ip netns exec "$ns"} h2load "$@" >"$tmp/$name.h2load" 2>&1 ||
 		fail "h2load: $(tail -5 "$tmp/$name.h2load")"

@@ -35,8 +35,7 @@ trace() {
 	build/ebee trace --pid "$npid" --json >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	e=$!
 	pids+=("$e")
-	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
-	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+	ebee_wait_live "$e" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
 	python3 tests/lib/http_pipeline.py "$port" "$@" >"$tmp/$name.client" || fail "client"
 	kill -INT "$e"
 	wait "$e" || fail "ebee exited non-zero: $(cat "$tmp/$name.err")"

@@ -31,8 +31,7 @@ run() {
 	build/ebee trace --pid "$rpid" --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	e=$!
 	pids+=("$e")
-	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
-	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+	ebee_wait_live "$e" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
 	local b a
 	b=$(cmds)
 	redis-benchmark -p "$port" -n 32000 -c 4 -P 16 -t get,set,lpush,lrange_100 \

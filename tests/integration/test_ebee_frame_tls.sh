@@ -87,8 +87,7 @@ trace() {
 	build/ebee trace --pid "$npid" $eargs --json >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	e=$!
 	pids+=("$e")
-	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
-	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+	ebee_wait_live "$e" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
 	if [ "$1" = curl_client ]; then
 		"$@" >"$tmp/$name.client" || fail "client ($name)"
 	else

@@ -42,8 +42,7 @@ for s in $all; do eval "args+=(--pid \$${s}_pid:$s)"; done
 build/ebee trace "${args[@]}" --json --listen "127.0.0.1:$eport" >"$tmp/e.json" 2>"$tmp/e.err" &
 e=$!
 pids+=("$e")
-for _ in $(seq 200); do grep -qs "probes live" "$tmp/e.err" && break; sleep 0.05; done
-grep -qs "probes live" "$tmp/e.err" || fail "ebee did not start: $(cat "$tmp/e.err")"
+ebee_wait_live "$e" "$tmp/e.err" || fail "ebee did not start: $(cat "$tmp/e.err")"
 COLUMNS=200 build/ebee top "${args[@]}" --interval 300 --duration 30 >"$tmp/top" 2>"$tmp/top.err" &
 t=$!
 pids+=("$t")

@@ -6,6 +6,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 EBEE=build/ebee
+. tests/lib/ebee_live.sh
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 [ -x $EBEE ] && [ -x build/fixtures/grpc_server ] && [ -x build/fixtures/grpc_client ] ||
 	{ echo "FAIL: build first (make all)"; exit 1; }
@@ -49,13 +50,12 @@ PY
 
 # ebee runs until the client is done (SIGINT then), not for a fixed time: in a guest under
 # emulation the 200 calls outlasted a 3 s --duration (173 counted), and loading the
-# programs outlasted a 2 s wait for "probes live" (60 s here: a hang guard).
+# programs outlasted a 2 s wait for "probes live" (ebee_wait_live: no deadline but a hang guard).
 for mode in grpc auto; do
 	$EBEE trace --pid $srv --mode $mode --json >"$tmp/$mode.json" 2>"$tmp/$mode.err" &
 	eb=$!
 	pids+=($eb)
-	for _ in $(seq 3000); do grep -q "probes live" "$tmp/$mode.err" && break; sleep 0.02; done
-	grep -q "probes live" "$tmp/$mode.err" || bad "--mode $mode: not live within 60 s: $(cat "$tmp/$mode.err")"
+	ebee_wait_live "$eb" "$tmp/$mode.err" || bad "--mode $mode: not live: $(cat "$tmp/$mode.err")"
 	t0=$(date +%s%N)
 	build/fixtures/grpc_client --port "$port" -n 200 -c 16 >"$tmp/client" || bad "client failed"
 	wall=$(($(date +%s%N) - t0))

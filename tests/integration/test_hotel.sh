@@ -6,6 +6,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/servers.sh
+. tests/lib/ebee_live.sh
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (ebee loads BPF programs)"; exit 77; }
 command -v memcached >/dev/null || { echo "SKIP: memcached is not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
@@ -88,8 +89,7 @@ sets=$(mc_stat cmd_set)
 n=300
 build/ebee trace --pid "$hotel_pid" --duration 5 --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 ebee_pid=$!
-for _ in $(seq 150); do grep -q "probes live" "$tmp/ebee.err" && break; sleep 0.02; done
-grep -q "probes live" "$tmp/ebee.err" || die "ebee: no 'probes live' line: $(cat "$tmp/ebee.err")"
+ebee_wait_live "$ebee_pid" "$tmp/ebee.err" || die "ebee: no 'probes live' line: $(cat "$tmp/ebee.err")"
 before=$(cat "$tmp/count")
 hits0=$(mc_stat get_hits)
 out=$(build/fixtures/http_client --port "$port" --requests $n --concurrency 4 --path "$std") ||

@@ -25,9 +25,9 @@ od -An -c "/proc/$named/comm" | grep -q '377 376   A' ||
 eport=$(free_port)
 build/ebee trace --pid "$named" --listen "127.0.0.1:$eport" --interval 1000 >/dev/null \
 	2>"$tmp/ebee.err" &
-pids+=($!)
-for _ in $(seq 200); do grep -qs "probes live" "$tmp/ebee.err" && break; sleep 0.05; done
-grep -q "probes live" "$tmp/ebee.err" || fail "ebee did not start: $(cat "$tmp/ebee.err")"
+eb=$!
+pids+=($eb)
+ebee_wait_live "$eb" "$tmp/ebee.err" || fail "ebee did not start: $(cat "$tmp/ebee.err")"
 curl -fsS -m 5 "http://127.0.0.1:$eport/metrics" >"$tmp/page" || fail "scrape failed"
 grep -q 'workload="' "$tmp/page" || fail "no workload label on the page"
 promtool check metrics <"$tmp/page" >"$tmp/lint" 2>&1 ||

@@ -20,8 +20,7 @@ build/ebee trace --pid "$srv:web" --listen "127.0.0.1:$eport" --window-age 10000
 	--interval 1000 --json >"$tmp/series" 2>"$tmp/ebee.err" &
 eb=$!
 pids+=($eb)
-for _ in $(seq 100); do grep -qs "probes live" "$tmp/ebee.err" && break; sleep 0.05; done
-grep -q "probes live" "$tmp/ebee.err" || fail "ebee did not start: $(cat "$tmp/ebee.err")"
+ebee_wait_live "$eb" "$tmp/ebee.err" || fail "ebee did not start: $(cat "$tmp/ebee.err")"
 
 pport=$(free_port)
 cat >"$tmp/prometheus.yml" <<YML

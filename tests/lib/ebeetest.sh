@@ -15,6 +15,7 @@ ebeetest_cleanup() {
 }
 trap ebeetest_cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+. tests/lib/ebee_live.sh
 
 # start_cpr NAME [CPR_SERVER ARGS...]: a cpr_server in the background, stopped on exit;
 # sets NAME_pid and NAME_port (empty if it did not start within 5 s). Its own timeout is
@@ -39,8 +40,7 @@ ebee_on() {
 	build/ebee trace --pid "$pid" --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	epid=$!
 	pids+=("$epid")
-	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
-	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+	ebee_wait_live "$epid" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
 }
 ebee_off() {
 	sleep 0.3 # the last records reach ebee's consumer
