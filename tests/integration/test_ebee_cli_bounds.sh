@@ -26,7 +26,7 @@ refused()
 		echo "FAIL: ebee $*: exit $rc, want non-zero and '$want'; got: $(head -c 300 "$tmp/err")"
 		fails=$((fails + 1))
 	else
-		echo "ok: ebee $* refused: $(head -1 "$tmp/err")"
+		echo "ok: ebee $* refused (exit $rc): $(grep -m1 -F -- "$want" "$tmp/err")"
 	fi
 }
 refused "--all" trace --pid 1 --duration 0.5
