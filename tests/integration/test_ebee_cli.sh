@@ -102,7 +102,7 @@ PY
 $EBEE trace --pid $srv --interval 300 --json --mode conn >"$tmp/series" 2>"$tmp/err2" &
 eb=$!
 pids+=($eb)
-for _ in $(seq 300); do grep -qs "probes live" "$tmp/err2" && break; sleep 0.1; done
+ebee_wait_live "$eb" "$tmp/err2" || bad "--interval: ebee not live: $(cat "$tmp/err2")"
 build/fixtures/http_client --port "$port" --requests 40 >/dev/null || bad "client failed"
 # until an interval line has counted the 40 and a few lines were written (30 s at most)
 for _ in $(seq 300); do
@@ -119,6 +119,7 @@ echo "$last" | grep -q '"requests":40,' && ok "final line counts 40" || bad "fin
 
 # --- the other path, forced: same count; sojourn only on the socket path
 for path in syscall socket; do
+	: >"$tmp/perr"
 	$EBEE trace --pid $srv --path $path --json >"$tmp/p.json" 2>"$tmp/perr" &
 	eb=$!
 	pids+=($eb)
@@ -142,6 +143,7 @@ done
 
 # --- each attach method of the socket path, forced: same count, named on the start line
 for attach in tp_btf fentry; do
+	: >"$tmp/aerr"
 	$EBEE trace --pid $srv --attach $attach --json >"$tmp/a.json" 2>"$tmp/aerr" &
 	eb=$!
 	pids+=($eb)

@@ -42,6 +42,7 @@ PY
 done
 [ "$dig_ok" = ok ] || fail "dnsmasq does not answer: $(cat "$tmp/dnsmasq.err")"
 
+: >"$tmp/err"
 build/ebee trace --pid "$dns" --json --duration 8 -v >"$tmp/out.json" 2>"$tmp/err" &
 eb=$!
 pids+=($eb)

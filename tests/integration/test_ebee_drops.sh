@@ -18,6 +18,7 @@ for path in socket syscall; do
 		continue
 	fi
 	before=$(memcached_requests "$port")
+	: >"$tmp/err"
 	build/ebee trace --pid "$mc" --mode io --path $path --ringbuf-size 4096 --duration 6 \
 		--json >"$tmp/out.json" 2>"$tmp/err" &
 	eb=$!

@@ -48,6 +48,7 @@ _wait_accepting "$npid" "$port" nginx "$tmp/nginx/error.log" || fail "nginx did 
 trace() {
 	local name=$1 e
 	shift
+	: >"$tmp/$name.err"
 	build/ebee trace --pid "$npid" --json --hist >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	e=$!
 	pids+=("$e")

@@ -28,6 +28,7 @@ cmds() { redis-cli -p "$port" info stats | tr -d '\r' | sed -n 's/^total_command
 run() {
 	local name=$1 e
 	shift
+	: >"$tmp/$name.err"
 	build/ebee trace --pid "$rpid" --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	e=$!
 	pids+=("$e")

@@ -84,6 +84,7 @@ trace() {
 	shift 2
 	before=$(wc -l <"$tmp/nginx/access.log" 2>/dev/null || echo 0)
 	# shellcheck disable=SC2086
+	: >"$tmp/$name.err"
 	build/ebee trace --pid "$npid" $eargs --json >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	e=$!
 	pids+=("$e")

@@ -39,6 +39,7 @@ done
 eport=$(free_port)
 args=()
 for s in $all; do eval "args+=(--pid \$${s}_pid:$s)"; done
+: >"$tmp/e.err"
 build/ebee trace "${args[@]}" --json --listen "127.0.0.1:$eport" >"$tmp/e.json" 2>"$tmp/e.err" &
 e=$!
 pids+=("$e")

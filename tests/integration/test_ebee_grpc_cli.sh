@@ -52,6 +52,7 @@ PY
 # emulation the 200 calls outlasted a 3 s --duration (173 counted), and loading the
 # programs outlasted a 2 s wait for "probes live" (ebee_wait_live: no deadline but a hang guard).
 for mode in grpc auto; do
+	: >"$tmp/$mode.err"
 	$EBEE trace --pid $srv --mode $mode --json >"$tmp/$mode.json" 2>"$tmp/$mode.err" &
 	eb=$!
 	pids+=($eb)

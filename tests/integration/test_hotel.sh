@@ -87,6 +87,7 @@ sets=$(mc_stat cmd_set)
 
 # ebee first; wait until its probes are live, then exactly N requests.
 n=300
+: >"$tmp/ebee.err"
 build/ebee trace --pid "$hotel_pid" --duration 5 --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 ebee_pid=$!
 ebee_wait_live "$ebee_pid" "$tmp/ebee.err" || die "ebee: no 'probes live' line: $(cat "$tmp/ebee.err")"

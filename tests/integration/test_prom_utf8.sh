@@ -23,6 +23,7 @@ od -An -c "/proc/$named/comm" | grep -q '377 376   A' ||
 	fail "the process did not rename itself: $(od -An -c "/proc/$named/comm")"
 
 eport=$(free_port)
+: >"$tmp/ebee.err"
 build/ebee trace --pid "$named" --listen "127.0.0.1:$eport" --interval 1000 >/dev/null \
 	2>"$tmp/ebee.err" &
 eb=$!

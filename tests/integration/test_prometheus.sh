@@ -16,6 +16,7 @@ srv=$web_pid port=$web_port
 [ -n "$port" ] || fail "test server did not start"
 
 eport=$(free_port)
+: >"$tmp/ebee.err"
 build/ebee trace --pid "$srv:web" --listen "127.0.0.1:$eport" --window-age 10000 \
 	--interval 1000 --json >"$tmp/series" 2>"$tmp/ebee.err" &
 eb=$!

@@ -2,6 +2,10 @@
 # ebee_wait_live PID ERRFILE: wait until the ebee process PID has printed its "probes live"
 # line to ERRFILE (0), or has exited without it (1: a path or method refused, an error).
 # Sourced by tests/lib/ebeetest.sh and by the scripts that start ebee themselves.
+# The caller empties ERRFILE (: >FILE) before it starts ebee: a background job's `2>FILE`
+# truncates only once the job runs, so a reused file can still show the previous ebee's
+# line (test_ebee_cli's --path socket case traced nothing that way: its client ran before
+# the second ebee was live).
 #
 # No fixed deadline stands for "soon": loading and attaching the syscall path's programs
 # took over 3 s on a busy host (CI, test_ebee_drops) and more in an emulated guest. The

@@ -37,6 +37,7 @@ start_cpr() {
 ebee_on() {
 	local name=$1 pid=$2
 	shift 2
+	: >"$tmp/$name.err"
 	build/ebee trace --pid "$pid" --json "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	epid=$!
 	pids+=("$epid")
