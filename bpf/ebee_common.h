@@ -108,6 +108,7 @@ struct ebee_sconn {
 /* The server's first bytes were an HTTP/2 SETTINGS frame, parsed as HTTP/2
  * (fr still EBEE_FR_NONE) until the client's first bytes decide. */
 #define EBEE_FF_H2SRV 0x20
+#define EBEE_FF_MCQ   0x40 /* memcached: counted in struct ebee_fstat.mc_quiet */
 
 /* Framing: requests read but not yet answered on one connection, oldest
  * first. Requests that start in one segment share an entry (they arrived
@@ -139,6 +140,11 @@ struct ebee_sframe {
 	__u32 nwr;
 	__u32 pend_seq; /* TLS: last byte of the server's last response record ... */
 	__u64 pend_ns;	/* ... and when it was written (its response may end there) */
+	/* memcached: requests no response answers (noreply, quiet), not yet
+	 * counted in the workload's unanswered (the walk may run before the
+	 * connection is claimed: sock_recv counts them then). */
+	__u32 unans;
+	__u32 pad2;
 };
 
 /* Framing, per workload (map fstats, keyed by workload id). */
@@ -153,6 +159,8 @@ struct ebee_fstat {
 	__u64 tls_again;	  /* TLS connections whose client wrote again before a reply */
 	__u64 aborted;		  /* HTTP/2: requests ended by a reset (RST_STREAM), counted */
 	__u64 untimed;		  /* HTTP/2: streams beyond EBEE_H2_SLOTS in flight: not counted */
+	__u64 unanswered;	  /* memcached: requests that get no response (noreply, quiet) */
+	__u64 mc_quiet;		  /* memcached: connections with meta commands in quiet mode */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

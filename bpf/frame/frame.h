@@ -13,6 +13,12 @@
  *   EBEE_FEV_ERR    the bytes do not parse: the direction is out of sync
  *   EBEE_FEV_ABORT  this byte is the last of a request's reset (either side;
  *                   HTTP/2's RST_STREAM): the request ends, unanswered
+ *   EBEE_FEV_UNANSWERED  this byte completes a request no response will
+ *                   answer (memcached's noreply, quiet opcodes): never
+ *                   paired; the step also counts it in d->unans, which the
+ *                   kernel's walk takes after the segment (a branch on the
+ *                   event in its loop cost the verifier 20 000 instructions)
+ *                   into struct ebee_fstat.unanswered
  * and may ask for d->skip bytes to be passed over unread after this one
  * (bulk payloads, bodies of known length), so the cost is per header byte,
  * not per payload byte.
@@ -32,15 +38,18 @@ enum ebee_fr {
 	EBEE_FR_HTTP1,	  /* HTTP/1.x, pipelining included */
 	EBEE_FR_HTTP2,	  /* HTTP/2 (h2c, gRPC), paired by stream id */
 	EBEE_FR_TLS,	  /* TLS records: the request-response alternation (tls.h) */
+	EBEE_FR_MCTEXT,	  /* memcached text protocol, meta commands included */
+	EBEE_FR_MCBIN,	  /* memcached binary protocol */
 	EBEE_FR_MAX,
 };
 
 /* Events of a step function. */
-#define EBEE_FEV_NONE  0
-#define EBEE_FEV_START 1
-#define EBEE_FEV_END   2
-#define EBEE_FEV_ERR   3
-#define EBEE_FEV_ABORT 4
+#define EBEE_FEV_NONE	    0
+#define EBEE_FEV_START	    1
+#define EBEE_FEV_END	    2
+#define EBEE_FEV_ERR	    3
+#define EBEE_FEV_ABORT	    4
+#define EBEE_FEV_UNANSWERED 5
 
 /* struct ebee_fdir.flags */
 #define EBEE_FD_SYNC	0x01 /* next is valid: bytes before it were all parsed */
@@ -61,15 +70,23 @@ struct ebee_fdir {
 	__u32 num;  /* number being parsed (length, count, status) */
 	__u32 left; /* RESP request: bulk strings left; HTTP: header name match state */
 	__u32 stack[EBEE_FR_DEPTH]; /* RESP reply: elements left at each level */
-	__u16 msgs; /* HTTP: requests seen (ingress) / responses finished (egress) */
-	__u8 st;    /* parser state */
-	__u8 depth; /* RESP reply: open aggregates */
-	__u8 flags; /* EBEE_FD_* */
-	__u8 pos;   /* HTTP: byte of the line (saturating) */
+	__u16 msgs;  /* HTTP: requests seen (ingress) / responses finished (egress) */
+	__u8 st;     /* parser state */
+	__u8 depth;  /* RESP reply: open aggregates */
+	__u8 flags;  /* EBEE_FD_* */
+	__u8 pos;    /* HTTP: byte of the line (saturating) */
+	__u16 unans; /* memcached: EBEE_FEV_UNANSWERED events not yet taken by the walk */
 	/* Set up (next from the handshake, the parser reset): by this
 	 * direction's own first segment, never by the other's (kernel). */
-	__u16 init;
+	__u32 init;
 };
+
+/* A request no response will answer: counted for the walk (d->unans). */
+static __always_inline int ebee_fr_unanswered(struct ebee_fdir *d)
+{
+	d->unans++;
+	return EBEE_FEV_UNANSWERED;
+}
 
 static __always_inline int ebee_fr_is_digit(__u8 c)
 {
@@ -81,6 +98,67 @@ static __always_inline __u8 ebee_fr_lower(__u8 c)
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
+/* Whether byte k ends a memcached command word: a space or CR after it. */
+static __always_inline int ebee_fr_mc_end(const __u8 *b, __u32 n, __u32 k)
+{
+	return k < n && (b[k] == ' ' || b[k] == '\r');
+}
+
+/* memcached text: a lowercase command word (its first four bytes w, the
+ * longer ones by their first four and their end), then a space or CR. */
+static __always_inline int ebee_fr_detect_mc(const __u8 *b, __u32 n, __u32 w)
+{
+	int ok = 0;
+
+	switch (w >> 8) {
+	case 0x676574: /* get */
+	case 0x676174: /* gat */
+	case 0x736574: /* set */
+	case 0x616464: /* add */
+	case 0x636173: /* cas */
+		/* and gets, gats */
+		ok = ebee_fr_mc_end(b, n, 3) || ebee_fr_mc_end(b, n, 4);
+		break;
+	}
+	switch (w >> 16) {
+	case 0x6d67: /* mg */
+	case 0x6d73: /* ms */
+	case 0x6d64: /* md */
+	case 0x6d61: /* ma */
+	case 0x6d6e: /* mn */
+	case 0x6d65: /* me */
+		ok = ok || ebee_fr_mc_end(b, n, 2);
+		break;
+	}
+	switch (w) {
+	case 0x7265706c: /* "repl"ace */
+	case 0x70726570: /* "prep"end */
+		ok = ok || ebee_fr_mc_end(b, n, 7);
+		break;
+	case 0x61707065: /* "appe"nd */
+	case 0x64656c65: /* "dele"te */
+		ok = ok || ebee_fr_mc_end(b, n, 6);
+		break;
+	case 0x696e6372: /* incr */
+	case 0x64656372: /* decr */
+	case 0x71756974: /* quit */
+		ok = ok || ebee_fr_mc_end(b, n, 4);
+		break;
+	case 0x746f7563: /* "touc"h */
+	case 0x73746174: /* "stat"s */
+		ok = ok || ebee_fr_mc_end(b, n, 5);
+		break;
+	case 0x76657273: /* "vers"ion */
+		ok = ok || ebee_fr_mc_end(b, n, 7);
+		break;
+	case 0x666c7573: /* "flus"h_all */
+	case 0x76657262: /* "verb"osity */
+		ok = ok || ebee_fr_mc_end(b, n, 9);
+		break;
+	}
+	return ok ? EBEE_FR_MCTEXT : EBEE_FR_LENGTH;
+}
+
 /* Which framer the first bytes of a client's stream call for (b: up to n
  * bytes, n >= 1). */
 static __always_inline int ebee_fr_detect(const __u8 *b, __u32 n)
@@ -89,6 +167,8 @@ static __always_inline int ebee_fr_detect(const __u8 *b, __u32 n)
 
 	if (n >= 1 && b[0] == '*')
 		return EBEE_FR_RESP;
+	if (n >= 1 && b[0] == 0x80)
+		return EBEE_FR_MCBIN; /* a binary request header's magic */
 	if (n >= 3 && b[0] == 0x16 && b[1] == 0x03 && b[2] <= 0x04)
 		return EBEE_FR_TLS; /* handshake record, SSL 3.0 .. TLS 1.3 */
 	if (n < 4)
@@ -108,6 +188,8 @@ static __always_inline int ebee_fr_detect(const __u8 *b, __u32 n)
 	case 0x54524143: /* "TRAC"E */
 		return EBEE_FR_HTTP1;
 	}
+	if (b[0] >= 'a' && b[0] <= 'z')
+		return ebee_fr_detect_mc(b, n, w);
 	return EBEE_FR_LENGTH;
 }
 
@@ -122,6 +204,11 @@ static __always_inline int ebee_fr_may_start(int fr, int resp, __u8 c)
 		return resp ? c == 'H' : (c >= 'A' && c <= 'Z');
 	if (fr == EBEE_FR_TLS)
 		return c >= 20 && c <= 24; /* a record's content type */
+	/* memcached: a response word, a command word; a header's magic. */
+	if (fr == EBEE_FR_MCTEXT)
+		return resp ? (c >= 'A' && c <= 'Z') : (c >= 'a' && c <= 'z');
+	if (fr == EBEE_FR_MCBIN)
+		return c == (resp ? 0x81 : 0x80);
 	/* HTTP/2: a frame header cannot be told from payload; its streams
 	 * stay unpaired once lost. */
 	return 0;

@@ -49,6 +49,8 @@
 #include "frame/http1.h"
 #include "frame/tls.h"
 #include "frame/http2.h"
+#include "frame/mctext.h"
+#include "frame/mcbin.h"
 
 #define ETH_P_IP_   0x0800
 #define ETH_P_IPV6_ 0x86DD
@@ -80,7 +82,7 @@ struct {
 	__type(value, struct ebee_fstat);
 } fstats SEC(".maps");
 
-/* The initial value, from .rodata: its 104 bytes off the stack, which the
+/* The initial value, from .rodata: its 152 bytes off the stack, which the
  * programs' call chain (walk, pairing, record) must keep within 512. */
 static const struct ebee_fstat fstat_zero;
 
@@ -100,7 +102,27 @@ static __always_inline struct ebee_fstat *fstat_get(__u32 wid)
 static __always_inline bool fr_framed(const struct ebee_sconn *c)
 {
 	return c->fr == EBEE_FR_RESP || c->fr == EBEE_FR_HTTP1 || c->fr == EBEE_FR_HTTP2 ||
-	       c->fr == EBEE_FR_TLS;
+	       c->fr == EBEE_FR_TLS || c->fr == EBEE_FR_MCTEXT || c->fr == EBEE_FR_MCBIN;
+}
+
+/* memcached: the requests no response answers, and a meta command in quiet
+ * mode (once per connection), counted in the workload once it is known. */
+static __always_inline void frame_mc_note(struct ebee_sconn *c, struct ebee_sframe *f)
+{
+	struct ebee_fstat *s;
+	__u32 n = f->unans;
+	int q = (f->head_bits & EBEE_MC_QUIET) && !(c->fflags & EBEE_FF_MCQ);
+
+	if (!c->wid || (!n && !q) || !(s = fstat_get(c->wid)))
+		return;
+	if (n) {
+		__sync_fetch_and_add(&s->unanswered, n);
+		__sync_fetch_and_add(&f->unans, -n); /* the walk may be adding more */
+	}
+	if (q) {
+		c->fflags |= EBEE_FF_MCQ;
+		__sync_fetch_and_add(&s->mc_quiet, 1);
+	}
 }
 
 /* Count a connection under its framer once both are known: the framer at its
@@ -130,7 +152,7 @@ __noinline int frame_h2_read(struct ebee_h2tab *t, __u32 copied)
 
 /* sock_recv of a framed connection: the requests whose first byte the server
  * has now read start their service time. */
-static __always_inline void frame_mark_read(struct sock *sk, const struct ebee_sconn *c)
+static __always_inline void frame_mark_read(struct sock *sk, struct ebee_sconn *c)
 {
 	struct ebee_sframe *f = bpf_sk_storage_get(&sframes, sk, 0, 0);
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
@@ -141,6 +163,8 @@ static __always_inline void frame_mark_read(struct sock *sk, const struct ebee_s
 	if (!f || !tp)
 		return;
 	copied = tp->copied_seq;
+	if (c->fr == EBEE_FR_MCTEXT || c->fr == EBEE_FR_MCBIN)
+		frame_mc_note(c, f);
 	if (c->fr == EBEE_FR_HTTP2) {
 		t = bpf_sk_storage_get(&sh2s, sk, 0, 0);
 		if (t && !((f->in.flags | f->out.flags) & EBEE_FD_HUNT))
@@ -235,6 +259,10 @@ __noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, _
 		return ebee_tls_step(d, ch, resp, head_bits);
 	if (fr == EBEE_FR_HTTP2)
 		return ebee_h2_step(d, ch, resp);
+	if (fr == EBEE_FR_MCTEXT)
+		return resp ? ebee_mctext_rsp_step(d, ch) : ebee_mctext_req_step(d, ch, head_bits);
+	if (fr == EBEE_FR_MCBIN)
+		return ebee_mcbin_step(d, ch, resp);
 	return EBEE_FEV_ERR;
 }
 
@@ -727,6 +755,15 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 		if (fin)
 			frame_tls_close(c, f);
 		return;
+	}
+	if (d->unans) {
+		/* memcached: the requests no response answers (the step counted
+		 * them, d->unans), for the workload once it is known. */
+		__sync_fetch_and_add(&f->unans, d->unans);
+		d->unans = 0;
+		frame_mc_note(c, f);
+	} else if (c->fr == EBEE_FR_MCTEXT && (f->head_bits & EBEE_MC_QUIET)) {
+		frame_mc_note(c, f);
 	}
 	if (w.ws.starts)
 		frame_queue(c, f, w.ws.first, w.ws.starts);

@@ -137,10 +137,13 @@ static void usage(FILE *f)
 	    "                         probes, window, exited, path, attach (socket path:\n"
 	    "                         tp_btf or fentry; null on the syscall path), expired\n"
 	    "                         (dgram: datagrams never answered), framing (resp,\n"
-	    "                         http1, length, http2, tls, grpc, dgram; null before a\n"
+	    "                         http1, length, http2, tls, memcache, memcache-binary,\n"
+	    "                         grpc, dgram; null before a\n"
 	    "                         connection), untrusted, warning (null, or why the\n"
 	    "                         figures cannot be taken as exact), aborted (http2:\n"
-	    "                         requests ended by a reset, among requests)\n"
+	    "                         requests ended by a reset, among requests),\n"
+	    "                         unanswered (memcache: noreply and quiet requests,\n"
+	    "                         which get no response, not among requests)\n"
 	    "      --no-framing       socket path: read no bytes, frame every request by\n"
 	    "                         length (read/write bursts)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
@@ -528,6 +531,7 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_bool(&j, "untrusted", r->st.untrusted);
 	jw_str(&j, "warning", r->st.warning[0] ? r->st.warning : NULL);
 	jw_uint(&j, "aborted", r->st.aborted);
+	jw_uint(&j, "unanswered", r->st.unanswered);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 

@@ -193,7 +193,8 @@ static void render_method(struct scrape *x)
 
 	prom_family(b, "ebee_framing", PROM_GAUGE,
 		    "How requests are delimited: 1 with the framing in force (resp, http1, "
-		    "http2: a framer reads the protocol; tls: records, a request the client's "
+		    "http2, memcache, memcache-binary: a framer reads the protocol; tls: "
+		    "records, a request the client's "
 		    "up to the reply; length: read/write bursts; none: no connection yet).");
 	EACH(x, i)
 	{

@@ -237,7 +237,8 @@ struct ebee_stats {
 	 * pass a smaller sz and get what they know. */
 	char framing[16];      /* how requests are delimited: "resp", "http1", "http2" (a
 				* framer reads the protocol), "tls" (records: a request is
-				* the client's up to the reply), "length" (read/write
+				* the client's up to the reply), "memcache",
+				* "memcache-binary", "length" (read/write
 				* bursts), "grpc",
 				* "dgram"; "" before the first connection */
 	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
@@ -248,6 +249,8 @@ struct ebee_stats {
 				* side; counted in requests, timed to the reset */
 	uint64_t untimed;      /* HTTP/2: streams opened while 64 were in flight on their
 				* connection: not counted (untrusted says so) */
+	uint64_t unanswered;   /* memcached: requests no response answers (noreply, quiet
+				* opcodes, quit): not in requests, informational */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -1437,6 +1437,7 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	s->desync_conns = f.desync_conns;
 	s->aborted = f.aborted;
 	s->untimed = f.untimed;
+	s->unanswered = f.unanswered;
 	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
 		const char *why = ebee_framer_warning(i);
 		char more[sizeof(s->warning)];

@@ -64,7 +64,7 @@ static void test_detect(void **state)
 		{ "DELETE /k", 9, EBEE_FR_HTTP1 },
 		{ "PRI * HTTP/2.0\r\n", 16, EBEE_FR_HTTP2 },
 		{ "\x16\x03\x01\x02\x00", 5, EBEE_FR_TLS },
-		{ "get k\r\n", 7, EBEE_FR_LENGTH }, /* memcached text: no framer yet */
+		{ "get k\r\n", 7, EBEE_FR_MCTEXT }, /* memcached text: test_frame_mc.c */
 		{ "\x16\x03\x07", 3, EBEE_FR_LENGTH },
 		{ "GE", 2, EBEE_FR_LENGTH },
 	};

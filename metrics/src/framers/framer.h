@@ -33,7 +33,7 @@ struct ebee_framer_ops {
 };
 
 extern const struct ebee_framer_ops ebee_framer_length, ebee_framer_resp, ebee_framer_http1,
-    ebee_framer_http2, ebee_framer_tls;
+    ebee_framer_http2, ebee_framer_tls, ebee_framer_mctext, ebee_framer_mcbin;
 
 /* The framer of an id, or NULL. */
 const struct ebee_framer_ops *ebee_framer_get(int id);
@@ -49,10 +49,11 @@ int ebee_framer_detect(const uint8_t *b, size_t n);
 
 /* What feeding bytes found. */
 struct ebee_frame_counts {
-	uint64_t starts; /* requests begun (client side) */
-	uint64_t ends;	 /* responses finished (server side) */
-	uint64_t aborts; /* requests reset (either side) */
-	bool err;	 /* the bytes did not parse: out of sync from there */
+	uint64_t starts;     /* requests begun (client side) */
+	uint64_t ends;	     /* responses finished (server side) */
+	uint64_t aborts;     /* requests reset (either side) */
+	uint64_t unanswered; /* requests no response will answer (memcached noreply, quiet) */
+	bool err;	     /* the bytes did not parse: out of sync from there */
 	/* NULL, or called at every START, END and ABORT with the event's id
 	 * (ops->event_id; 0 without) and its offset in the bytes fed. */
 	void (*on_event)(void *arg, int ev, uint32_t id, size_t off);

@@ -6,7 +6,8 @@
 static const struct ebee_framer_ops *const framers[EBEE_FR_MAX] = {
 	[EBEE_FR_LENGTH] = &ebee_framer_length, [EBEE_FR_RESP] = &ebee_framer_resp,
 	[EBEE_FR_HTTP1] = &ebee_framer_http1,	[EBEE_FR_HTTP2] = &ebee_framer_http2,
-	[EBEE_FR_TLS] = &ebee_framer_tls,
+	[EBEE_FR_TLS] = &ebee_framer_tls,	[EBEE_FR_MCTEXT] = &ebee_framer_mctext,
+	[EBEE_FR_MCBIN] = &ebee_framer_mcbin,
 };
 
 const struct ebee_framer_ops *ebee_framer_get(int id)
@@ -68,6 +69,9 @@ int ebee_framer_feed(const struct ebee_framer_ops *ops, struct ebee_fdir *d, con
 			break;
 		case EBEE_FEV_ABORT:
 			out->aborts++;
+			break;
+		case EBEE_FEV_UNANSWERED:
+			out->unanswered++;
 			break;
 		case EBEE_FEV_ERR:
 			out->err = true;

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memcached text protocol: the parser is bpf/frame/mctext.h. Requests with
+ * noreply get no response: counted apart (unanswered), never paired. Meta
+ * commands in quiet mode (the q flag) are answered or not as their outcome
+ * goes, which FIFO pairing cannot follow: the workload is untrusted then.
+ */
+#include <stdio.h>
+#include "framer.h"
+#include "frame/mctext.h"
+
+static int mctext_step(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits)
+{
+	return resp ? ebee_mctext_rsp_step(d, c) : ebee_mctext_req_step(d, c, head_bits);
+}
+
+static int mctext_check(const struct ebee_fstat *f, char *buf, size_t len)
+{
+	if (!f->mc_quiet)
+		return 0;
+	return snprintf(buf, len,
+			"%llu of them sent meta commands in quiet mode (q flag), answered only "
+			"sometimes: responses may pair with the wrong requests",
+			(unsigned long long)f->mc_quiet);
+}
+
+const struct ebee_framer_ops ebee_framer_mctext = {
+	.id = EBEE_FR_MCTEXT,
+	.name = "memcache",
+	.step = mctext_step,
+	.check = mctext_check,
+};
