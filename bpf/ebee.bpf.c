@@ -584,7 +584,15 @@ static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 		if (!(c->fflags & EBEE_FF_NOTED))
 			frame_note(c);
 		/* Its framer pairs its requests (frame_skb.bpf.h). */
-		if (fr_framed(c)) {
+		if (fr_parsed(c)) {
+			/* Counted by length until a sample found requests
+			 * together (EBEE_FV_NEVER): the response written by
+			 * then ends here, as the io pattern's would. */
+			if (c->state != EBEE_CS_IDLE) {
+				if (c->state == EBEE_CS_RESPONDING && (c->wflags & EBEE_F_IO))
+					sock_emit_io(c);
+				c->state = EBEE_CS_IDLE;
+			}
 			if (ret > 0)
 				frame_mark_read(sk, c);
 			return 0;
@@ -614,7 +622,7 @@ static __always_inline int on_sock_send(struct sock *sk, long ret)
 	__u64 now = 0;
 
 	c = sock_lookup(sk, &now);
-	if (c && fr_framed(c)) {
+	if (c && fr_parsed(c)) {
 		if (ret > 0)
 			frame_mark_write(sk); /* where its responses end (frame_skb.bpf.h) */
 		return 0;

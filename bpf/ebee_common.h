@@ -96,8 +96,22 @@ struct ebee_sconn {
 	__u32 snd_isn;	     /* ... and of the server's (EBEE_FF_SEQ) */
 	__u8 fr;	     /* framing: enum ebee_fr in force */
 	__u8 fflags;	     /* EBEE_FF_* */
-	__u16 pad;
+	__u8 fverify;	     /* framing: EBEE_FV_*, how a verifiable framer's requests count */
+	__u8 fsample;	     /* EBEE_FV_LENGTH: ingress segments since the last sample */
 };
+
+/* struct ebee_sconn.fverify. A framer whose protocol is one response per
+ * request (memcached's: frame_skb.bpf.h, fr_verifiable) parses a
+ * connection's bytes until it has seen EBEE_FV_SOLO requests in a row each
+ * arrive alone (nothing pipelined behind it, nothing unanswered); from
+ * then the io pattern counts them by length, as exact there and at the cost
+ * of the gate only, and one ingress segment in EBEE_FV_SAMPLE (starting
+ * between requests) is still parsed, to see whether that still holds. */
+#define EBEE_FV_FRAMING 0 /* parsed: the framer counts */
+#define EBEE_FV_LENGTH	1 /* verified alone: the io pattern counts, sampled */
+#define EBEE_FV_NEVER	2 /* a sample found requests together: parsed from then on */
+#define EBEE_FV_SOLO	32
+#define EBEE_FV_SAMPLE	16
 
 /* struct ebee_sconn.fflags */
 #define EBEE_FF_SEQ    0x1 /* rcv_isn/snd_isn known (seen at the handshake) */
@@ -144,7 +158,7 @@ struct ebee_sframe {
 	 * counted in the workload's unanswered (the walk may run before the
 	 * connection is claimed: sock_recv counts them then). */
 	__u32 unans;
-	__u32 pad2;
+	__u32 solo; /* requests in a row that arrived alone (EBEE_FV_SOLO) */
 };
 
 /* Framing, per workload (map fstats, keyed by workload id). */
@@ -161,6 +175,8 @@ struct ebee_fstat {
 	__u64 untimed;		  /* HTTP/2: streams beyond EBEE_H2_SLOTS in flight: not counted */
 	__u64 unanswered;	  /* memcached: requests that get no response (noreply, quiet) */
 	__u64 mc_quiet;		  /* memcached: connections with meta commands in quiet mode */
+	__u64 verified;		  /* connections counted by length once verified (EBEE_FV_LENGTH) */
+	__u64 late;		  /* ... of them, found by a sample to send requests together */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

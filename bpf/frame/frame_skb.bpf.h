@@ -82,7 +82,7 @@ struct {
 	__type(value, struct ebee_fstat);
 } fstats SEC(".maps");
 
-/* The initial value, from .rodata: its 152 bytes off the stack, which the
+/* The initial value, from .rodata: its 168 bytes off the stack, which the
  * programs' call chain (walk, pairing, record) must keep within 512. */
 static const struct ebee_fstat fstat_zero;
 
@@ -103,6 +103,24 @@ static __always_inline bool fr_framed(const struct ebee_sconn *c)
 {
 	return c->fr == EBEE_FR_RESP || c->fr == EBEE_FR_HTTP1 || c->fr == EBEE_FR_HTTP2 ||
 	       c->fr == EBEE_FR_TLS || c->fr == EBEE_FR_MCTEXT || c->fr == EBEE_FR_MCBIN;
+}
+
+/* Whether the connection's bytes are parsed now: framed, and not counted by
+ * length after verification (EBEE_FV_LENGTH: the io pattern counts). */
+static __always_inline bool fr_parsed(const struct ebee_sconn *c)
+{
+	return fr_framed(c) && c->fverify != EBEE_FV_LENGTH;
+}
+
+/* Framers whose requests may be counted by length once verified to arrive
+ * one at a time (EBEE_FV_*): one response per request, which the io
+ * pattern's read-then-write alternation counts exactly when nothing is
+ * pipelined. memcached's, the costliest to parse per request (a 64-byte key
+ * walked twice, command and VALUE line) of the protocols a saturated server
+ * speaks one request at a time. */
+static __always_inline bool fr_verifiable(int fr)
+{
+	return fr == EBEE_FR_MCTEXT || fr == EBEE_FR_MCBIN;
 }
 
 /* memcached: the requests no response answers, and a meta command in quiet
@@ -714,12 +732,48 @@ static __always_inline int frame_hunt(struct __sk_buff *skb, struct ebee_sconn *
 	return 0;
 }
 
+/* A connection of a verifiable framer has had EBEE_FV_SOLO requests in a
+ * row arrive alone, all answered: the io pattern counts it from its next
+ * read, fresh (the arrival data_ready kept while it was framed is stale). */
+static __always_inline void frame_verified(struct ebee_sconn *c)
+{
+	struct ebee_fstat *s;
+
+	c->state = EBEE_CS_IDLE;
+	c->flags &= ~EBEE_CF_ARRIVED;
+	c->fsample = 0;
+	c->fverify = EBEE_FV_LENGTH;
+	if ((s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->verified, 1);
+}
+
+/* A sample found requests together on a connection counted by length: what
+ * the samples before it missed may have been counted per burst (counted
+ * against the workload: a warning), and it is parsed from this segment on;
+ * its server side from the next segment that may begin a response (its
+ * state is stale: init 2). The response the io pattern has in progress ends
+ * at the next read (on_sock_recv). */
+static __always_inline void frame_unverify(struct ebee_sconn *c, struct ebee_sframe *f)
+{
+	struct ebee_fstat *s;
+
+	c->fverify = EBEE_FV_NEVER;
+	f->head = f->tail;
+	f->rd = f->tail;
+	f->solo = 0;
+	f->out.init = 2;
+	if ((s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->late, 1);
+}
+
 /* Run the parser over plen new bytes at off (sequence number seq), then
- * pair what it found: requests begun, responses ended. */
+ * pair what it found: requests begun, responses ended. verify: a sample of
+ * a connection counted by length (EBEE_FV_LENGTH), parsed from a fresh
+ * state at a segment that begins between requests. */
 static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn *c,
 				       struct ebee_sframe *f, struct ebee_fdir *d,
 				       struct ebee_h2tab *h2, __u32 off, __u32 plen, __u32 seq,
-				       int fr, int egress, int fin)
+				       int fr, int egress, int fin, int verify)
 {
 	struct fr_walk w = {
 		.skb = skb,
@@ -739,7 +793,14 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 	};
 
 	bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &w, 0);
-	if ((w.ws.err || w.ws.pos < w.ws.end) && c->fr == EBEE_FR_NONE) {
+	if (verify) {
+		/* Still one request alone, or part of one, or bytes that do
+		 * not begin one (no evidence either way): still by length. */
+		if (w.ws.err || w.ws.pos < w.ws.end || (w.ws.starts <= 1 && !d->unans))
+			return;
+		frame_unverify(c, f);
+		d->next = seq + plen;
+	} else if ((w.ws.err || w.ws.pos < w.ws.end) && c->fr == EBEE_FR_NONE) {
 		/* Not HTTP/2 after all: no framer lost sync. */
 		c->fflags &= ~EBEE_FF_H2SRV;
 		c->fr = EBEE_FR_LENGTH;
@@ -756,6 +817,14 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 			frame_tls_close(c, f);
 		return;
 	}
+	if (!egress && fr_verifiable(fr) && c->fverify == EBEE_FV_FRAMING) {
+		/* Alone: the only request of its segment, answered or not, and
+		 * nothing waiting before it. */
+		if (w.ws.starts == 1 && !d->unans && f->head == f->tail && !w.ws.err)
+			f->solo++;
+		else if (w.ws.starts || d->unans || w.ws.err)
+			f->solo = 0;
+	}
 	if (d->unans) {
 		/* memcached: the requests no response answers (the step counted
 		 * them, d->unans), for the workload once it is known. */
@@ -769,6 +838,12 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 		frame_queue(c, f, w.ws.first, w.ws.starts);
 	if (w.ws.ends)
 		frame_answer(c, f, w.ws.ends, frame_write_ns(f, w.ws.last_end, bpf_ktime_get_ns()));
+	/* Enough alone, all answered, the client side between requests: by
+	 * length from here, sampled. */
+	if (egress && w.ws.ends && f->solo >= EBEE_FV_SOLO && c->fverify == EBEE_FV_FRAMING &&
+	    f->head == f->tail && fr_verifiable(fr) && !f->in.st && !f->in.pos && !f->in.skip &&
+	    (f->in.flags & EBEE_FD_SYNC))
+		frame_verified(c);
 }
 
 static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
@@ -781,17 +856,29 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	struct tcphdr th;
 	__u32 off, plen, seq;
 	__s32 diff;
-	int fr;
+	int fr, verify = 0;
 
 	if (!bsk)
 		return;
 	c = bpf_sk_storage_get(&sconns, bsk, 0, 0);
 	if (!c || (c->fr != EBEE_FR_NONE && !fr_framed(c)))
 		return;
+	/* Counted by length (verified): what the gate costs, but for one
+	 * ingress segment in EBEE_FV_SAMPLE of those arriving while the
+	 * server reads no request (so between two: the segment begins one). */
+	if (c->fverify == EBEE_FV_LENGTH) {
+		if (egress || c->state == EBEE_CS_READING || (c->fsample++ & (EBEE_FV_SAMPLE - 1)))
+			return;
+		verify = 1;
+	}
 	if (frame_tcp(skb, &th, &off))
 		return;
 	seq = bpf_ntohl(th.seq);
 	plen = skb->len > off ? skb->len - off : 0;
+	if (verify && !plen) {
+		c->fsample = 0; /* an ACK: the next segment is the sample */
+		return;
+	}
 	if (c->fr == EBEE_FR_NONE && (!egress || !(c->fflags & EBEE_FF_H2SRV))) {
 		if (!plen || frame_detect(skb, bsk, c, off, plen, seq, egress))
 			return;
@@ -802,6 +889,12 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	if (!f)
 		return;
 	d = egress ? &f->out : &f->in;
+	if (verify) {
+		fr_reset(d);
+		d->unans = 0;
+		d->next = seq;
+		d->init = 1;
+	}
 	if (!d->init) {
 		/* This direction's first segment since the storage was made:
 		 * its own state only (see frame_storage). */
@@ -829,6 +922,17 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 			frame_tls_close(c, f);
 		return;
 	}
+	if (d->init == 2) {
+		/* Counted by length until a sample (frame_unverify): parsed
+		 * from the first segment that may begin a message. */
+		__u8 ch;
+
+		if (bpf_skb_load_bytes(skb, off, &ch, 1) || !ebee_fr_may_start(fr, egress, ch))
+			return;
+		fr_reset(d);
+		d->next = seq;
+		d->init = 1;
+	}
 	diff = (__s32)(seq - d->next);
 	if (diff > 0 && (d->flags & EBEE_FD_SYNC))
 		fr_desync(c, f, d); /* a gap: bytes this parser never saw */
@@ -844,7 +948,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		plen -= -diff;
 		seq = d->next;
 	}
-	frame_walk(skb, c, f, d, h2, off, plen, seq, fr, egress, th.fin);
+	frame_walk(skb, c, f, d, h2, off, plen, seq, fr, egress, th.fin, verify);
 }
 
 /*

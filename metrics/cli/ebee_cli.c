@@ -143,7 +143,10 @@ static void usage(FILE *f)
 	    "                         figures cannot be taken as exact), aborted (http2:\n"
 	    "                         requests ended by a reset, among requests),\n"
 	    "                         unanswered (memcache: noreply and quiet requests,\n"
-	    "                         which get no response, not among requests)\n"
+	    "                         which get no response, not among requests), verified\n"
+	    "                         (memcache: connections counted by length once 32\n"
+	    "                         requests in a row came one at a time), late (of them,\n"
+	    "                         seen sending requests together later: untrusted)\n"
 	    "      --no-framing       socket path: read no bytes, frame every request by\n"
 	    "                         length (read/write bursts)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
@@ -532,6 +535,8 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_str(&j, "warning", r->st.warning[0] ? r->st.warning : NULL);
 	jw_uint(&j, "aborted", r->st.aborted);
 	jw_uint(&j, "unanswered", r->st.unanswered);
+	jw_uint(&j, "verified", r->st.verified);
+	jw_uint(&j, "late", r->st.late);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 

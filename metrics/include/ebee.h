@@ -251,6 +251,11 @@ struct ebee_stats {
 				* connection: not counted (untrusted says so) */
 	uint64_t unanswered;   /* memcached: requests no response answers (noreply, quiet
 				* opcodes, quit): not in requests, informational */
+	uint64_t verified;     /* memcached: connections counted by length once
+				* 32 requests in a row came one at a time (one
+				* segment in 16 still parsed, to see that it holds) */
+	uint64_t late;	       /* ... of them, found sending requests together by a
+				* sample (untrusted: bursts before it may count as one) */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -1438,6 +1438,8 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	s->aborted = f.aborted;
 	s->untimed = f.untimed;
 	s->unanswered = f.unanswered;
+	s->verified = f.verified;
+	s->late = f.late;
 	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
 		const char *why = ebee_framer_warning(i);
 		char more[sizeof(s->warning)];
@@ -1459,6 +1461,16 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 		    "%s%llu framed connection(s) lost sync (a sequence gap or bytes that "
 		    "do not parse): requests in the gap are not counted",
 		    off ? "; " : "", (unsigned long long)f.desync_conns);
+	}
+	if (f.late) {
+		s->untrusted = true;
+		off += snprintf(
+		    s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
+		    "%s%llu connection(s) counted by length once their requests came one "
+		    "at a time later sent several together: the bursts read before a "
+		    "sample (one in %d segments arriving between requests) saw it may "
+		    "count as one request each",
+		    off ? "; " : "", (unsigned long long)f.late, EBEE_FV_SAMPLE);
 	}
 	if (f.untimed) {
 		s->untrusted = true;

@@ -6,7 +6,8 @@
 # because the machine's speed drifts between runs.
 #  1. memcached -t 2 saturated by memcaslap (-T 2 -c 32): throughput and
 #     server+tracer CPU per request (server CPU includes the BPF run time;
-#     ebee's own CPU is added), exact counts against memcached's own.
+#     ebee's own CPU is added), exact counts against memcached's own, and the
+#     framing of the last round (memcache: verified connections counted by length).
 #  2. BPF run time per event of every attached program (kernel.bpf_stats_enabled),
 #     events and BPF ns per request, per path.
 #  3. The cost to processes that are NOT traced, while ebee traces an idle
@@ -17,10 +18,11 @@
 #     p99 traced/untraced.
 #  5. redis-server saturated by redis-benchmark with 16 commands pipelined per
 #     write (RESP framing, docs/design.md 4.9): server+tracer CPU per command
-#     traced/untraced, exact counts against redis's total_commands_processed.
+#     traced/untraced, exact counts against redis's total_commands_processed;
+#     then one more traced run for the BPF time per event (as 2) of the framer.
 #  6. nginx (h2c) saturated by h2load -c 4 -m 16 (HTTP/2 framing by stream,
 #     docs/design.md 4.9): server+tracer CPU per request traced/untraced, exact
-#     counts against h2load's succeeded requests.
+#     counts against h2load's succeeded requests; the BPF time per event as in 5.
 # Environment: BENCH_PAIRS (rounds, default 5), BENCH_SECS per run (default 3),
 # BENCH_SECTIONS (default "1 2 3 4 5 6"), BENCH_PATHS (default "socket socket-fentry
 # syscall": socket as auto attaches it, socket with fentry forced, left out where
@@ -119,6 +121,36 @@ start_ebee() {
 	return 1
 }
 
+# bpf_report PROGS_JSON EBEE_JSON: ns per event of ebee's programs (bpftool prog show
+# --json, taken while ebee ran with kernel.bpf_stats_enabled=1) and events and BPF time per
+# request (ebee's last JSON line).
+bpf_report() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+progs = json.load(open(sys.argv[1]))
+reqs = json.loads(open(sys.argv[2]).readlines()[-1])["requests"]
+names = ("enter_", "exit_", "on_proc_", "sock_", "frame_")
+best = {}
+for p in progs:
+    n = p.get("name", "")
+    if not n.startswith(names) or "run_cnt" not in p:
+        continue
+    # several ebee instances may have run: keep the busiest program per name
+    if n not in best or p["run_cnt"] > best[n][0]:
+        best[n] = (p["run_cnt"], p["run_time_ns"])
+tot_ns = tot_cnt = 0
+print("  %-16s %12s %10s" % ("program", "events", "ns/event"))
+for n in sorted(best):
+    c, t = best[n]
+    if not c:
+        continue
+    tot_ns += t; tot_cnt += c
+    print("  %-16s %12d %10.0f" % (n, c, t / c))
+print("  all programs: %d events, %.0f ns/event on average; %.2f events and %.0f ns of BPF per request (%d requests; events of other processes on the host included)"
+      % (tot_cnt, tot_ns / max(tot_cnt, 1), tot_cnt / max(reqs, 1), tot_ns / max(reqs, 1), reqs))
+PY
+}
+
 port=$(free_port)
 mcpid=$(start_memcached "$port") || exit 1
 memcaslap -s 127.0.0.1:$port -T 2 -c 32 -t 1s >/dev/null 2>&1 # warm-up, fills the cache
@@ -133,7 +165,7 @@ printf "%-5s %-13s %12s %12s %14s %10s %10s %12s\n" round path ops ratio cpu_us/
 exact=1
 # One saturated run of configuration $1 (untraced or a path): sets ops[$1],
 # cpu[$1] (server + tracer CPU per request, us), ebee_us[$1] and ok[$1].
-declare -A ops cpu ebee_us ok
+declare -A ops cpu ebee_us ok framing
 run_config() {
 	local p=$1 c0 c1 e0=0 e1=0 before after reqs
 	if [ "$p" = untraced ]; then
@@ -151,7 +183,7 @@ run_config() {
 		e1=$(cpu_ticks "$epid")
 		wait "$epid"
 		after=$(memcached_requests "$port")
-		reqs=$(python3 -c "import json; print(json.loads(open('$tmp/ebee.json').readlines()[-1])['requests'])")
+		read -r reqs framing[$p] < <(python3 -c "import json; e = json.loads(open('$tmp/ebee.json').readlines()[-1]); print(e['requests'], f\"{e['framing']}, {e.get('verified', 0)} connection(s) verified and counted by length, {e.get('late', 0)} late, untrusted {e['untrusted']}\")")
 		ok[$p]=yes
 		[ "$reqs" -eq $((after - before)) ] || { ok[$p]="no($reqs/$((after - before)))"; exact=0; }
 	fi
@@ -178,6 +210,7 @@ for p in "${paths[@]}"; do
 done
 [ -s "$tmp/r_cpu_vs_base" ] &&
 	echo "  socket path / base, CPU per request, same rounds: median $(median <"$tmp/r_cpu_vs_base")"
+for p in "${paths[@]}"; do echo "  framing, $p path, last round: ${framing[$p]}"; done
 [ $exact -eq 1 ] && echo "  counts: ebee requests == memcached cmd_get+cmd_set in every traced run" ||
 	echo "  counts: MISMATCH in some run (see the table; dropped records are reported by ebee --json)"
 echo
@@ -193,30 +226,7 @@ for p in "${paths[@]}"; do
 	wait "$epid"
 	sysctl -qw kernel.bpf_stats_enabled=0
 	echo "  $p path:"
-	python3 - "$tmp/progs.json" "$tmp/ebee.json" <<'PY'
-import json, sys
-progs = json.load(open(sys.argv[1]))
-reqs = json.loads(open(sys.argv[2]).readlines()[-1])["requests"]
-names = ("enter_", "exit_", "on_proc_", "sock_", "frame_")
-best = {}
-for p in progs:
-    n = p.get("name", "")
-    if not n.startswith(names) or "run_cnt" not in p:
-        continue
-    # several ebee instances may have run: keep the busiest program per name
-    if n not in best or p["run_cnt"] > best[n][0]:
-        best[n] = (p["run_cnt"], p["run_time_ns"])
-tot_ns = tot_cnt = 0
-print("  %-16s %12s %10s" % ("program", "events", "ns/event"))
-for n in sorted(best):
-    c, t = best[n]
-    if not c:
-        continue
-    tot_ns += t; tot_cnt += c
-    print("  %-16s %12d %10.0f" % (n, c, t / c))
-print("  all programs: %d events, %.0f ns/event on average; %.2f events and %.0f ns of BPF per request (%d requests; events of other processes on the host included)"
-      % (tot_cnt, tot_ns / max(tot_cnt, 1), tot_cnt / max(reqs, 1), tot_ns / max(reqs, 1), reqs))
-PY
+	bpf_report "$tmp/progs.json" "$tmp/ebee.json"
 done
 echo
 fi
@@ -270,6 +280,7 @@ run_redis() {
 	fi
 	c0=$(cpu_ticks "$rpid")
 	redis-benchmark -p "$rport" -n "$rn" -c 4 -P 16 -t get,set -q >/dev/null 2>&1
+	[ -n "${bpf_snap:-}" ] && bpftool prog show --json >"$tmp/progs.json"
 	c1=$(cpu_ticks "$rpid")
 	a=$(rcmds)
 	rok[$p]=-
@@ -303,6 +314,13 @@ for p in "${paths[@]}"; do
 	echo "  $p path: median CPU per command traced/untraced $(median <"$tmp/r_rcpu_$p")"
 done
 echo "  (exact: ebee's count equals redis's; the syscall path and --no-framing count batches)"
+if [[ " ${paths[*]} " == *" socket "* ]]; then
+	sysctl -qw kernel.bpf_stats_enabled=1
+	bpf_snap=1 run_redis socket
+	sysctl -qw kernel.bpf_stats_enabled=0
+	echo "  BPF run time per event, socket path, framing resp (one more traced run, kernel.bpf_stats_enabled=1):"
+	bpf_report "$tmp/progs.json" "$tmp/ebee.json"
+fi
 kill "$rpid" 2>/dev/null
 wait "$rpid" 2>/dev/null
 fi
@@ -337,6 +355,7 @@ run_h2() {
 	fi
 	c0=$(ngx_ticks)
 	ok=$(h2load -n "$hn" -c 4 -m 16 "http://127.0.0.1:$hport/" 2>&1 | sed -n 's/.* \([0-9]*\) succeeded.*/\1/p')
+	[ -n "${bpf_snap:-}" ] && bpftool prog show --json >"$tmp/progs.json"
 	c1=$(ngx_ticks)
 	hok[$p]=-
 	if [ "$p" != untraced ]; then
@@ -366,6 +385,13 @@ for p in "${paths[@]}"; do
 	echo "  $p path: median CPU per request traced/untraced $(median <"$tmp/r_hcpu_$p")"
 done
 echo "  (exact: ebee's count equals h2load's succeeded; the syscall path and --no-framing count bursts)"
+if [[ " ${paths[*]} " == *" socket "* ]]; then
+	sysctl -qw kernel.bpf_stats_enabled=1
+	bpf_snap=1 run_h2 socket
+	sysctl -qw kernel.bpf_stats_enabled=0
+	echo "  BPF run time per event, socket path, framing http2 (one more traced run, kernel.bpf_stats_enabled=1):"
+	bpf_report "$tmp/progs.json" "$tmp/ebee.json"
+fi
 kill "$hpid" 2>/dev/null
 wait "$hpid" 2>/dev/null
 fi

@@ -8,6 +8,8 @@
 # cmd_get, delete_*, incr_*, read before and after) must show it served what the client
 # counted, so that ebee's requests + unanswered are every command the server processed. Meta
 # commands in quiet mode make the workload untrusted, said so in its warning.
+# One request at a time (alone, stall): counted by length once verified, still exact; a
+# client that pipelines later (late) is found by a sample and said so.
 # Latency: memcached has no command that takes long (redis's DEBUG SLEEP), and at a few tens
 # of microseconds a pipelined batch's client-side time is mostly the client's own (python),
 # so the pipelined runs print sojourn p50 against the client's for the record only. The check
@@ -42,11 +44,11 @@ run() {
 	local name=$1 e
 	shift
 	mcstats "$tmp/$name.before"
+	: >"$tmp/$name.err"
 	build/ebee trace --pid "$mpid" --json >"$tmp/$name.json" 2>"$tmp/$name.err" &
 	e=$!
 	pids+=("$e")
-	for _ in $(seq 200); do grep -qs "probes live" "$tmp/$name.err" && break; sleep 0.05; done
-	grep -qs "probes live" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
+	ebee_wait_live "$e" "$tmp/$name.err" || fail "ebee did not start: $(cat "$tmp/$name.err")"
 	python3 tests/lib/memcache_client.py "$port" "$@" >"$tmp/$name.client" ||
 		fail "memcache_client.py $*"
 	sleep 0.3 # the last records through the ring
@@ -55,11 +57,12 @@ run() {
 	mcstats "$tmp/$name.after"
 }
 
-# check NAME FRAMING: exact counts, trusted, memcached's own counters agree.
+# check NAME FRAMING [VERIFIED]: exact counts, trusted, memcached's own counters agree;
+# VERIFIED: how many connections were counted by length once verified (JSON verified).
 check() {
-	python3 - "$tmp/$1" "$2" <<'PY' || fail "$1: counts differ"
+	python3 - "$tmp/$1" "$2" "${3:-0}" <<'PY' || fail "$1: counts differ"
 import json, statistics, sys
-p, framing = sys.argv[1], sys.argv[2]
+p, framing, verified = sys.argv[1], sys.argv[2], int(sys.argv[3])
 e = json.loads(open(p + ".json").read().splitlines()[-1])
 c = json.loads(open(p + ".client").read())
 b, a = (json.loads(open(p + x).read()) for x in (".before", ".after"))
@@ -76,6 +79,8 @@ if e["untrusted"]:
     print("warning:", e["warning"])
 want("ebee requests = answered", e["requests"], c["answered"])
 want("ebee unanswered = noreply/quiet", e["unanswered"], c["unanswered"])
+want("connections verified, counted by length", e["verified"], verified)
+want("of them seen pipelining later", e["late"], 0)
 # memcached's own counts: what it served is what the client sent.
 want("memcached cmd_set", d("cmd_set"), c["sets"])
 want("memcached cmd_get (keys)", d("cmd_get"), c["get_keys"])
@@ -105,9 +110,36 @@ run binary binary --batches 50 --per 24
 check binary memcache-binary
 echo "ok: binary protocol, quiet opcodes ended by NOOP: exact"
 
+# One request at a time: after 32 alone the io pattern counts the connection (the gate's
+# cost, not the parser's: make bench section 1), one segment in 16 still parsed; still exact.
+run alone alone -n 400 --batches 0
+check alone memcache 1
+echo "ok: text, one at a time: verified, counted by length, exact"
+run alonebin alone -n 400 --batches 0 --binary
+check alonebin memcache-binary 1
+echo "ok: binary, one at a time: verified, counted by length, exact"
+
+# A client that pipelines only later: a sample finds a segment of 20 gets, the connection is
+# parsed again from there (exact from then), the bursts before it may have counted one each,
+# which the warning says (untrusted). At most 16 batches go by unsampled (the client's ACKs
+# count among the segments; a sampled ACK hands the sample to the next segment).
+run late alone -n 100 --batches 40 --per 20
+python3 - "$tmp/late" <<'PY' || fail "late pipelining: not found or not said"
+import json, sys
+e = json.loads(open(sys.argv[1] + ".json").read().splitlines()[-1])
+c = json.loads(open(sys.argv[1] + ".client").read())
+print(f"late pipelining: ebee {e['requests']} of {c['answered']} answered, verified "
+      f"{e['verified']}, late {e['late']}, untrusted {e['untrusted']}, warning: {e['warning']}")
+ok = (e["framing"] == "memcache" and e["verified"] == 1 and e["late"] == 1 and e["untrusted"]
+      and "counted by length" in (e["warning"] or "")
+      and c["answered"] - 16 * 19 <= e["requests"] <= c["answered"])
+sys.exit(0 if ok else 1)
+PY
+echo "ok: pipelining after verification: found by a sample, parsed from there, untrusted"
+
 python3 tests/lib/memcache_client.py "$port" floor -n 100 >"$tmp/floor" || fail "memcache_client.py floor"
 run stall stall --pid "$mpid" -n 100 --stall-ms 20
-check stall memcache
+check stall memcache 1
 # The stalled gets' sojourn lies inside the client's latency and holds the 20 ms stall; the
 # client's latency exceeds it by the client's own time, which the same run measured on as
 # many gets answered at once (untraced, just before): the gap is at most that p50 plus 15%

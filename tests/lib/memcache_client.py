@@ -11,6 +11,8 @@ against.
   memcache_client.py PORT stall --pid PID [-n N] [--stall-ms MS]
                                    gets one at a time, the server stopped MS after each is sent
   memcache_client.py PORT floor [-n N]        gets one at a time answered at once: p50 floor_us
+  memcache_client.py PORT alone [-n N] [--batches B] [--per P] [--binary]
+                                   N requests one at a time, then B batches of P gets pipelined
 
 Counts: answered (requests a response answers), unanswered (noreply, quiet opcodes),
 sets (storage commands, cmd_set's share), get_keys (keys asked for, cmd_get's), gets_cmds
@@ -312,15 +314,63 @@ def floor_load(port, n_req):
     return {"floor_us": sorted(lat)[len(lat) // 2]}
 
 
+def alone_load(port, n_req, batches, per, binary):
+    """n_req requests one at a time (a set, then gets of its key, every 10th a set again),
+    each written once its predecessor was answered: what a connection counted by length
+    after verification sees; then batches of per gets pipelined in one write each (a client
+    that starts pipelining later). Text, or binary (GET/SET)."""
+    c = Conn(port)
+    n = dict(answered=0, unanswered=0, sets=0, get_keys=0, gets_cmds=0, deletes=0, incrs=0,
+             touches=0, other=0, quiet_replies=0)
+    lat = []
+    val = b"v" * 100
+    flags = struct.pack(">II", 0, 0)
+
+    def one(i):
+        if binary:
+            return (bin_req(1, b"ak", flags, val) if i % 10 == 0 else bin_req(0, b"ak"))
+        return (b"set ak 0 0 %d\r\n%s\r\n" % (len(val), val) if i % 10 == 0 else b"get ak\r\n")
+
+    def answer(i):
+        if binary:
+            h, _ = bin_response(c)
+            assert h[0] == 0x81 and h[5] == 0, h
+        elif i % 10 == 0:
+            assert text_response(c) == [b"STORED"]
+        else:
+            assert text_response(c) == [b"VALUE ak 0 %d" % len(val), b"END"]
+        n["answered"] += 1
+        if i % 10 == 0:
+            n["sets"] += 1
+        else:
+            n["get_keys"] += 1
+            n["gets_cmds"] += 1
+
+    for i in range(n_req):
+        t0 = time.monotonic()
+        c.s.sendall(one(i))
+        answer(i)
+        lat.append((time.monotonic() - t0) * 1e6)
+    for b in range(batches):
+        t0 = time.monotonic()
+        c.s.sendall(b"".join(one(1) for _ in range(per)))
+        for _ in range(per):
+            answer(1)
+            lat.append((time.monotonic() - t0) * 1e6)
+    n["lat_us"] = lat
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("port", type=int)
-    ap.add_argument("mode", choices=("text", "binary", "quiet", "stall", "floor"))
+    ap.add_argument("mode", choices=("text", "binary", "quiet", "stall", "floor", "alone"))
     ap.add_argument("--pid", type=int, help="stall: the server's pid")
     ap.add_argument("--stall-ms", type=float, default=2.0)
     ap.add_argument("-n", type=int, default=200, help="stall: requests")
     ap.add_argument("--batches", type=int, default=50)
     ap.add_argument("--per", type=int, default=20)
+    ap.add_argument("--binary", action="store_true", help="alone: the binary protocol")
     a = ap.parse_args()
     if a.mode == "text":
         n = text_load(a.port, a.batches, a.per)
@@ -330,6 +380,8 @@ def main():
         n = stall_load(a.port, a.pid, a.n, a.stall_ms)
     elif a.mode == "floor":
         n = floor_load(a.port, a.n)
+    elif a.mode == "alone":
+        n = alone_load(a.port, a.n, a.batches, a.per, a.binary)
     else:
         n = quiet_load(a.port)
     print(json.dumps(n))
