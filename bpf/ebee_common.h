@@ -177,6 +177,8 @@ struct ebee_fstat {
 	__u64 mc_quiet;		  /* memcached: connections with meta commands in quiet mode */
 	__u64 verified;		  /* connections counted by length once verified (EBEE_FV_LENGTH) */
 	__u64 late;		  /* ... of them, found by a sample to send requests together */
+	__u64 desync_gap;	  /* of desync: at a sequence gap (the rest: bytes that did */
+	__u64 desync_cut;	  /* not parse, or a walk cut short at FR_STEPS: these) */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

@@ -82,7 +82,7 @@ struct {
 	__type(value, struct ebee_fstat);
 } fstats SEC(".maps");
 
-/* The initial value, from .rodata: its 168 bytes off the stack, which the
+/* The initial value, from .rodata: its 184 bytes off the stack, which the
  * programs' call chain (walk, pairing, record) must keep within 512. */
 static const struct ebee_fstat fstat_zero;
 
@@ -472,8 +472,9 @@ static __always_inline void fr_reset(struct ebee_fdir *d)
 	d->flags = EBEE_FD_SYNC;
 }
 
+/* why: 0 bytes that did not parse, 1 a sequence gap, 2 a walk cut short. */
 static __always_inline void fr_desync(struct ebee_sconn *c, struct ebee_sframe *f,
-				      struct ebee_fdir *d)
+				      struct ebee_fdir *d, int why)
 {
 	struct ebee_fstat *s = fstat_get(c->wid);
 
@@ -487,6 +488,10 @@ static __always_inline void fr_desync(struct ebee_sconn *c, struct ebee_sframe *
 	if (!s)
 		return;
 	__sync_fetch_and_add(&s->desync, 1);
+	if (why == 1)
+		__sync_fetch_and_add(&s->desync_gap, 1);
+	else if (why == 2)
+		__sync_fetch_and_add(&s->desync_cut, 1);
 	if (!(c->fflags & EBEE_FF_DESYNC)) {
 		c->fflags |= EBEE_FF_DESYNC;
 		__sync_fetch_and_add(&s->desync_conns, 1);
@@ -806,7 +811,7 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 		c->fr = EBEE_FR_LENGTH;
 		return;
 	} else if (w.ws.err || w.ws.pos < w.ws.end) {
-		fr_desync(c, f, d);
+		fr_desync(c, f, d, w.ws.err ? 0 : 2);
 		d->next = seq + plen;
 	} else {
 		d->next = seq + plen;
@@ -935,7 +940,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	}
 	diff = (__s32)(seq - d->next);
 	if (diff > 0 && (d->flags & EBEE_FD_SYNC))
-		fr_desync(c, f, d); /* a gap: bytes this parser never saw */
+		fr_desync(c, f, d, 1); /* a gap: bytes this parser never saw */
 	if (d->flags & EBEE_FD_HUNT) {
 		if (frame_hunt(skb, c, d, off, seq, plen, diff, fr, egress))
 			return;

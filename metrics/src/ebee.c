@@ -1458,9 +1458,13 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 		s->untrusted = true;
 		off += snprintf(
 		    s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
-		    "%s%llu framed connection(s) lost sync (a sequence gap or bytes that "
-		    "do not parse): requests in the gap are not counted",
-		    off ? "; " : "", (unsigned long long)f.desync_conns);
+		    "%s%llu framed connection(s) lost sync (%llu time(s): %llu at a sequence "
+		    "gap, %llu at bytes that did not parse, %llu at a walk cut short): "
+		    "requests in the gap are not counted",
+		    off ? "; " : "", (unsigned long long)f.desync_conns,
+		    (unsigned long long)f.desync, (unsigned long long)f.desync_gap,
+		    (unsigned long long)(f.desync - f.desync_gap - f.desync_cut),
+		    (unsigned long long)f.desync_cut);
 	}
 	if (f.late) {
 		s->untrusted = true;
