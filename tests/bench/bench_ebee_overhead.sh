@@ -23,12 +23,16 @@
 #  6. nginx (h2c) saturated by h2load -c 4 -m 16 (HTTP/2 framing by stream,
 #     docs/design.md 4.9): server+tracer CPU per request traced/untraced, exact
 #     counts against h2load's succeeded requests; the BPF time per event as in 5.
+#  7. nginx saturated by h2load --h1: HTTP/1.1 pipelined 16 deep (HTTP/1.x framing)
+#     and HTTPS, TLS 1.3 keep-alive (TLS record framing): as 6, each.
 # Environment: BENCH_PAIRS (rounds, default 5), BENCH_SECS per run (default 3),
-# BENCH_SECTIONS (default "1 2 3 4 5 6"), BENCH_PATHS (default "socket socket-fentry
+# BENCH_SECTIONS (default "1 2 3 4 5 6 7"), BENCH_PATHS (default "socket socket-fentry
 # syscall": socket as auto attaches it, socket with fentry forced, left out where
 # auto took fentry already or the kernel refuses it),
 # BENCH_SPIN (section 3's 1-byte round trips: "PIPE TCP", default "1000000 200000"; fewer
 # under emulation), BENCH_QUERY_MS (ebee reports, i.e. queries every percentile, this often; 1000),
+# BENCH_REDIS_N, BENCH_H2_N, BENCH_H1_N (requests a run in sections 5, 6 and 7: 400000,
+# 200000, 200000),
 # BENCH_BASE_EBEE (another build's ebee binary: adds a column "base", its socket
 # path, to compare two versions side by side; section 1 also prints the median
 # of socket / base per round).
@@ -98,7 +102,7 @@ round_order() {
 	fi
 }
 hz=$(getconf CLK_TCK)
-want() { [[ " ${BENCH_SECTIONS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
+want() { [[ " ${BENCH_SECTIONS:-1 2 3 4 5 6 7} " == *" $1 "* ]]; }
 
 # Start `ebee trace` on memcached with path $1 for $2 seconds; its pid in $epid.
 start_ebee() {
@@ -394,6 +398,92 @@ if [[ " ${paths[*]} " == *" socket "* ]]; then
 fi
 kill "$hpid" 2>/dev/null
 wait "$hpid" 2>/dev/null
+fi
+echo
+fi
+
+if want 7; then
+if ! command -v nginx >/dev/null || ! command -v h2load >/dev/null || ! command -v openssl >/dev/null; then
+	echo "7. skipped: nginx, h2load or openssl missing (make deps: nginx-light, nghttp2-client, openssl)"
+else
+n1port=$(free_port)
+n2port=$(free_port)
+mkdir -p "$tmp/ngx7/tmp"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+	-keyout "$tmp/ngx7/key.pem" -out "$tmp/ngx7/cert.pem" >/dev/null 2>&1 ||
+	{ echo "7. openssl req could not make a certificate" >&2; exit 1; }
+nginx_conf "$tmp/ngx7" "	server {
+		listen 127.0.0.1:$n1port;
+		location / { default_type text/plain; return 200 \"ok\\n\"; }
+	}
+	server {
+		listen 127.0.0.1:$n2port ssl;
+		ssl_protocols TLSv1.3;
+		ssl_certificate $tmp/ngx7/cert.pem;
+		ssl_certificate_key $tmp/ngx7/key.pem;
+		location / { default_type text/plain; return 200 \"ok\\n\"; }
+	}" off || { echo "7. cannot write nginx.conf" >&2; exit 1; }
+nginx -p "$tmp/ngx7" -e "$tmp/ngx7/error.log" -c "$tmp/ngx7/nginx.conf" </dev/null >/dev/null 2>&1 &
+npid=$!
+epids+=($npid)
+for _ in $(seq 100); do port_accepts "$n2port" && break; sleep 0.05; done
+nn=${BENCH_H1_N:-200000}
+echo "7. nginx (1 worker) saturated by h2load --h1 -n $nn -c 4: HTTP/1.1 pipelined 16 deep (framing http1), and HTTPS (TLS 1.3, one request at a time per connection: framing tls), $pairs interleaved rounds each"
+# a process's CPU and its children's (nginx's master and worker)
+tree_ticks() { local t=0 q; for q in "$1" $(pgrep -P "$1"); do t=$((t + $(cpu_ticks "$q"))); done; echo "$t"; }
+declare -A ncpu nok nebee nreq nfr
+# run_ngx LOAD PATH: one run of LOAD (h1 or tls) under PATH (or untraced).
+run_ngx() {
+	local load=$1 p=$2 c0 c1 e0=0 e1=0 ok reqs url=http://127.0.0.1:$n1port/ m=16
+	[ "$load" = tls ] && { url=https://127.0.0.1:$n2port/; m=1; }
+	if [ "$p" != untraced ]; then
+		target_pid=$npid start_ebee "$p" 600 || exit 1
+		e0=$(cpu_ticks "$epid")
+	fi
+	c0=$(tree_ticks "$npid")
+	ok=$(h2load --h1 -n "$nn" -c 4 -m "$m" "$url" 2>&1 | sed -n 's/.* \([0-9]*\) succeeded.*/\1/p')
+	[ -n "${bpf_snap:-}" ] && bpftool prog show --json >"$tmp/progs.json"
+	c1=$(tree_ticks "$npid")
+	nok[$p]=-
+	if [ "$p" != untraced ]; then
+		e1=$(cpu_ticks "$epid")
+		sleep 0.3 # the last records reach ebee's consumer
+		kill -INT "$epid"; wait "$epid"
+		read -r reqs nfr[$p] < <(python3 -c "import json; o = json.loads(open('$tmp/ebee.json').readlines()[-1]); print(o['requests'], f\"{o['framing']}, untrusted {o['untrusted']}, warning {o['warning']}\")")
+		nok[$p]=yes
+		[ "$reqs" -eq "${ok:-0}" ] || nok[$p]="no($reqs/${ok:-0})"
+	fi
+	nreq[$p]=${ok:-0}
+	ncpu[$p]=$(awk -v t=$((c1 - c0 + e1 - e0)) -v n="${ok:-0}" -v hz="$hz" 'BEGIN { printf "%.3f", n ? t / hz * 1e6 / n : 0 }')
+	nebee[$p]=$(awk -v t=$((e1 - e0)) -v n="${ok:-0}" -v hz="$hz" 'BEGIN { printf "%.3f", n ? t / hz * 1e6 / n : 0 }')
+}
+for load in h1 tls; do
+	echo "  $load:"
+	printf "%-5s %-13s %12s %14s %10s %10s %12s\n" round path reqs cpu_us/req cpu_ratio exact ebee_us/req
+	for i in $(seq "$pairs"); do
+		round_order "$i"
+		for p in "${order[@]}"; do run_ngx "$load" "$p"; done
+		printf "%-5s %-13s %12s %14s %10s %10s\n" "$i" untraced "${nreq[untraced]}" "${ncpu[untraced]}" 1 -
+		for p in "${paths[@]}"; do
+			div "${ncpu[$p]}" "${ncpu[untraced]}" >>"$tmp/r_n${load}_$p"; echo >>"$tmp/r_n${load}_$p"
+			printf "%-5s %-13s %12s %14s %10s %10s %12s\n" "$i" "$p" "${nreq[$p]}" "${ncpu[$p]}" \
+				"$(div "${ncpu[$p]}" "${ncpu[untraced]}")" "${nok[$p]}" "${nebee[$p]}"
+		done
+	done
+	for p in "${paths[@]}"; do
+		echo "  $load, $p path: median CPU per request traced/untraced $(median <"$tmp/r_n${load}_$p"); framing (last round): ${nfr[$p]}"
+	done
+	if [[ " ${paths[*]} " == *" socket "* ]]; then
+		sysctl -qw kernel.bpf_stats_enabled=1
+		bpf_snap=1 run_ngx "$load" socket
+		sysctl -qw kernel.bpf_stats_enabled=0
+		echo "  BPF run time per event, $load, socket path (one more traced run, kernel.bpf_stats_enabled=1):"
+		bpf_report "$tmp/progs.json" "$tmp/ebee.json"
+	fi
+done
+echo "  (exact: ebee's count equals h2load's succeeded; the syscall path and --no-framing count bursts, pipelined HTTP/1.1 one per burst)"
+kill "$npid" 2>/dev/null
+wait "$npid" 2>/dev/null
 fi
 echo
 fi

@@ -5,11 +5,12 @@
 #
 # Benchmarks: the programs build/tests/bench/bench_* (from tests/bench/bench_*.c)
 # and the scripts tests/bench/bench_*.sh. Each is bounded in time (BENCH_TIMEOUT
-# seconds, default 600). A benchmark that exits non-zero is listed at the end and
-# makes this script fail; exit code 77 means skipped (print "SKIP: reason").
+# seconds, default 900: bench_ebee_overhead.sh took 450 s on a quiet host). A
+# benchmark that exits non-zero is listed at the end and makes this script fail;
+# exit code 77 means skipped (print "SKIP: reason").
 set -u
 cd "$(dirname "$0")/../.."
-timeout_s=${BENCH_TIMEOUT:-600}
+timeout_s=${BENCH_TIMEOUT:-900}
 failed=() skipped=() n=0
 
 benches=()

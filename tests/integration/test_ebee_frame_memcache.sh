@@ -112,10 +112,10 @@ echo "ok: binary protocol, quiet opcodes ended by NOOP: exact"
 
 # One request at a time: after 32 alone the io pattern counts the connection (the gate's
 # cost, not the parser's: make bench section 1), one segment in 16 still parsed; still exact.
-run alone alone -n 400 --batches 0
+run alone alone -n 120 --batches 0
 check alone memcache 1
 echo "ok: text, one at a time: verified, counted by length, exact"
-run alonebin alone -n 400 --batches 0 --binary
+run alonebin alone -n 120 --batches 0 --binary
 check alonebin memcache-binary 1
 echo "ok: binary, one at a time: verified, counted by length, exact"
 
@@ -123,7 +123,7 @@ echo "ok: binary, one at a time: verified, counted by length, exact"
 # parsed again from there (exact from then), the bursts before it may have counted one each,
 # which the warning says (untrusted). At most 16 batches go by unsampled (the client's ACKs
 # count among the segments; a sampled ACK hands the sample to the next segment).
-run late alone -n 100 --batches 40 --per 20
+run late alone -n 60 --batches 40 --per 20
 python3 - "$tmp/late" <<'PY' || fail "late pipelining: not found or not said"
 import json, sys
 e = json.loads(open(sys.argv[1] + ".json").read().splitlines()[-1])
