@@ -5,9 +5,11 @@
 # frame them as "http2", untrusted false. Latency: nginx proxies /d5/ and /d40/ to two
 # upstreams that sleep 5 and 40 ms per request, h2load asks for both in turn, so responses
 # end out of order on each connection (a 5 ms one overtakes the 40 ms ones opened before
-# it): ebee's share of requests under 16 ms is the client's (h2load's per-request log,
+# it): ebee's share of requests under 16 ms is nginx's own (its access log's $request_time,
 # same run) within 0.05, and its sojourn p90 (a 40 ms one) within 15% of the client's p90
-# (below it, 15% and the client's own cost, measured in the same run, more).
+# (below it, 15% and the client's own cost, measured in the same run, more). Not the
+# client's share: in an emulated guest the client's own cost (tens of ms) moves nearly
+# every 5 ms request past 16 ms at the client (lane run 13: client 0.007).
 # Over a veth pair too (h2load in a network namespace of its own): one framing program
 # serves both directions and tells them apart by the skb's receiving device, which a
 # veth's ingress has as the loopback's does.
@@ -31,13 +33,17 @@ ip link add "vh$$" type veth peer name eth0 netns "$ns" &&
 	ip addr add 10.231.0.1/24 dev "vh$$" && ip link set "vh$$" up &&
 	ip -n "$ns" addr add 10.231.0.2/24 dev eth0 && ip -n "$ns" link set eth0 up &&
 	ip -n "$ns" link set lo up || fail "cannot set up the veth pair"
-nginx_conf "$tmp/nginx" "	server {
+# one line a request, as the count checks want, holding nginx's own request time (s, ms
+# resolution: from the request's first bytes read to its last bytes sent)
+nginx_conf "$tmp/nginx" "	log_format timed '\$request_time';
+	server {
+		access_log $tmp/nginx/access.log timed;
 		listen 127.0.0.1:$port http2;
 		listen 10.231.0.1:$port http2;
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 		location /d5/ { proxy_pass http://127.0.0.1:$d5_port/; }
 		location /d40/ { proxy_pass http://127.0.0.1:$d40_port/; }
-	}" || fail "cannot write nginx.conf"
+	}" off || fail "cannot write nginx.conf"
 nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
 	>"$tmp/nginx/stderr.log" 2>&1 &
 npid=$!
@@ -98,7 +104,7 @@ h2load -n 400 -c 2 -m 8 --log-file="$tmp/own.log" "http://127.0.0.1:$port/" >"$t
 	fail "h2load: $(tail -5 "$tmp/own.h2load")"
 trace lat -n 400 -c 2 -m 8 --log-file="$tmp/lat.log" \
 	"http://127.0.0.1:$port/d5/" "http://127.0.0.1:$port/d40/"
-python3 - "$tmp/lat.json" "$tmp/lat.h2load" "$tmp/lat.log" "$tmp/own.log" <<'PY' || fail "$(cat "$tmp/lat.json")"
+python3 - "$tmp/lat.json" "$tmp/lat.h2load" "$tmp/lat.log" "$tmp/own.log" "$tmp/nginx/access.log" <<'PY' || fail "$(cat "$tmp/lat.json")"
 import json, re, sys
 e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 h = open(sys.argv[2]).read()
@@ -115,17 +121,23 @@ fast = sum(1 for x in lat if x < 16384) / len(lat)
 # up to 14 are under 16.384 ms
 h2 = e["log2_us"]
 efast = sum(h2[:15]) / sum(h2)
+# nginx's request times: ms resolution, so "0.016" is [16, 17) ms; the histogram's bound
+# is 16.384 ms, and a 5/40 ms mix leaves next to nothing in between
+srv = [float(l) for l in open(sys.argv[5]) if l.strip()]
+assert len(srv) == 400, len(srv)
+sfast = sum(1 for x in srv if x < 0.0165) / len(srv)
 own = sorted(int(l.split("\t")[2]) for l in open(sys.argv[4]) if l.strip())
 own90 = own[int(0.9 * len(own))]
 r = e["sojourn_p90_ns"] / 1e3 / p90
 # At most the client's p90 plus 15%; at least the client's p90 less 15% of it and less
 # the client's own cost.
 low = 0.85 - own90 / p90
-print(f"ok: /d5/ and /d40/ in turn: share under 16 ms client {fast:.3f}, ebee {efast:.3f}; "
+print(f"ok: /d5/ and /d40/ in turn: share under 16 ms nginx {sfast:.3f}, ebee {efast:.3f} "
+      f"(client {fast:.3f}); "
       f"p90 client {p90/1e3:.1f} ms, ebee sojourn {e['sojourn_p90_ns']/1e6:.1f} ms "
       f"(ratio {r:.3f}, at least {low:.3f}: client's own p90 {own90/1e3:.2f} ms), "
       f"service {e['p90_ns']/1e6:.1f} ms")
-assert abs(fast - efast) <= 0.05, (fast, efast)
+assert abs(sfast - efast) <= 0.05, (sfast, efast)
 assert low <= r <= 1.15, r
 PY
 echo PASS
