@@ -98,7 +98,14 @@ struct ebee_sconn {
 	__u8 fflags;	     /* EBEE_FF_* */
 	__u8 fverify;	     /* framing: EBEE_FV_*, how a verifiable framer's requests count */
 	__u8 fsample;	     /* EBEE_FV_LENGTH: ingress segments since the last sample */
+	__u8 fnote;	     /* EBEE_FN_*: for struct ebee_fstat once the workload is known */
+	__u8 pad[3];
 };
+
+/* struct ebee_sconn.fnote: how the connection's first bytes were seen,
+ * counted in struct ebee_fstat when the connection is noted (frame_note). */
+#define EBEE_FN_HSDATA 0x1 /* they completed the handshake: framed from the listener's copy */
+#define EBEE_FN_UNSEEN 0x2 /* they went by unseen: counted by length */
 
 /* struct ebee_sconn.fverify. A framer whose protocol is one response per
  * request (memcached's: frame_skb.bpf.h, fr_verifiable) parses a
@@ -179,6 +186,8 @@ struct ebee_fstat {
 	__u64 late;		  /* ... of them, found by a sample to send requests together */
 	__u64 desync_gap;	  /* of desync: at a sequence gap (the rest: bytes that did */
 	__u64 desync_cut;	  /* not parse, or a walk cut short at FR_STEPS: these) */
+	__u64 hsdata;		  /* connections whose first bytes came with the handshake */
+	__u64 unseen;		  /* connections whose first bytes ebee did not see (length) */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

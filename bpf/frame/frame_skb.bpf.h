@@ -82,6 +82,45 @@ struct {
 	__type(value, struct ebee_fstat);
 } fstats SEC(".maps");
 
+/*
+ * A connection's first bytes may complete its handshake: a server listening
+ * with TCP_DEFER_ACCEPT (nginx's `deferred`, HAProxy's defer-accept) drops
+ * the client's bare ACK and makes the connection at its first data, and a
+ * client's data can overtake that ACK (a multi-CPU or emulated host: lane
+ * run 12's Go gRPC connection). That segment reaches the ingress hook in
+ * the listener's context (tcp_v4_rcv's TCP_NEW_SYN_RECV branch filters it
+ * with the listener, before the connection exists), where no connection
+ * storage can hold what it says: it was never parsed, and the connection
+ * was counted by length without a word (nginx `deferred`, HTTP/1.1
+ * pipelined 8 deep: 141 of 1000 requests, trusted). So the listener's
+ * segments with payload are parsed into an entry of their own, keyed by
+ * the connection's addresses, and the connection takes that state over as
+ * its own at its next segment either way (frame_adopt). A TCP Fast Open
+ * SYN's data takes the same way.
+ */
+struct ebee_fkey {
+	__u32 cli[4], srv[4]; /* addresses, IPv4 as ::ffff:a.b.c.d */
+	__u16 cport, sport;   /* ports, network order */
+};
+
+struct ebee_sfirst {
+	__u32 seq, plen; /* the segment's first byte and length */
+	__u32 ok;	 /* parsed whole, in sync: its state may be taken over */
+	__u32 pad;
+	struct ebee_sconn c; /* what the walk keeps of the connection (fr) */
+	struct ebee_sframe f;
+	struct ebee_h2tab h2;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 512); /* handshakes in flight, taken at the next segment */
+	__type(key, struct ebee_fkey);
+	__type(value, struct ebee_sfirst);
+} sfirsts SEC(".maps");
+
+static const struct ebee_sfirst sfirst_zero;
+
 /* The initial value, from .rodata: its 184 bytes off the stack, which the
  * programs' call chain (walk, pairing, record) must keep within 512. */
 static const struct ebee_fstat fstat_zero;
@@ -156,6 +195,10 @@ static __always_inline void frame_note(struct ebee_sconn *c)
 	if (!s)
 		return;
 	__sync_fetch_and_add(&s->conns[fr], 1);
+	if (c->fnote & EBEE_FN_HSDATA)
+		__sync_fetch_and_add(&s->hsdata, 1);
+	if (c->fnote & EBEE_FN_UNSEEN)
+		__sync_fetch_and_add(&s->unseen, 1);
 	c->fflags |= EBEE_FF_NOTED;
 }
 
@@ -632,17 +675,101 @@ static __always_inline int frame_storage(struct bpf_sock *bsk, struct ebee_sconn
 	return 0;
 }
 
+/* The key of a connection's entry in sfirsts, from one of its packets
+ * (egress: the server's, so source and destination swap). */
+static __always_inline int frame_fkey(struct __sk_buff *skb, const struct tcphdr *th,
+				      struct ebee_fkey *k, int egress)
+{
+	__u32 ip[8];
+
+	if (skb->protocol == bpf_htons(ETH_P_IP_)) {
+		if (bpf_skb_load_bytes(skb, 12, ip, 8))
+			return -1;
+		k->cli[2] = k->srv[2] = bpf_htonl(0xffff);
+		k->cli[3] = egress ? ip[1] : ip[0];
+		k->srv[3] = egress ? ip[0] : ip[1];
+	} else {
+		if (bpf_skb_load_bytes(skb, 8, ip, sizeof(ip)))
+			return -1;
+		__builtin_memcpy(k->cli, egress ? &ip[4] : &ip[0], 16);
+		__builtin_memcpy(k->srv, egress ? &ip[0] : &ip[4], 16);
+	}
+	k->cport = egress ? th->dest : th->source;
+	k->sport = egress ? th->source : th->dest;
+	return 0;
+}
+
+/* The connection's first bytes went by in its listener's context (sfirsts):
+ * 1 when its framing takes over the state they left (c->fr set), -1 when
+ * they call for the length pattern or could not be parsed (unseen, said),
+ * 0 when there is no entry for them. Egress asks too, the server's first
+ * bytes may leave before the client's next ones come (HTTP/2's SETTINGS, a
+ * response to a lone request). */
+static __always_inline int frame_adopt(struct __sk_buff *skb, const struct tcphdr *th,
+				       struct bpf_sock *bsk, struct ebee_sconn *c, __u32 seq,
+				       int egress)
+{
+	struct ebee_fkey k = {};
+	struct ebee_sfirst *v;
+	struct ebee_sframe *f;
+	int fr;
+
+	if (frame_fkey(skb, th, &k, egress))
+		return 0;
+	v = bpf_map_lookup_elem(&sfirsts, &k);
+	/* Another connection's of the same addresses, long gone, or bytes
+	 * not contiguous with these: no evidence of this one's. */
+	if (!v || v->seq != c->rcv_isn || (!egress && v->seq + v->plen != seq))
+		return 0;
+	fr = v->c.fr;
+	if (fr == EBEE_FR_LENGTH) {
+		bpf_map_delete_elem(&sfirsts, &k);
+		return -1;
+	}
+	/* The state is copied into storage made for it: one that exists
+	 * already (the other direction, on another CPU) may be in use. */
+	if (!v->ok || bpf_sk_storage_get(&sframes, bsk, 0, 0))
+		goto unseen;
+	f = bpf_sk_storage_get(&sframes, bsk, &v->f, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!f || (fr == EBEE_FR_HTTP2 &&
+		   !bpf_sk_storage_get(&sh2s, bsk, &v->h2, BPF_SK_STORAGE_GET_F_CREATE)))
+		goto unseen;
+	c->fnote |= EBEE_FN_HSDATA;
+	bpf_map_delete_elem(&sfirsts, &k);
+	asm volatile("" ::: "memory"); /* state before framer, as in frame_detect */
+	c->fr = fr;
+	return 1;
+unseen:
+	c->fnote |= EBEE_FN_UNSEEN;
+	bpf_map_delete_elem(&sfirsts, &k);
+	return -1;
+}
+
 /* The first payload of a connection: choose its framer. 0 when its bytes
  * are to be parsed, by c->fr, or while EBEE_FF_H2SRV by HTTP/2's server
  * side. */
-static __always_inline int frame_detect(struct __sk_buff *skb, struct bpf_sock *bsk,
-					struct ebee_sconn *c, __u32 off, __u32 plen, __u32 seq,
-					int egress)
+static __always_inline int frame_detect(struct __sk_buff *skb, const struct tcphdr *th,
+					struct bpf_sock *bsk, struct ebee_sconn *c, __u32 off,
+					__u32 plen, __u32 seq, int egress)
 {
 	__u8 b[16] = {};
 	__u32 n = plen < sizeof(b) ? plen : sizeof(b);
 	int fr;
 
+	/* Bytes before these went by (at the listener): their entry, if
+	 * any, decides (frame_adopt); without one they went unseen. */
+	if ((c->fflags & EBEE_FF_SEQ) && (egress || seq != c->rcv_isn)) {
+		int r = frame_adopt(skb, th, bsk, c, seq, egress);
+
+		if (r > 0)
+			return 0;
+		if (r < 0)
+			goto length;
+		if (!egress) {
+			c->fnote |= EBEE_FN_UNSEEN;
+			goto length;
+		}
+	}
 	/* The handshake was not seen, or the stream began before the hooks:
 	 * the length pattern. The size is written so that its range is
 	 * [1, 16] by arithmetic: 6.1's verifier does not learn "not zero" from
@@ -851,6 +978,40 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 		frame_verified(c);
 }
 
+/* A segment with payload in a listener's context: bytes that complete a
+ * handshake (or a Fast Open SYN's), parsed into their own entry for the
+ * connection TCP is about to make of them (sfirsts, frame_adopt). */
+static __always_inline void frame_listen(struct __sk_buff *skb, struct tcphdr *th, __u32 off,
+					 __u32 plen, __u32 seq)
+{
+	struct ebee_fkey k = {};
+	struct ebee_sfirst *v;
+	__u8 b[16] = {};
+	__u32 n = plen < sizeof(b) ? plen : sizeof(b);
+	int fr;
+
+	if (frame_fkey(skb, th, &k, 0) || !n || bpf_skb_load_bytes(skb, off, b, ((n - 1) & 15) + 1))
+		return;
+	if (bpf_map_update_elem(&sfirsts, &k, &sfirst_zero, BPF_ANY))
+		return;
+	v = bpf_map_lookup_elem(&sfirsts, &k);
+	if (!v)
+		return;
+	v->seq = seq;
+	v->plen = plen;
+	fr = ebee_fr_detect(b, n);
+	v->c.fr = fr;
+	if (fr == EBEE_FR_LENGTH)
+		return;
+	fr_reset(&v->f.in);
+	v->f.in.next = seq;
+	v->f.in.init = 1;
+	frame_walk(skb, &v->c, &v->f, &v->f.in, fr == EBEE_FR_HTTP2 ? &v->h2 : NULL, off, plen,
+		   seq, fr, 0, th->fin, 0);
+	/* Parsed to its end and in sync: the connection may go on from here. */
+	v->ok = !(v->f.in.flags & EBEE_FD_HUNT) && v->c.fr == fr;
+}
+
 static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 {
 	struct bpf_sock *bsk = skb->sk;
@@ -866,7 +1027,14 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	if (!bsk)
 		return;
 	c = bpf_sk_storage_get(&sconns, bsk, 0, 0);
-	if (!c || (c->fr != EBEE_FR_NONE && !fr_framed(c)))
+	if (!c) {
+		/* A listener's segment with payload: see sfirsts. */
+		if (!egress && bsk->state == BPF_TCP_LISTEN && !frame_tcp(skb, &th, &off) &&
+		    skb->len > off)
+			frame_listen(skb, &th, off, skb->len - off, bpf_ntohl(th.seq) + th.syn);
+		return;
+	}
+	if (c->fr != EBEE_FR_NONE && !fr_framed(c))
 		return;
 	/* Counted by length (verified): what the gate costs, but for one
 	 * ingress segment in EBEE_FV_SAMPLE of those arriving while the
@@ -885,7 +1053,17 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		return;
 	}
 	if (c->fr == EBEE_FR_NONE && (!egress || !(c->fflags & EBEE_FF_H2SRV))) {
-		if (!plen || frame_detect(skb, bsk, c, off, plen, seq, egress))
+		int r;
+
+		if (!plen)
+			return;
+		r = frame_detect(skb, &th, bsk, c, off, plen, seq, egress);
+		/* Decided at the server's first bytes, the connection may never
+		 * be read again (a lone request answered, closed): noted now,
+		 * its workload known since the server read. */
+		if (egress)
+			frame_note(c);
+		if (r)
 			return;
 	}
 	/* Still none: an HTTP/2 server's bytes before the client's. */

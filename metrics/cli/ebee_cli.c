@@ -146,7 +146,12 @@ static void usage(FILE *f)
 	    "                         which get no response, not among requests), verified\n"
 	    "                         (memcache: connections counted by length once 32\n"
 	    "                         requests in a row came one at a time), late (of them,\n"
-	    "                         seen sending requests together later: untrusted)\n"
+	    "                         seen sending requests together later: untrusted),\n"
+	    "                         handshake_data (connections whose first bytes\n"
+	    "                         completed the handshake, as with TCP_DEFER_ACCEPT:\n"
+	    "                         framed from the listener's copy), unseen (connections\n"
+	    "                         whose first bytes ebee did not see: by length,\n"
+	    "                         untrusted)\n"
 	    "      --no-framing       socket path: read no bytes, frame every request by\n"
 	    "                         length (read/write bursts)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
@@ -537,6 +542,8 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "unanswered", r->st.unanswered);
 	jw_uint(&j, "verified", r->st.verified);
 	jw_uint(&j, "late", r->st.late);
+	jw_uint(&j, "handshake_data", r->st.handshake_data);
+	jw_uint(&j, "unseen", r->st.unseen);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 

@@ -256,6 +256,11 @@ struct ebee_stats {
 				* segment in 16 still parsed, to see that it holds) */
 	uint64_t late;	       /* ... of them, found sending requests together by a
 				* sample (untrusted: bursts before it may count as one) */
+	uint64_t handshake_data; /* connections whose first bytes completed the
+				  * handshake (TCP_DEFER_ACCEPT, data ahead of the ACK):
+				  * framed from what ebee saw at the listener */
+	uint64_t unseen;	 /* connections whose first bytes ebee did not see:
+				  * counted by length (untrusted says so) */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

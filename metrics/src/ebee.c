@@ -1404,16 +1404,33 @@ int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *va
 	return ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SERVICE, p, val_ns);
 }
 
+/* One more reason the figures cannot be taken as exact: untrusted, and the
+ * reason after those before it ("; " between), cut to the field's size. */
+__attribute__((format(printf, 2, 3))) static void warn_add(struct ebee_stats *s,
+							   const char *fmt, ...)
+{
+	size_t off = strlen(s->warning);
+	va_list ap;
+
+	s->untrusted = true;
+	if (off && off + 2 < sizeof(s->warning))
+		off += snprintf(s->warning + off, sizeof(s->warning) - off, "; ");
+	if (off + 1 >= sizeof(s->warning))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->warning + off, sizeof(s->warning) - off, fmt, ap);
+	va_end(ap);
+}
+
 /* framing, untrusted and warning of ebee_get_stats(): the framer most of
  * the workload's connections use, and what the framing counters say cannot
  * be counted exactly (docs/design.md 4.9). */
 static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 {
 	struct ebee_fstat f = {};
-	size_t off = strlen(s->warning); /* after the dgram pattern's, if any */
 	int best = EBEE_FR_NONE;
 
-	if (off)
+	if (s->warning[0]) /* the dgram pattern's */
 		s->untrusted = true;
 	if (s->mode == EBEE_MODE_DGRAM) {
 		snprintf(s->framing, sizeof(s->framing), "dgram");
@@ -1440,56 +1457,46 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	s->unanswered = f.unanswered;
 	s->verified = f.verified;
 	s->late = f.late;
+	s->handshake_data = f.hsdata;
+	s->unseen = f.unseen;
 	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
 		const char *why = ebee_framer_warning(i);
 		char more[sizeof(s->warning)];
 
 		if (f.conns[i] && !why && ebee_framer_check(i, &f, more, sizeof(more)) > 0)
 			why = more;
-		if (!f.conns[i] || !why)
-			continue;
-		s->untrusted = true;
-		off += snprintf(s->warning + off,
-				off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
-				"%s%s on %llu connection(s): %s", off ? "; " : "",
-				ebee_framer_name(i), (unsigned long long)f.conns[i], why);
+		if (f.conns[i] && why)
+			warn_add(s, "%s on %llu connection(s): %s", ebee_framer_name(i),
+				 (unsigned long long)f.conns[i], why);
 	}
-	if (f.desync_conns) {
-		s->untrusted = true;
-		off += snprintf(
-		    s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
-		    "%s%llu framed connection(s) lost sync (%llu time(s): %llu at a sequence "
-		    "gap, %llu at bytes that did not parse, %llu at a walk cut short): "
-		    "requests in the gap are not counted",
-		    off ? "; " : "", (unsigned long long)f.desync_conns,
-		    (unsigned long long)f.desync, (unsigned long long)f.desync_gap,
-		    (unsigned long long)(f.desync - f.desync_gap - f.desync_cut),
-		    (unsigned long long)f.desync_cut);
-	}
-	if (f.late) {
-		s->untrusted = true;
-		off += snprintf(
-		    s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
-		    "%s%llu connection(s) counted by length once their requests came one "
-		    "at a time later sent several together: the bursts read before a "
-		    "sample (one in %d segments arriving between requests) saw it may "
-		    "count as one request each",
-		    off ? "; " : "", (unsigned long long)f.late, EBEE_FV_SAMPLE);
-	}
-	if (f.untimed) {
-		s->untrusted = true;
-		off += snprintf(s->warning + off,
-				off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
-				"%s%llu HTTP/2 stream(s) beyond %d in flight on a connection were "
-				"not counted",
-				off ? "; " : "", (unsigned long long)f.untimed, EBEE_H2_SLOTS);
-	}
-	if (f.unmatched) {
-		s->untrusted = true;
-		snprintf(s->warning + off, off < sizeof(s->warning) ? sizeof(s->warning) - off : 0,
-			 "%s%llu response(s) had no request to pair with", off ? "; " : "",
+	if (f.unseen)
+		warn_add(s,
+			 "%llu connection(s) began with bytes ebee did not see (they came "
+			 "with the handshake and were lost, or did not parse): counted by length",
+			 (unsigned long long)f.unseen);
+	if (f.desync_conns)
+		warn_add(s,
+			 "%llu framed connection(s) lost sync (%llu time(s): %llu at a sequence "
+			 "gap, %llu at bytes that did not parse, %llu at a walk cut short): "
+			 "requests in the gap are not counted",
+			 (unsigned long long)f.desync_conns, (unsigned long long)f.desync,
+			 (unsigned long long)f.desync_gap,
+			 (unsigned long long)(f.desync - f.desync_gap - f.desync_cut),
+			 (unsigned long long)f.desync_cut);
+	if (f.late)
+		warn_add(s,
+			 "%llu connection(s) counted by length once their requests came one "
+			 "at a time later sent several together: the bursts read before a "
+			 "sample (one in %d segments arriving between requests) saw it may "
+			 "count as one request each",
+			 (unsigned long long)f.late, EBEE_FV_SAMPLE);
+	if (f.untimed)
+		warn_add(s, "%llu HTTP/2 stream(s) beyond %d in flight on a connection were "
+			    "not counted",
+			 (unsigned long long)f.untimed, EBEE_H2_SLOTS);
+	if (f.unmatched)
+		warn_add(s, "%llu response(s) had no request to pair with",
 			 (unsigned long long)f.unmatched);
-	}
 }
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
