@@ -107,6 +107,7 @@ struct ebee_sfirst {
 	__u32 seq, plen; /* the segment's first byte and length */
 	__u32 ok;	 /* parsed whole, in sync: its state may be taken over */
 	__u32 pad;
+	__u8 b[16]; /* its first bytes, which chose the framer */
 	struct ebee_sconn c; /* what the walk keeps of the connection (fr) */
 	struct ebee_sframe f;
 	struct ebee_h2tab h2;
@@ -296,10 +297,8 @@ struct fr_ws {
 
 struct fr_walk {
 	struct __sk_buff *skb;
-	struct ebee_fdir *d;
-	__u32 *head_bits;
 	struct ebee_sconn *c;  /* HTTP/2: the connection, */
-	struct ebee_sframe *f; /* its framing state */
+	struct ebee_sframe *f; /* its framing state (the direction's: ws.resp) */
 	struct ebee_h2tab *h2; /* and its streams in flight; NULL for other framers */
 	struct fr_ws ws;
 };
@@ -477,12 +476,16 @@ static long fr_walk_cb(__u64 i, void *ctx)
 {
 	struct fr_walk *w = ctx;
 	struct fr_ws *ws = &w->ws;
+	struct ebee_fdir *d;
 	__u32 n;
 	int done;
 
-	if (ws->pos >= ws->end)
+	/* The direction from the frame state, not a pointer of its own: the
+	 * walk's 16 bytes fewer keep the program's stack within 512 on 6.1. */
+	if (ws->pos >= ws->end || !w->f)
 		return 1;
-	if (!w->d->skip && (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen)) {
+	d = ws->resp ? &w->f->out : &w->f->in;
+	if (!d->skip && (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen)) {
 		n = ws->end - ws->pos;
 		if (n > sizeof(ws->buf))
 			n = sizeof(ws->buf);
@@ -495,7 +498,7 @@ static long fr_walk_cb(__u64 i, void *ctx)
 		ws->cpos = ws->pos;
 		ws->clen = n;
 	}
-	done = frame_walk_chunk(ws, w->d, w->head_bits);
+	done = frame_walk_chunk(ws, d, &w->f->head_bits);
 	if (ws->ev) {
 		if (w->c && w->f && w->h2)
 			frame_h2_event(w->c, w->f, w->h2, ws);
@@ -680,7 +683,7 @@ static __always_inline int frame_storage(struct bpf_sock *bsk, struct ebee_sconn
 static __always_inline int frame_fkey(struct __sk_buff *skb, const struct tcphdr *th,
 				      struct ebee_fkey *k, int egress)
 {
-	__u32 ip[8];
+	__u32 ip[2];
 
 	if (skb->protocol == bpf_htons(ETH_P_IP_)) {
 		if (bpf_skb_load_bytes(skb, 12, ip, 8))
@@ -688,11 +691,9 @@ static __always_inline int frame_fkey(struct __sk_buff *skb, const struct tcphdr
 		k->cli[2] = k->srv[2] = bpf_htonl(0xffff);
 		k->cli[3] = egress ? ip[1] : ip[0];
 		k->srv[3] = egress ? ip[0] : ip[1];
-	} else {
-		if (bpf_skb_load_bytes(skb, 8, ip, sizeof(ip)))
-			return -1;
-		__builtin_memcpy(k->cli, egress ? &ip[4] : &ip[0], 16);
-		__builtin_memcpy(k->srv, egress ? &ip[0] : &ip[4], 16);
+	} else if (bpf_skb_load_bytes(skb, 8, egress ? k->srv : k->cli, 16) ||
+		   bpf_skb_load_bytes(skb, 24, egress ? k->cli : k->srv, 16)) {
+		return -1;
 	}
 	k->cport = egress ? th->dest : th->source;
 	k->sport = egress ? th->source : th->dest;
@@ -704,17 +705,18 @@ static __always_inline int frame_fkey(struct __sk_buff *skb, const struct tcphdr
  * they call for the length pattern or could not be parsed (unseen, said),
  * 0 when there is no entry for them. Egress asks too, the server's first
  * bytes may leave before the client's next ones come (HTTP/2's SETTINGS, a
- * response to a lone request). */
-static __always_inline int frame_adopt(struct __sk_buff *skb, const struct tcphdr *th,
-				       struct bpf_sock *bsk, struct ebee_sconn *c, __u32 seq,
-				       int egress)
+ * response to a lone request). Global, its key on a stack of its own: the
+ * program's stack and its calls' must fit 512 bytes (6.1 counted 544). */
+__noinline int frame_adopt(struct __sk_buff *skb, const struct tcphdr *th, struct ebee_sconn *c,
+			   __u32 seq, int egress)
 {
 	struct ebee_fkey k = {};
+	struct bpf_sock *bsk;
 	struct ebee_sfirst *v;
 	struct ebee_sframe *f;
 	int fr;
 
-	if (frame_fkey(skb, th, &k, egress))
+	if (!skb || !th || !c || !(bsk = skb->sk) || frame_fkey(skb, th, &k, egress))
 		return 0;
 	v = bpf_map_lookup_elem(&sfirsts, &k);
 	/* Another connection's of the same addresses, long gone, or bytes
@@ -759,7 +761,7 @@ static __always_inline int frame_detect(struct __sk_buff *skb, const struct tcph
 	/* Bytes before these went by (at the listener): their entry, if
 	 * any, decides (frame_adopt); without one they went unseen. */
 	if ((c->fflags & EBEE_FF_SEQ) && (egress || seq != c->rcv_isn)) {
-		int r = frame_adopt(skb, th, bsk, c, seq, egress);
+		int r = frame_adopt(skb, th, c, seq, egress);
 
 		if (r > 0)
 			return 0;
@@ -909,8 +911,6 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 {
 	struct fr_walk w = {
 		.skb = skb,
-		.d = d,
-		.head_bits = &f->head_bits,
 		.c = c,
 		.f = f,
 		.h2 = h2,
@@ -986,20 +986,20 @@ static __always_inline void frame_listen(struct __sk_buff *skb, struct tcphdr *t
 {
 	struct ebee_fkey k = {};
 	struct ebee_sfirst *v;
-	__u8 b[16] = {};
-	__u32 n = plen < sizeof(b) ? plen : sizeof(b);
+	__u32 n = plen < sizeof(v->b) ? plen : sizeof(v->b);
 	int fr;
 
-	if (frame_fkey(skb, th, &k, 0) || !n || bpf_skb_load_bytes(skb, off, b, ((n - 1) & 15) + 1))
-		return;
-	if (bpf_map_update_elem(&sfirsts, &k, &sfirst_zero, BPF_ANY))
+	/* The first bytes go to the entry, not the stack: the program's
+	 * stack and its calls' must fit 512 bytes (6.1 counts 544 else). */
+	if (frame_fkey(skb, th, &k, 0) || !n ||
+	    bpf_map_update_elem(&sfirsts, &k, &sfirst_zero, BPF_ANY))
 		return;
 	v = bpf_map_lookup_elem(&sfirsts, &k);
-	if (!v)
+	if (!v || bpf_skb_load_bytes(skb, off, v->b, ((n - 1) & 15) + 1))
 		return;
 	v->seq = seq;
 	v->plen = plen;
-	fr = ebee_fr_detect(b, n);
+	fr = ebee_fr_detect(v->b, n);
 	v->c.fr = fr;
 	if (fr == EBEE_FR_LENGTH)
 		return;
