@@ -729,8 +729,15 @@ __noinline int frame_adopt(struct __sk_buff *skb, const struct tcphdr *th, struc
 		return -1;
 	}
 	/* The state is copied into storage made for it: one that exists
-	 * already (the other direction, on another CPU) may be in use. */
-	if (!v->ok || bpf_sk_storage_get(&sframes, bsk, 0, 0))
+	 * already is the other direction's, on another CPU, which took the
+	 * entry over a moment ago (its framer set, or about to be: then
+	 * this segment is lost to it, and said). */
+	if (bpf_sk_storage_get(&sframes, bsk, 0, 0)) {
+		if (c->fr != EBEE_FR_NONE)
+			return 1;
+		goto unseen;
+	}
+	if (!v->ok)
 		goto unseen;
 	f = bpf_sk_storage_get(&sframes, bsk, &v->f, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!f || (fr == EBEE_FR_HTTP2 &&

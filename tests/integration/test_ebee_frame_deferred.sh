@@ -32,14 +32,8 @@ nginx_conf "$tmp/nginx" "	server {
 		listen 127.0.0.1:$p1 deferred;
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 	}" || fail "cannot write nginx.conf"
-nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
-	>"$tmp/nginx/stderr.log" 2>&1 &
-npid=$!
+npid=$(run_nginx "$tmp/nginx" "$p2" "$p1") || fail "nginx did not start"
 pids+=("$npid")
-_wait_accepting "$npid" "$p2" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
-_wait_accepting "$npid" "$p1" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
-# TCP_DEFER_ACCEPT is the listener's, as ss shows it ("deferred" is not refused silently
-# by nginx: it would fail to start).
 
 # check NAME WANT_REQUESTS FRAMING: ebee's last line of NAME.json against the client.
 check() {

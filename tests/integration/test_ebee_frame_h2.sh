@@ -44,11 +44,8 @@ nginx_conf "$tmp/nginx" "	log_format timed '\$request_time';
 		location /d5/ { proxy_pass http://127.0.0.1:$d5_port/; }
 		location /d40/ { proxy_pass http://127.0.0.1:$d40_port/; }
 	}" off || fail "cannot write nginx.conf"
-nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
-	>"$tmp/nginx/stderr.log" 2>&1 &
-npid=$!
+npid=$(run_nginx "$tmp/nginx" "$port") || fail "nginx did not start"
 pids+=("$npid")
-_wait_accepting "$npid" "$port" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
 
 # trace NAME H2LOAD_ARGS...: h2load's output in NAME.h2load, ebee's JSON in NAME.json.
 trace() {

@@ -22,11 +22,8 @@ nginx_conf "$tmp/nginx" "	server {
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 		location /slow/ { proxy_pass http://127.0.0.1:$up_port/; }
 	}" || fail "cannot write nginx.conf"
-nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
-	>"$tmp/nginx/stderr.log" 2>&1 &
-npid=$!
+npid=$(run_nginx "$tmp/nginx" "$port") || fail "nginx did not start"
 pids+=("$npid")
-_wait_accepting "$npid" "$port" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
 
 # trace NAME CLIENT_ARGS...: the client's JSON in NAME.client, ebee's in NAME.json.
 trace() {

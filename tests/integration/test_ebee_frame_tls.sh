@@ -59,12 +59,8 @@ CONF
 }
 nginx_conf "$tmp/nginx" "$(site "$p13" TLSv1.3)
 $(site "$p12" TLSv1.2)" || fail "cannot write nginx.conf"
-nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null \
-	>"$tmp/nginx/stderr.log" 2>&1 &
-npid=$!
+npid=$(run_nginx "$tmp/nginx" "$p13" "$p12") || fail "nginx did not start"
 pids+=("$npid")
-_wait_accepting "$npid" "$p13" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
-_wait_accepting "$npid" "$p12" nginx "$tmp/nginx/error.log" || fail "nginx did not start"
 
 # curl_client PORT N [ALPN ARGS...]: curl fetching N URLs on one connection (its
 # keep-alive), the https_client.py JSON fields check reads.

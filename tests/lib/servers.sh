@@ -132,10 +132,21 @@ start_nginx()
 		listen 127.0.0.1:$port;
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 	}" "$dir/access.log" "$workers" "$kt" || return 1
-	mkdir -p "$dir/tmp" "$dir/logs"
+	run_nginx "$dir" "$port"
+}
+
+# run_nginx DIR PORT...: nginx in the foreground from DIR/nginx.conf (nginx_conf), once
+# it accepts on every PORT of 127.0.0.1; prints the master's pid (its log: DIR/error.log).
+run_nginx()
+{
+	local dir=$1 pid port
+	shift
+	mkdir -p "$dir/tmp" "$dir/logs" || return 1
 	nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" </dev/null >"$dir/stderr.log" 2>&1 &
 	pid=$!
-	_wait_accepting "$pid" "$port" nginx "$dir/error.log" || return 1
+	for port in "$@"; do
+		_wait_accepting "$pid" "$port" nginx "$dir/error.log" || return 1
+	done
 	echo "$pid"
 }
 
