@@ -10,6 +10,8 @@
 #   - h2c, h2load -c 2 -m 10: every request counted, framing http2, trusted, both
 #     connections' first bytes seen in the handshake (handshake_data 2);
 #   - HTTP/1.1 pipelined, h2load --h1 -c 2 -m 8: the same with framing http1;
+#   - HTTPS keep-alive (TLS 1.3), h2load --h1 -c 2 -m 1: the ClientHello is what came with
+#     the handshake; framing tls, every request counted;
 #   - a request split across the handshake's segment and the next ("GET / HTTP/1.1\r\nHo"
 #     first, the rest 0.2 s later), then 4 pipelined: 5 requests, one adopted connection;
 #   - a first segment that does not parse (a Content-Length of "1x"): counted by length
@@ -19,12 +21,28 @@ set -u
 . tests/lib/servers.sh
 command -v nginx >/dev/null || { echo "SKIP: nginx not installed (make deps)"; exit 77; }
 command -v h2load >/dev/null || { echo "SKIP: h2load not installed (nghttp2-client; make deps)"; exit 77; }
+command -v openssl >/dev/null || { echo "SKIP: openssl not installed (make deps)"; exit 77; }
+nginx -V 2>&1 | grep -q -- --with-http_ssl_module ||
+	{ echo "SKIP: this nginx has no http_ssl module (apt-get install nginx-light)"; exit 77; }
 [ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
 
 p2=$(free_port)
 p1=$(free_port)
 [ "$p1" != "$p2" ] || p1=$((p2 + 1))
+pt=$(free_port)
+[ "$pt" != "$p2" ] && [ "$pt" != "$p1" ] || pt=$((p1 + 2))
+mkdir -p "$tmp/nginx"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+	-keyout "$tmp/nginx/key.pem" -out "$tmp/nginx/cert.pem" >/dev/null 2>&1 ||
+	fail "openssl req could not make a certificate"
 nginx_conf "$tmp/nginx" "	server {
+		listen 127.0.0.1:$pt ssl deferred;
+		ssl_protocols TLSv1.3;
+		ssl_certificate $tmp/nginx/cert.pem;
+		ssl_certificate_key $tmp/nginx/key.pem;
+		location / { default_type text/plain; return 200 \"ok\\n\"; }
+	}
+	server {
 		listen 127.0.0.1:$p2 http2 deferred;
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 	}
@@ -32,7 +50,7 @@ nginx_conf "$tmp/nginx" "	server {
 		listen 127.0.0.1:$p1 deferred;
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 	}" || fail "cannot write nginx.conf"
-npid=$(run_nginx "$tmp/nginx" "$p2" "$p1") || fail "nginx did not start"
+npid=$(run_nginx "$tmp/nginx" "$p2" "$p1" "$pt") || fail "nginx did not start"
 pids+=("$npid")
 
 # check NAME WANT_REQUESTS FRAMING: ebee's last line of NAME.json against the client.
@@ -71,6 +89,12 @@ ebee_on h1 "$npid"
 h2load --h1 -n 2000 -c 2 -m 8 "http://127.0.0.1:$p1/" >"$tmp/h1.h2load" 2>&1 || fail "h2load: $(tail -5 "$tmp/h1.h2load")"
 ebee_off h1
 check h1 "$(h2load_ok "$tmp/h1.h2load")" http1
+
+ebee_on tls "$npid"
+h2load --h1 -n 400 -c 2 -m 1 "https://127.0.0.1:$pt/" >"$tmp/tls.h2load" 2>&1 || fail "h2load: $(tail -5 "$tmp/tls.h2load")"
+ebee_off tls
+grep -q "TLSv1.3" "$tmp/tls.h2load" || fail "h2load did not speak TLS 1.3: $(cat "$tmp/tls.h2load")"
+check tls "$(h2load_ok "$tmp/tls.h2load")" tls
 
 # client PORT MODE: one connection; prints the responses it read.
 client() {
