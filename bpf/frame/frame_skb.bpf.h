@@ -107,7 +107,7 @@ struct ebee_sfirst {
 	__u32 seq, plen; /* the segment's first byte and length */
 	__u32 ok;	 /* parsed whole, in sync: its state may be taken over */
 	__u32 pad;
-	__u8 b[16]; /* its first bytes, which chose the framer */
+	__u8 b[16];	     /* its first bytes, which chose the framer */
 	struct ebee_sconn c; /* what the walk keeps of the connection (fr) */
 	struct ebee_sframe f;
 	struct ebee_h2tab h2;
@@ -1013,8 +1013,8 @@ static __always_inline void frame_listen(struct __sk_buff *skb, struct tcphdr *t
 	fr_reset(&v->f.in);
 	v->f.in.next = seq;
 	v->f.in.init = 1;
-	frame_walk(skb, &v->c, &v->f, &v->f.in, fr == EBEE_FR_HTTP2 ? &v->h2 : NULL, off, plen,
-		   seq, fr, 0, th->fin, 0);
+	frame_walk(skb, &v->c, &v->f, &v->f.in, fr == EBEE_FR_HTTP2 ? &v->h2 : NULL, off, plen, seq,
+		   fr, 0, th->fin, 0);
 	/* Parsed to its end and in sync: the connection may go on from here. */
 	v->ok = !(v->f.in.flags & EBEE_FD_HUNT) && v->c.fr == fr;
 }

@@ -1406,8 +1406,8 @@ int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *va
 
 /* One more reason the figures cannot be taken as exact: untrusted, and the
  * reason after those before it ("; " between), cut to the field's size. */
-__attribute__((format(printf, 2, 3))) static void warn_add(struct ebee_stats *s,
-							   const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void warn_add(struct ebee_stats *s, const char *fmt,
+							   ...)
 {
 	size_t off = strlen(s->warning);
 	va_list ap;
@@ -1491,8 +1491,9 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 			 "count as one request each",
 			 (unsigned long long)f.late, EBEE_FV_SAMPLE);
 	if (f.untimed)
-		warn_add(s, "%llu HTTP/2 stream(s) beyond %d in flight on a connection were "
-			    "not counted",
+		warn_add(s,
+			 "%llu HTTP/2 stream(s) beyond %d in flight on a connection were "
+			 "not counted",
 			 (unsigned long long)f.untimed, EBEE_H2_SLOTS);
 	if (f.unmatched)
 		warn_add(s, "%llu response(s) had no request to pair with",
