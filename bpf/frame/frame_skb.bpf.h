@@ -96,7 +96,9 @@ struct {
  * segments with payload are parsed into an entry of their own, keyed by
  * the connection's addresses, and the connection takes that state over as
  * its own at its next segment either way (frame_adopt). A TCP Fast Open
- * SYN's data takes the same way.
+ * SYN's data makes an entry too, never taken: the child exists, and may be
+ * read and answered, before the handshake ends, where its ISN is recorded
+ * past that data (not handled; docs/design.md 4.9).
  */
 struct ebee_fkey {
 	__u32 cli[4], srv[4]; /* addresses, IPv4 as ::ffff:a.b.c.d */
@@ -986,8 +988,8 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 }
 
 /* A segment with payload in a listener's context: bytes that complete a
- * handshake (or a Fast Open SYN's), parsed into their own entry for the
- * connection TCP is about to make of them (sfirsts, frame_adopt). */
+ * handshake, parsed into their own entry for the connection TCP is about to
+ * make of them (sfirsts, frame_adopt). */
 static __always_inline void frame_listen(struct __sk_buff *skb, struct tcphdr *th, __u32 off,
 					 __u32 plen, __u32 seq)
 {

@@ -103,7 +103,7 @@ PY
 	# hang guard (a fixed 2.8 s inside a 4 s --duration outlasted ebee in the 6.12 guest).
 	for _ in $(seq 300); do
 		curl -fsS "http://127.0.0.1:$eport/metrics" >"$tmp/page" ||
-			fail "$path/one-way: scrape failed"
+			fail "$path/one-way: scrape failed (ebee $(kill -0 $eb 2>/dev/null && echo running || echo gone), udp_echo $(kill -0 $srv 2>/dev/null && echo running || echo gone)): $(cat "$tmp/err")"
 		grep -Eq '^ebee_expired_total\{.*\} 600$' "$tmp/page" && break
 		sleep 0.1
 	done
