@@ -74,6 +74,8 @@ def want(what, got, exp):
         print(f"{what}: {got}, want {exp}")
         ok = False
 want("framing", e["framing"], framing)
+if e["framing"] != framing:  # how its connections' first bytes were seen
+    print(f"handshake_data {e['handshake_data']}, unseen {e['unseen']}, warning {e['warning']}")
 want("untrusted", e["untrusted"], False)
 if e["untrusted"]:
     print("warning:", e["warning"])
