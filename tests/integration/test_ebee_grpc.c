@@ -375,8 +375,13 @@ static void test_resets_and_large_replies_count_once(void **state)
  * completes, so it chooses io first; the first completed stream must switch
  * it to grpc and every call must still be counted once (the io "requests"
  * before the switch are not requests). (Framed as HTTP/2 by stream, set-up
- * frames are no requests, and grpc is chosen without an io detour.) */
-static void test_auto_io_then_grpc_counts_exactly(void **state)
+ * frames are no requests, and grpc is chosen without an io detour.)
+ * The io detour is a race the set-up frames usually win; under emulation (the
+ * 6.1 guest) the first stream once completed before auto judged io, so grpc
+ * came first and there was no switch to check. Each try checks the counts;
+ * the switch is looked for in up to 3 tries, and its absence in all 3 is a
+ * SKIP that says so, not a pass. */
+static void auto_io_then_grpc_once(int try, unsigned long long *switches)
 {
 	struct ebee_opts o = { .sz = sizeof(o),
 			       .auto_min_requests = 2,
@@ -393,7 +398,6 @@ static void test_auto_io_then_grpc_counts_exactly(void **state)
 	int port;
 	pid_t pid;
 
-	NEED_ROOT_AND_GRPC();
 	eb2 = ebee_open(&o, msg, sizeof(msg));
 	assert_non_null(eb2);
 	pid = tu_start_grpc_server(&port, 500000, NULL);
@@ -405,14 +409,30 @@ static void test_auto_io_then_grpc_counts_exactly(void **state)
 	tu_sleep_ms(250);
 	assert_int_equal(ebee_flush(eb2), 0);
 	assert_int_equal(ebee_get_stats(eb2, pid, &st), 0);
-	printf("  requests %llu (client issued %d), mode %s, switches %llu\n",
+	printf("  try %d: requests %llu (client issued %d), mode %s, switches %llu\n", try,
 	       (unsigned long long)st.requests, n, ebee_mode_str(st.mode),
 	       (unsigned long long)st.mode_switches);
 	ebee_close(eb2);
 	tu_stop(pid);
 	assert_int_equal(st.mode, EBEE_MODE_GRPC);
-	assert_true(st.mode_switches >= 1); /* it was io first */
 	assert_int_equal(st.requests, n);
+	*switches = st.mode_switches;
+}
+
+static void test_auto_io_then_grpc_counts_exactly(void **state)
+{
+	unsigned long long switches = 0;
+	int try;
+
+	NEED_ROOT_AND_GRPC();
+	for (try = 1; try <= 3; try++) {
+		auto_io_then_grpc_once(try, &switches);
+		if (switches >= 1) /* it was io first */
+			return;
+	}
+	printf("SKIP: the first stream completed before auto judged io in 3 tries "
+	       "(counts exact each time): no io-to-grpc switch to check\n");
+	skip();
 }
 
 /* A front end that calls a backend for every call it serves: as many
