@@ -70,7 +70,10 @@ target_ms = 10
 cores = $((ncpu - 1))
 source = client:$D/feed_b
 INI
-sed -e "s|@SBINDIR@|$PWD/build|g" -e "s|@SYSCONFDIR@/parties/parties.ini|$D/parties.ini|g" -e "s|@SYSCONFDIR@|/etc|g" \
+# The binary too: a checkout under /tmp is hidden from the unit by its PrivateTmp=yes
+# ("Failed to locate executable /tmp/.../build/parties", 203/EXEC).
+install -m 755 build/parties "$D/parties" || die "cannot copy build/parties to $D"
+sed -e "s|@SBINDIR@|$D|g" -e "s|@SYSCONFDIR@/parties/parties.ini|$D/parties.ini|g" -e "s|@SYSCONFDIR@|/etc|g" \
 	-e "s|^RuntimeDirectory=.*|RuntimeDirectory=$UNIT|" systemd/parties.service.in \
 	>"/run/systemd/system/$UNIT.service"
 grep -q '@' "/run/systemd/system/$UNIT.service" && die "unsubstituted @...@ in the unit"
