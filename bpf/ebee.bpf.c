@@ -99,7 +99,10 @@
  * docs/design.md 4.9.
  *
  * Where it is known to be wrong. Without a framer, pipelined requests read by
- * one read() are one request (latency to the last byte of the last response). A request's end is
+ * one read() are one request (latency to the last byte of the last response):
+ * said where seen, a client whose next bytes arrive before a write of the
+ * response in progress begins (sock_overlap, ebee_fstat.overlap); not seen,
+ * a client that sends a batch and waits for all its answers. A request's end is
  * only known at the next read attempt or close on its connection, so the
  * record arrives late on idle connections (the latency is still right). A
  * server that reads more of a request after it started writing the response
@@ -567,6 +570,17 @@ static __always_inline void sock_emit_io(struct ebee_sconn *c)
 	     c->last_write_ns - c->soj_start_ns, 0);
 }
 
+/* A connection counted by length whose client sends before its responses are
+ * written (pipelining, streaming): counted against its workload once. */
+static __always_inline void sock_overlap(struct ebee_sconn *c)
+{
+	struct ebee_fstat *s;
+
+	c->flags |= EBEE_CF_OVERLAP;
+	if ((s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->overlap, 1);
+}
+
 /* The request logic of the socket path's I/O and arrival hooks, one copy for
  * every attach method: the tp_btf programs and the fentry/fexit ones below
  * are thin wrappers that only find sk, the result and the flags. */
@@ -611,7 +625,7 @@ static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 		/* Arrival recorded by sk_data_ready; none (data already queued
 		 * when the socket was adopted): the read. */
 		c->soj_start_ns = c->flags & EBEE_CF_ARRIVED ? c->arrive_ns : now;
-		c->flags &= ~EBEE_CF_ARRIVED;
+		c->flags &= ~(EBEE_CF_ARRIVED | EBEE_CF_ARRW);
 	}
 	return 0;
 }
@@ -629,6 +643,17 @@ static __always_inline int on_sock_send(struct sock *sk, long ret)
 	}
 	if (!c || !(c->wflags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE)
 		return 0; /* a write with no request in progress (a greeting) is not one */
+	/* The client did not wait for this response: its next bytes arrived
+	 * before this write of it began (they were there when the previous
+	 * write returned; that one alone proves nothing, since on loopback a
+	 * client can get a response's last byte and answer it before the write
+	 * that sent it returns). Requests the server then reads together count
+	 * as one: said once per connection (sock_overlap). */
+	if (c->state == EBEE_CS_RESPONDING && (c->flags & EBEE_CF_ARRIVED)) {
+		if ((c->flags & (EBEE_CF_ARRW | EBEE_CF_OVERLAP)) == EBEE_CF_ARRW)
+			sock_overlap(c);
+		c->flags |= EBEE_CF_ARRW;
+	}
 	c->state = EBEE_CS_RESPONDING;
 	c->last_write_ns = bpf_ktime_get_ns();
 	return 0;

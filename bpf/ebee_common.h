@@ -35,6 +35,13 @@
 /* struct ebee_conn.flags */
 #define EBEE_CF_ADOPTED 0x1 /* open before tracing began: its accept time is unknown */
 #define EBEE_CF_ARRIVED 0x2 /* socket path: arrive_ns holds the next request's arrival */
+/* socket path, io: a write of the response in progress returned after the
+ * client's next bytes had arrived (maybe during that write: the client may
+ * have had the whole response by then); a further write of the same
+ * response began after them for certain (EBEE_CF_OVERLAP). */
+#define EBEE_CF_ARRW	0x4
+/* ... counted in struct ebee_fstat.overlap, once per connection */
+#define EBEE_CF_OVERLAP 0x8
 
 /* Per-connection state for the io pattern (struct ebee_conn.state). */
 #define EBEE_CS_IDLE	   0 /* no request in progress */
@@ -188,6 +195,8 @@ struct ebee_fstat {
 	__u64 desync_cut;	  /* not parse, or a walk cut short at FR_STEPS: these) */
 	__u64 hsdata;		  /* connections whose first bytes came with the handshake */
 	__u64 unseen;		  /* connections whose first bytes ebee did not see (length) */
+	__u64 overlap;		  /* connections counted by length whose client sent more
+				   * while a response was being written (EBEE_CF_OVERLAP) */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

@@ -883,7 +883,7 @@ static __always_inline void frame_verified(struct ebee_sconn *c)
 	struct ebee_fstat *s;
 
 	c->state = EBEE_CS_IDLE;
-	c->flags &= ~EBEE_CF_ARRIVED;
+	c->flags &= ~(EBEE_CF_ARRIVED | EBEE_CF_ARRW);
 	c->fsample = 0;
 	c->fverify = EBEE_FV_LENGTH;
 	if ((s = fstat_get(c->wid)))

@@ -151,7 +151,9 @@ static void usage(FILE *f)
 	    "                         completed the handshake, as with TCP_DEFER_ACCEPT:\n"
 	    "                         framed from the listener's copy), unseen (connections\n"
 	    "                         whose first bytes ebee did not see: by length,\n"
-	    "                         untrusted)\n"
+	    "                         untrusted), overlap (socket path: connections counted\n"
+	    "                         by length whose client sent more while a response\n"
+	    "                         was being written: untrusted)\n"
 	    "      --no-framing       socket path: read no bytes, frame every request by\n"
 	    "                         length (read/write bursts)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
@@ -544,6 +546,7 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "late", r->st.late);
 	jw_uint(&j, "handshake_data", r->st.handshake_data);
 	jw_uint(&j, "unseen", r->st.unseen);
+	jw_uint(&j, "overlap", r->st.overlap);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 

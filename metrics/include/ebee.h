@@ -261,6 +261,9 @@ struct ebee_stats {
 				  * framed from what ebee saw at the listener */
 	uint64_t unseen;	 /* connections whose first bytes ebee did not see:
 				  * counted by length (untrusted says so) */
+	uint64_t overlap;	 /* socket path: connections counted by length whose
+				  * client sent more while a response was being written
+				  * (pipelining, streaming: untrusted says so) */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

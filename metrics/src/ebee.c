@@ -1422,6 +1422,19 @@ __attribute__((format(printf, 2, 3))) static void warn_add(struct ebee_stats *s,
 	va_end(ap);
 }
 
+/* Connections counted by length whose client sent while a response was being
+ * written (bpf/ebee.bpf.c, sock_overlap): with or without framing on. */
+static void stats_overlap(struct ebee_stats *s, const struct ebee_fstat *f)
+{
+	s->overlap = f->overlap;
+	if (f->overlap)
+		warn_add(s,
+			 "%llu connection(s) counted by length had a client that sent more "
+			 "while a response was being written (pipelining, streaming): "
+			 "requests read together count as one",
+			 (unsigned long long)f->overlap);
+}
+
 /* framing, untrusted and warning of ebee_get_stats(): the framer most of
  * the workload's connections use, and what the framing counters say cannot
  * be counted exactly (docs/design.md 4.9). */
@@ -1445,6 +1458,9 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 		/* No bytes seen (syscall path, framing off) or no connection yet. */
 		snprintf(s->framing, sizeof(s->framing), "%s",
 			 eb->path == EBEE_PATH_SOCKET && !eb->opts.no_framing ? "" : "length");
+		/* Framing off, the socket path still sees clients that do not wait. */
+		if (eb->path == EBEE_PATH_SOCKET && !ebee_loader_fstat(eb->loader, pid, &f))
+			stats_overlap(s, &f);
 		return;
 	}
 	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++)
@@ -1490,6 +1506,7 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 			 "sample (one in %d segments arriving between requests) saw it may "
 			 "count as one request each",
 			 (unsigned long long)f.late, EBEE_FV_SAMPLE);
+	stats_overlap(s, &f);
 	if (f.untimed)
 		warn_add(s,
 			 "%llu HTTP/2 stream(s) beyond %d in flight on a connection were "

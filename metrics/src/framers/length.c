@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * No framer: the io pattern's read and write bursts (bpf/ebee.bpf.c). Exact
- * for one request at a time per connection; ebee cannot tell from lengths
- * when a client sends several at once, so no warning is possible here beyond
- * what the recognised protocols (http2) say.
+ * for one request at a time per connection. Lengths cannot tell a batch of
+ * requests read at once from one request; what the socket path does see, a
+ * client sending while a response is being written, is counted per
+ * workload (ebee_fstat.overlap) and warned of whatever the framing
+ * (metrics/src/ebee.c, stats_overlap), so this table has no check of its own.
  */
 #include "framer.h"
 
