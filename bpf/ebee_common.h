@@ -39,7 +39,7 @@
  * client's next bytes had arrived (maybe during that write: the client may
  * have had the whole response by then); a further write of the same
  * response began after them for certain (EBEE_CF_OVERLAP). */
-#define EBEE_CF_ARRW	0x4
+#define EBEE_CF_ARRW 0x4
 /* ... counted in struct ebee_fstat.overlap, once per connection */
 #define EBEE_CF_OVERLAP 0x8
 
