@@ -29,7 +29,7 @@ svc_cleanup()
 	rm -f "/run/systemd/system/$UNIT.service"
 	systemctl daemon-reload
 	pt_cleanup
-	rm -rf "$D"
+	rm -rf "$D" "/var/lib/$UNIT-bin"
 }
 trap svc_cleanup EXIT
 
@@ -70,10 +70,18 @@ target_ms = 10
 cores = $((ncpu - 1))
 source = client:$D/feed_b
 INI
-# The binary too: a checkout under /tmp is hidden from the unit by its PrivateTmp=yes
-# ("Failed to locate executable /tmp/.../build/parties", 203/EXEC).
-install -m 755 build/parties "$D/parties" || die "cannot copy build/parties to $D"
-sed -e "s|@SBINDIR@|$D|g" -e "s|@SYSCONFDIR@/parties/parties.ini|$D/parties.ini|g" -e "s|@SYSCONFDIR@|/etc|g" \
+# The binary: a checkout under /tmp or /var/tmp is hidden from the unit by its
+# PrivateTmp=yes ("Failed to locate executable /tmp/.../build/parties", 203/EXEC), so it
+# runs a copy then, from /var/lib (not $D: /run is mounted noexec).
+sbin=$PWD/build
+case $PWD/ in
+/tmp/* | /var/tmp/*)
+	sbin=/var/lib/$UNIT-bin
+	mkdir -p "$sbin" && install -m 755 build/parties "$sbin/parties" ||
+		die "cannot copy build/parties to $sbin"
+	;;
+esac
+sed -e "s|@SBINDIR@|$sbin|g" -e "s|@SYSCONFDIR@/parties/parties.ini|$D/parties.ini|g" -e "s|@SYSCONFDIR@|/etc|g" \
 	-e "s|^RuntimeDirectory=.*|RuntimeDirectory=$UNIT|" systemd/parties.service.in \
 	>"/run/systemd/system/$UNIT.service"
 grep -q '@' "/run/systemd/system/$UNIT.service" && die "unsubstituted @...@ in the unit"
