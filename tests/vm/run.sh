@@ -115,8 +115,9 @@ else
 	cache=$VM_DIR
 	# At normal priority even when the lane runs niced beside the host suite (tests/suite.sh):
 	# the image is on the lane's critical path, the host suite is not (it ends long before
-	# the guests), and at nice 19 against the host's sanitizer build and unit tests the
-	# image took 347 s where it takes 142-170 s (CI, 2026-12-03).
+	# the guests). Not what makes it slow, though: 347 s at nice 19 and 318 s at normal
+	# priority on the same day, 142-170 s on others; its time is debootstrap's and the two
+	# kernels' download and install from the mirror (about 2.5 minutes each that day).
 	nice -n "$((-$(nice)))" "$(dirname "$0")/build.sh" ||
 		lane_fail "the guest image did not build (see above; logs in $VM_DIR)"
 fi
