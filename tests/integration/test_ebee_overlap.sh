@@ -14,7 +14,7 @@ set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 n=60
 for s in solo pipe; do
-	python3 tests/lib/line_server.py 0 "$tmp/$s.port" "$tmp/$s.count" >"$tmp/$s.log" 2>&1 &
+	python3 tests/lib/line_server.py 0 "$tmp/$s.port" >"$tmp/$s.log" 2>&1 &
 	pids+=($!)
 	eval "${s}_pid=$!"
 done

@@ -3,22 +3,19 @@
 READY_FILE): every line the client sent ("zz N") is answered "ok N", written in PARTS
 writes with a 1 ms pause after each but the last, whatever a read brought (so lines
 pipelined by a client are read together and answered write by write). One thread per
-connection; it counts the lines it answered in COUNT_FILE (one number, rewritten per
-connection end)."""
+connection."""
 import socket, sys, threading, time
 
-port, ready, count = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-parts = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+port, ready = int(sys.argv[1]), sys.argv[2]
+parts = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("127.0.0.1", port))
 srv.listen(64)
-answered, lock = 0, threading.Lock()
 open(ready, "w").write(f"{srv.getsockname()[1]}\n")
 
 
 def serve(c):
-    global answered
     buf = b""
     with c:
         while True:
@@ -34,9 +31,6 @@ def serve(c):
                     if i:
                         time.sleep(0.001)
                     c.sendall(resp[i:i + step])
-                with lock:
-                    answered += 1
-                    open(count, "w").write(f"{answered}\n")
 
 
 while True:
