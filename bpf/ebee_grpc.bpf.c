@@ -47,6 +47,11 @@
  * not reported. gRPC built statically into a binary or module is found only
  * where its symbols were kept (metrics/src/grpc_elf.c).
  */
+/* No CO-RE: the only kernel type here is struct pt_regs, whose x86-64 layout
+ * is user ABI. Without relocations libbpf does not read and parse the
+ * kernel's BTF (5 MB) for this object, a third of ebee's start on a host
+ * with slow page faults, more under emulation. */
+#define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
