@@ -73,6 +73,7 @@ boot_strap() {
 	return 1
 }
 vm_retry 3 boot_strap || vm_die "debootstrap failed 3 times (log: $VM_DIR/debootstrap.log)"
+vm_log "rootfs in $((SECONDS - t0)) s"
 
 # --- kernels, by apt inside the rootfs
 {
@@ -81,6 +82,14 @@ vm_retry 3 boot_strap || vm_die "debootstrap failed 3 times (log: $VM_DIR/deboot
 	[ -n "$sec" ] && echo "deb $sec bookworm-security main"
 } >"$rootfs/etc/apt/sources.list"
 printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d" # no daemons start in the chroot
+# The rootfs is only the source of an image: no fsync per file as dpkg unpacks the kernels'
+# modules (thousands of files each).
+echo force-unsafe-io >"$rootfs/etc/dpkg/dpkg.cfg.d/vm-unsafe-io"
+# Initrds with only what mounts the root (virtio's PCI transport and disk, ext4; the rest
+# loads from the root once mounted): MODULES=most copied and compressed every driver, 36 MB
+# and about a minute and a half per kernel here, now 6 MB in 6 s.
+sed -i 's/^MODULES=.*/MODULES=list/' "$rootfs/etc/initramfs-tools/initramfs.conf"
+printf 'virtio_pci\nvirtio_blk\next4\n' >>"$rootfs/etc/initramfs-tools/modules"
 chmod 755 "$rootfs/usr/sbin/policy-rc.d"
 for m in proc sys dev dev/pts; do
 	mount --bind "/$m" "$rootfs/$m" || vm_die "cannot bind /$m into the chroot"
@@ -101,8 +110,9 @@ vm_log "kernels: $KERNEL_61 and $k612"
 vm_retry 3 inchroot apt-get install -y -qq --no-install-recommends $KERNEL_61 "$k612" \
 	>"$VM_DIR/kernels.log" 2>&1 || vm_die "installing the kernels failed (log: $VM_DIR/kernels.log)"
 inchroot apt-get clean
+vm_log "kernels installed, their initrds made: $((SECONDS - t0)) s"
 cleanup
-rm -f "$rootfs/usr/sbin/policy-rc.d"
+rm -f "$rootfs/usr/sbin/policy-rc.d" "$rootfs/etc/dpkg/dpkg.cfg.d/vm-unsafe-io"
 
 # --- guest configuration: a batch machine that runs one job and powers off
 echo vm >"$rootfs/etc/hostname"
