@@ -1042,7 +1042,8 @@ void ebee_close(struct ebee *eb)
 static size_t adopt_conns(struct ebee *eb, pid_t tgid, pid_t wid)
 {
 	struct ebee_proc_conn *c = NULL;
-	size_t n = 0, ok = 0;
+	size_t n = 0, ok = 0, lost = 0;
+	int err, last = 0;
 
 	if (ebee_proc_accepted_conns(tgid, &c, &n))
 		return 0;
@@ -1052,12 +1053,24 @@ static size_t adopt_conns(struct ebee *eb, pid_t tgid, pid_t wid)
 						      .rport = c[i].rport,
 						      .raddr = c[i].raddr };
 
-			ok += !ebee_loader_sconn_adopt(eb->loader, wid, &key);
+			err = ebee_loader_sconn_adopt(eb->loader, wid, &key);
 		} else {
-			ok += !ebee_loader_conn_adopt(eb->loader, tgid, c[i].fd);
+			err = ebee_loader_conn_adopt(eb->loader, tgid, c[i].fd);
+		}
+		ok += !err;
+		/* EEXIST: a socket shared with a parent, adopted already. */
+		if (err && err != -EEXIST) {
+			lost++;
+			last = err;
 		}
 	}
 	free(c);
+	if (lost)
+		logf_(eb, EBEE_LOG_WARN,
+		      "ebee: pid %d: %zu of %zu connections open before tracing could not be "
+		      "adopted (%s; max_conns %u): their requests show once their clients "
+		      "reconnect",
+		      tgid, lost, n, strerror(-last), eb->opts.max_conns);
 	return ok;
 }
 

@@ -432,6 +432,44 @@ static void test_ring_sizes_refused(void **state)
 /* 10 000 connections accepted by a traced process that dies without closing
  * them: the connection map stays within its bound (4096 here) and later
  * requests of another server are still counted exactly. */
+/* More connections open before tracing than the adoption map holds (max_conns
+ * 2, 3 open): 2 adopted and the third said, on the socket path, whose map
+ * refuses when full (the syscall path's LRU map of (tgid, fd) makes room). */
+static void test_adoption_beyond_the_bound(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_IO);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct ebee *e2;
+	int port, fds[3];
+	pid_t pid;
+
+	NEED_ROOT();
+	if (tp_path != EBEE_PATH_SOCKET) {
+		printf("SKIP: the socket path's adoption map (this is the syscall path)\n");
+		skip();
+	}
+	pid = tu_start_memcached(&port);
+	assert_true(pid > 0);
+	a.sin_port = htons(port);
+	for (int c = 0; c < 3; c++) {
+		fds[c] = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(fds[c], (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(mc_get(fds[c], -1), 0);
+	}
+	e2 = open_ebee(2, 0);
+	assert_non_null(e2);
+	logoff = 0;
+	logbuf[0] = 0;
+	assert_int_equal(ebee_start_tracing(e2, pid, &to), 0);
+	assert_non_null(strstr(logbuf, "1 of 3 connections open before tracing could not be adopted"));
+	assert_non_null(strstr(logbuf, "2 open connections adopted"));
+	assert_int_equal(ebee_stop_tracing(e2, pid), 0);
+	ebee_close(e2);
+	for (int c = 0; c < 3; c++)
+		close(fds[c]);
+	tu_stop(pid);
+}
+
 static void test_abandoned_connections_bounded(void **state)
 {
 	struct ebee_trace_opts io = topts(EBEE_MODE_IO);
@@ -611,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_pattern_change_revisited),
 		cmocka_unit_test(test_drops_are_counted),
 		cmocka_unit_test(test_ring_sizes_refused),
+		cmocka_unit_test(test_adoption_beyond_the_bound),
 		cmocka_unit_test(test_abandoned_connections_bounded),
 	};
 
