@@ -159,12 +159,26 @@ static int mc_get(int fd, int i)
 	return -1;
 }
 
+/* n connections to memcached on 127.0.0.1:port, each with one request answered
+ * (before tracing, in the tests that adopt them). */
+static void mc_connect(int port, int *fds, int n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				 .sin_port = htons(port) };
+
+	for (int c = 0; c < n; c++) {
+		fds[c] = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(fds[c], (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(mc_get(fds[c], -1), 0);
+	}
+}
+
 /* Connections that memcached accepted BEFORE tracing began are adopted from
  * /proc: their later requests count, exactly. */
 static void test_preexisting_connections_adopted(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	long long before, after;
 	struct ebee_stats st;
 	int port, fds[3];
@@ -173,12 +187,7 @@ static void test_preexisting_connections_adopted(void **state)
 	NEED_ROOT();
 	pid = tu_start_memcached(&port);
 	assert_true(pid > 0);
-	a.sin_port = htons(port);
-	for (int c = 0; c < 3; c++) {
-		fds[c] = socket(AF_INET, SOCK_STREAM, 0);
-		assert_int_equal(connect(fds[c], (struct sockaddr *)&a, sizeof(a)), 0);
-		assert_int_equal(mc_get(fds[c], -1), 0); /* one request before tracing */
-	}
+	mc_connect(port, fds, 3);
 	before = mc_cmds(port);
 	logoff = 0;
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
@@ -438,7 +447,6 @@ static void test_ring_sizes_refused(void **state)
 static void test_adoption_beyond_the_bound(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_IO);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct ebee *e2;
 	int port, fds[3];
 	pid_t pid;
@@ -450,12 +458,7 @@ static void test_adoption_beyond_the_bound(void **state)
 	}
 	pid = tu_start_memcached(&port);
 	assert_true(pid > 0);
-	a.sin_port = htons(port);
-	for (int c = 0; c < 3; c++) {
-		fds[c] = socket(AF_INET, SOCK_STREAM, 0);
-		assert_int_equal(connect(fds[c], (struct sockaddr *)&a, sizeof(a)), 0);
-		assert_int_equal(mc_get(fds[c], -1), 0);
-	}
+	mc_connect(port, fds, 3);
 	e2 = open_ebee(2, 0);
 	assert_non_null(e2);
 	logoff = 0;
