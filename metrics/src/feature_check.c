@@ -15,6 +15,7 @@
 #include <linux/bpf.h>
 
 #include "feature_check.h"
+#include "kbtf.h"
 
 #define CAP_PERFMON_BIT	  38
 #define CAP_BPF_BIT	  39
@@ -44,31 +45,15 @@ static const char *tracefs_dir(void)
 	return NULL;
 }
 
-/* The kernel's BTF names each tracepoint's prototype btf_trace_NAME (tp_btf
- * needs no tracefs) and has a FUNC for every function fentry/fexit can
- * attach to. */
-static bool btf_has(const struct btf *btf, const char *name, int kind)
-{
-	return btf && btf__find_by_name_kind(btf, name, kind) >= 0;
-}
-
-static bool btf_has_tp(const struct btf *btf, const char *tp)
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	return btf_has(btf, name, BTF_KIND_TYPEDEF);
-}
-
-/* Whether the kernel loads a fentry program (a no-op on fn, never attached):
- * 0 or the kernel's -errno. Lockdown refuses BPF trampolines at load. */
-static int fentry_loads(const struct btf *btf, const char *fn)
+/* Whether the kernel loads a fentry program (a no-op on the function of BTF
+ * id id, never attached): 0 or the kernel's -errno. Lockdown refuses BPF
+ * trampolines at load. */
+static int fentry_loads(int id)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	int id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC);
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY,
 		    .attach_btf_id = id);
 	int fd;
@@ -82,27 +67,62 @@ static int fentry_loads(const struct btf *btf, const char *fn)
 	return 0;
 }
 
+/* What the socket hooks could attach to. The kernel's BTF names each
+ * tracepoint's prototype btf_trace_NAME (tp_btf needs no tracefs) and has a
+ * FUNC for every function fentry/fexit can attach to. Looked up in one pass
+ * over its raw bytes (kbtf.c); libbpf's parse only if that walker declines. */
+enum {
+	SW_TP_RECV,
+	SW_TP_SEND,
+	SW_TP_READY,
+	SW_TP_STATE,
+	SW_RECVMSG,
+	SW_SENDMSG,
+	SW_READABLE,
+	SW_RECVMSG6,
+	SW_SENDMSG6,
+	SW_SENDPAGE,
+	SW_N
+};
+
 static void sock_offer(struct ebee_sock_offer *k, enum ebee_attach want)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct ebee_kbtf_want w[SW_N] = {
+		[SW_TP_RECV] = { "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF },
+		[SW_TP_SEND] = { "btf_trace_sock_send_length", BTF_KIND_TYPEDEF },
+		[SW_TP_READY] = { "btf_trace_sk_data_ready", BTF_KIND_TYPEDEF },
+		[SW_TP_STATE] = { "btf_trace_inet_sock_set_state", BTF_KIND_TYPEDEF },
+		[SW_RECVMSG] = { "inet_recvmsg", BTF_KIND_FUNC },
+		[SW_SENDMSG] = { "inet_sendmsg", BTF_KIND_FUNC },
+		[SW_READABLE] = { "sock_def_readable", BTF_KIND_FUNC },
+		[SW_RECVMSG6] = { "inet6_recvmsg", BTF_KIND_FUNC },
+		[SW_SENDMSG6] = { "inet6_sendmsg", BTF_KIND_FUNC },
+		[SW_SENDPAGE] = { "inet_sendpage", BTF_KIND_FUNC },
+	};
+	struct btf *btf;
 
 	memset(k, 0, sizeof(*k));
-	if (!btf)
-		return;
-	k->tp_io = btf_has_tp(btf, "sock_recv_length") && btf_has_tp(btf, "sock_send_length");
-	k->tp_arrive = btf_has_tp(btf, "sk_data_ready");
-	k->tp_state = btf_has_tp(btf, "inet_sock_set_state");
-	k->fn_io = btf_has(btf, "inet_recvmsg", BTF_KIND_FUNC) &&
-		   btf_has(btf, "inet_sendmsg", BTF_KIND_FUNC);
-	k->fn_arrive = btf_has(btf, "sock_def_readable", BTF_KIND_FUNC);
-	k->fn_inet6 = btf_has(btf, "inet6_recvmsg", BTF_KIND_FUNC) &&
-		      btf_has(btf, "inet6_sendmsg", BTF_KIND_FUNC);
-	k->fn_sendpage = btf_has(btf, "inet_sendpage", BTF_KIND_FUNC);
+	if (ebee_kbtf_find(w, SW_N)) {
+		btf = btf__load_vmlinux_btf();
+		if (!btf)
+			return;
+		for (int i = 0; i < SW_N; i++)
+			w[i].id = btf__find_by_name_kind(btf, w[i].name, w[i].kind);
+		btf__free(btf);
+	}
+#define HAS(i) (w[i].id > 0)
+	k->tp_io = HAS(SW_TP_RECV) && HAS(SW_TP_SEND);
+	k->tp_arrive = HAS(SW_TP_READY);
+	k->tp_state = HAS(SW_TP_STATE);
+	k->fn_io = HAS(SW_RECVMSG) && HAS(SW_SENDMSG);
+	k->fn_arrive = HAS(SW_READABLE);
+	k->fn_inet6 = HAS(SW_RECVMSG6) && HAS(SW_SENDMSG6);
+	k->fn_sendpage = HAS(SW_SENDPAGE);
+#undef HAS
 	if (ebee_sock_attach_needs_probe(k, want)) {
-		k->fentry_err = fentry_loads(btf, k->fn_io ? "inet_recvmsg" : "sock_def_readable");
+		k->fentry_err = fentry_loads(k->fn_io ? w[SW_RECVMSG].id : w[SW_READABLE].id);
 		k->fentry_probed = true;
 	}
-	btf__free(btf);
 }
 
 int ebee_check_sock_attach(struct ebee_sock_attach *att, char *msg, size_t msg_len)
