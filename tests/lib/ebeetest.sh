@@ -8,9 +8,16 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 [ -x build/ebee ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
 tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
 pids=()
+# EBEE_TEST_KEEP=1: a failed test leaves $tmp (ebee's JSON and stderr, the clients'
+# output) and says where.
 ebeetest_cleanup() {
+	local rc=$?
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	if [ "${EBEE_TEST_KEEP:-0}" = 1 ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+		echo "kept: $tmp"
+		return
+	fi
 	rm -rf "$tmp"
 }
 trap ebeetest_cleanup EXIT
