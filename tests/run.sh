@@ -21,6 +21,8 @@ what=${1:-all}
 only=" $* "
 timeout_s=${TEST_TIMEOUT:-300}
 export CMOCKA_MESSAGE_OUTPUT=stdout
+# A failed ebee script prints the end of its ebee logs and keeps its files (tests/lib/ebeetest.sh).
+export EBEE_TEST_KEEP=${EBEE_TEST_KEEP:-1}
 pass=0 fail=0 skip=0
 failed_names=()
 logdir=build/test-logs

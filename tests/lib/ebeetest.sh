@@ -8,13 +8,20 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 [ -x build/ebee ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
 tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
 pids=()
-# EBEE_TEST_KEEP=1: a failed test leaves $tmp (ebee's JSON and stderr, the clients'
-# output) and says where.
+# EBEE_TEST_KEEP=1 (tests/run.sh sets it): a failed test leaves $tmp (ebee's JSON and
+# stderr, the clients' output), says where, and prints the end of each ebee's stderr and
+# its last JSON line, so that a failure in a guest or in CI can be read from the log alone.
 ebeetest_cleanup() {
-	local rc=$?
+	local rc=$? f
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	if [ "${EBEE_TEST_KEEP:-0}" = 1 ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+		for f in "$tmp"/*.err; do
+			[ -s "$f" ] && { echo "--- $f (last 15 lines)"; tail -15 "$f"; }
+		done
+		for f in "$tmp"/*.json; do
+			[ -s "$f" ] && { echo "--- $f (last line)"; tail -1 "$f"; }
+		done
 		echo "kept: $tmp"
 		return
 	fi
