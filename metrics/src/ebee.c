@@ -898,15 +898,15 @@ static void open_log_path(struct ebee *eb)
 /*
  * Opening parses the kernel's BTF once per BPF object: libbpf reads
  * /sys/kernel/btf/vmlinux (about 5 MB) into one buffer and copies it into
- * another, and the feature check parses it too. glibc serves each such buffer
- * with a fresh mmap that page-faults its way in and is unmapped at free, and
- * its dynamic threshold keeps only larger ones in the heap, so every parse
- * faults in ~10 MB anew: about a quarter of the CPU of an open on this host,
- * more under emulation, where a fault is dear. Served from the heap for the
- * open, the parses reuse pages already faulted in (0.215 -> 0.16 s of CPU per
- * open here); after it both thresholds go back to glibc's initial 128 KiB and
- * what the open freed is given back (malloc_trim). Left alone where the
- * process tuned them through GLIBC_TUNABLES.
+ * another (and the feature check reads it once, kbtf.c). glibc serves each
+ * such buffer with a fresh mmap that page-faults its way in and is unmapped at
+ * free, and its dynamic threshold keeps only larger ones in the heap, so every
+ * parse faults in ~10 MB anew: about a quarter of the CPU of an open on this
+ * host, more under emulation, where a fault is dear. Served from the heap for
+ * the open, the parses reuse pages already faulted in (bench_ebee_start.sh:
+ * 0.28 -> 0.215 s of CPU per start here); after it both thresholds go back to
+ * glibc's initial 128 KiB and what the open freed is given back (malloc_trim).
+ * Left alone where the process tuned them through GLIBC_TUNABLES.
  */
 #define OPEN_HEAP_THRESHOLD (256u << 20)
 #define GLIBC_MMAP_INITIAL  (128u * 1024)

@@ -76,6 +76,8 @@ int ebee_kbtf_find_raw(const void *data, size_t len, struct ebee_kbtf_want *want
 
 	for (size_t i = 0; i < n; i++) {
 		want[i].id = -ENOENT;
+		if (want[i].kind <= 0 || want[i].kind > BTF_KIND_ENUM64)
+			return -EINVAL;
 		kinds |= 1u << want[i].kind;
 	}
 	if (len < sizeof(*h) || h->magic != BTF_MAGIC || h->hdr_len < sizeof(*h) ||

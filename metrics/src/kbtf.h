@@ -17,7 +17,8 @@ struct ebee_kbtf_want {
  * /sys/kernel/btf/vmlinux) of len bytes: the first type of that kind and name,
  * the one libbpf's btf__find_by_name_kind() returns. 0, or -EINVAL if the
  * bytes are not BTF this walker can read (another byte order, a kind newer
- * than it knows, a section out of bounds): the caller then asks libbpf. */
+ * than it knows, a section out of bounds, a kind asked for that it does not
+ * know): the caller then asks libbpf. */
 int ebee_kbtf_find_raw(const void *data, size_t len, struct ebee_kbtf_want *want, size_t n);
 
 /* The same over the running kernel's BTF, read from /sys/kernel/btf/vmlinux.

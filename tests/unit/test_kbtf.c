@@ -17,7 +17,10 @@
 #include <linux/btf.h>
 #include "../../metrics/src/kbtf.h"
 
-#define W(n, k) { .name = (n), .kind = (k) }
+#define W(n, k)                          \
+	{                                \
+		.name = (n), .kind = (k) \
+	}
 
 /* Every kind, each named "k_<kind>" where it has a name, a second typedef and
  * func of the same names after them (the first one is the answer), and vlen
@@ -97,16 +100,24 @@ static void compare(const struct btf *b, const void *raw, size_t len, struct ebe
 static void test_every_kind(void **state)
 {
 	struct ebee_kbtf_want w[] = {
-		W("k_int", BTF_KIND_INT),	 W("k_struct", BTF_KIND_STRUCT),
-		W("k_union", BTF_KIND_UNION),	 W("k_enum", BTF_KIND_ENUM),
-		W("k_fwd", BTF_KIND_FWD),	 W("k_typedef", BTF_KIND_TYPEDEF),
-		W("k_func", BTF_KIND_FUNC),	 W("k_var", BTF_KIND_VAR),
-		W(".k_sec", BTF_KIND_DATASEC),	 W("k_float", BTF_KIND_FLOAT),
-		W("k_tag", BTF_KIND_DECL_TAG),	 W("k_ttag", BTF_KIND_TYPE_TAG),
-		W("k_enum64", BTF_KIND_ENUM64), W("k_last", BTF_KIND_TYPEDEF),
+		W("k_int", BTF_KIND_INT),
+		W("k_struct", BTF_KIND_STRUCT),
+		W("k_union", BTF_KIND_UNION),
+		W("k_enum", BTF_KIND_ENUM),
+		W("k_fwd", BTF_KIND_FWD),
+		W("k_typedef", BTF_KIND_TYPEDEF),
+		W("k_func", BTF_KIND_FUNC),
+		W("k_var", BTF_KIND_VAR),
+		W(".k_sec", BTF_KIND_DATASEC),
+		W("k_float", BTF_KIND_FLOAT),
+		W("k_tag", BTF_KIND_DECL_TAG),
+		W("k_ttag", BTF_KIND_TYPE_TAG),
+		W("k_enum64", BTF_KIND_ENUM64),
+		W("k_last", BTF_KIND_TYPEDEF),
 		W("k_last_func", BTF_KIND_FUNC),
 		/* absent, and present under another kind */
-		W("nothing", BTF_KIND_TYPEDEF), W("k_struct", BTF_KIND_TYPEDEF),
+		W("nothing", BTF_KIND_TYPEDEF),
+		W("k_struct", BTF_KIND_TYPEDEF),
 	};
 	struct btf *b = every_kind();
 	const void *raw;
