@@ -11,7 +11,7 @@
 #   base:  BENCH_BASE_EBEE, another build's ebee, if set.
 # Environment: BENCH_STARTS (rounds, default 15).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 [ -x build/ebee ] || { echo "build first (build/ebee missing)"; exit 1; }
 n=${BENCH_STARTS:-15}
@@ -40,7 +40,7 @@ echo "ebee start (trace --duration 0.01), CPU s per start, $n interleaved rounds
 printf "%-6s %-6s %8s %10s %12s\n" round config cpu_s maxrss_kb cpu/mmap
 for i in $(seq "$n"); do
 	order=("${configs[@]}")
-	[ $((i % 2)) -eq 0 ] && order=($(printf '%s\n' "${configs[@]}" | tac))
+	[ $((i % 2)) -eq 0 ] && mapfile -t order < <(printf '%s\n' "${configs[@]}" | tac)
 	declare -A cpu=() rss=()
 	for c in "${order[@]}"; do read -r cpu[$c] rss[$c] < <(start "$c") || exit 1; done
 	for c in "${configs[@]}"; do
