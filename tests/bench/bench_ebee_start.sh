@@ -38,10 +38,10 @@ configs=(heap mmap)
 [ -n "${BENCH_BASE_EBEE:-}" ] && configs+=(base)
 echo "ebee start (trace --duration 0.01), CPU s per start, $n interleaved rounds"
 printf "%-6s %-6s %8s %10s %12s\n" round config cpu_s maxrss_kb cpu/mmap
+declare -A cpu rss # this round's, by config
 for i in $(seq "$n"); do
 	order=("${configs[@]}")
 	[ $((i % 2)) -eq 0 ] && mapfile -t order < <(printf '%s\n' "${configs[@]}" | tac)
-	declare -A cpu=() rss=()
 	for c in "${order[@]}"; do read -r cpu[$c] rss[$c] < <(start "$c") || exit 1; done
 	for c in "${configs[@]}"; do
 		r=$(awk -v a="${cpu[$c]}" -v b="${cpu[mmap]}" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')

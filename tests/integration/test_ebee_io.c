@@ -438,9 +438,6 @@ static void test_ring_sizes_refused(void **state)
 	assert_non_null(strstr(msg, "at most 1024 MiB in all"));
 }
 
-/* 10 000 connections accepted by a traced process that dies without closing
- * them: the connection map stays within its bound (4096 here) and later
- * requests of another server are still counted exactly. */
 /* More connections open before tracing than the adoption map holds (max_conns
  * 2, 3 open): 2 adopted and the third said, on the socket path, whose map
  * refuses when full (the syscall path's LRU map of (tgid, fd) makes room). */
@@ -473,6 +470,9 @@ static void test_adoption_beyond_the_bound(void **state)
 	tu_stop(pid);
 }
 
+/* 10 000 connections accepted by a traced process that dies without closing
+ * them: the connection map stays within its bound (4096 here) and later
+ * requests of another server are still counted exactly. */
 static void test_abandoned_connections_bounded(void **state)
 {
 	struct ebee_trace_opts io = topts(EBEE_MODE_IO);
