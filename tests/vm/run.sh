@@ -20,7 +20,8 @@
 # TCG the 6.12 guest's kernel died of its own text patching, an "Oops: int3" where another
 # vCPU ran the breakpoint after it was removed, in 2 of 4 full runs; the two guests run side
 # by side on a 2-CPU host, so one thread each costs little); VM_PARALLEL=0 boots one guest at
-# a time. A program that fails in a guest runs once more there and the retry's result is
+# a time; VM_APPEND adds to the guests' kernel command line; VM_SMP_61 sets the 6.1 guest's
+# vCPUs (default 4). A program that fails in a guest runs once more there and the retry's result is
 # the one counted; the guest's lines name what passed only on the retry (VM_TEST_RETRY=0:
 # no retry). See tests/vm/README.md.
 set -u
@@ -150,7 +151,7 @@ boot() { # boot K ACCEL: one guest, bounded by timeout; its results land in its 
 	local k=$1 acc=$2 run=$VM_DIR/run-$1 share topo mem
 	share=$run/share
 	case $k in
-	6.1) topo=(-smp 4) mem=2G ;;
+	6.1) topo=(-smp ${VM_SMP_61:-4}) mem=2G ;;
 	6.12)
 		topo=(-smp 8,sockets=2,cores=2,threads=2
 			-object memory-backend-ram,id=m0,size=1536M -object memory-backend-ram,id=m1,size=1536M
@@ -165,7 +166,7 @@ boot() { # boot K ACCEL: one guest, bounded by timeout; its results land in its 
 	timeout -k 10 "$timeout_s" qemu-system-x86_64 -name "vm-$k" -nodefaults -no-user-config \
 		"${acc[@]}" -m "$mem" "${topo[@]}" \
 		-kernel "$cache/boot/vmlinuz-$k" -initrd "$cache/boot/initrd-$k" \
-		-append "root=/dev/vda rw console=ttyS0 panic=-1 loglevel=4 cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 systemd.show_status=0 net.ifnames=0" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 loglevel=4 cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 systemd.show_status=0 net.ifnames=0 ${VM_APPEND:-}" \
 		-drive "file=$cache/base.img,if=virtio,format=raw,snapshot=on" \
 		-drive "file=$VM_DIR/payload.img,if=virtio,format=raw,snapshot=on" \
 		-virtfs "local,path=$share,mount_tag=vmshare,security_model=none,id=vmshare" \
