@@ -21,9 +21,9 @@
 # vCPU ran the breakpoint after it was removed, in 2 of 4 full runs; the two guests run side
 # by side on a 2-CPU host, so one thread each costs little); VM_PARALLEL=0 boots one guest at
 # a time; VM_APPEND adds to the guests' kernel command line; VM_SMP_61 sets the 6.1 guest's
-# vCPUs (default 4). A program that fails in a guest runs once more there and the retry's result is
-# the one counted; the guest's lines name what passed only on the retry (VM_TEST_RETRY=0:
-# no retry). See tests/vm/README.md.
+# vCPUs (default 4). A program that fails in a guest runs once more there and the retry's
+# result is the one counted; the guest's lines name what passed only on the retry
+# (VM_TEST_RETRY=0: no retry). See tests/vm/README.md.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -151,7 +151,7 @@ boot() { # boot K ACCEL: one guest, bounded by timeout; its results land in its 
 	local k=$1 acc=$2 run=$VM_DIR/run-$1 share topo mem
 	share=$run/share
 	case $k in
-	6.1) topo=(-smp ${VM_SMP_61:-4}) mem=2G ;;
+	6.1) topo=(-smp "${VM_SMP_61:-4}") mem=2G ;;
 	6.12)
 		topo=(-smp 8,sockets=2,cores=2,threads=2
 			-object memory-backend-ram,id=m0,size=1536M -object memory-backend-ram,id=m1,size=1536M
