@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 static pid_t children[MAX_CHILDREN];
 static int nchildren;
 static char tmpdir[PATH_MAX];
+static pid_t owner; /* the test program's own pid: a forked helper inherits the handler */
 
 double tu_now(void)
 {
@@ -52,6 +54,22 @@ static void on_exit_cleanup(void)
 	tu_cleanup();
 }
 
+/* tests/run.sh bounds each program with timeout(1), which signals its own
+ * process group, and every child started here leads a group of its own (so
+ * that tu_stop reaches a server's workers): on that signal, or a Ctrl-C, the
+ * children's groups go first, then this program dies of the signal as it
+ * would have. A timed-out program once left a gRPC server running in a guest
+ * for the rest of the suite. Only async-signal-safe calls here. */
+static void on_fatal_signal(int sig)
+{
+	for (int i = 0; getpid() == owner && i < nchildren; i++) {
+		kill(-children[i], SIGKILL);
+		kill(children[i], SIGKILL);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 void tu_init(void)
 {
 	static bool done;
@@ -80,6 +98,10 @@ void tu_init(void)
 	}
 	atexit(on_exit_cleanup);
 	signal(SIGPIPE, SIG_IGN);
+	owner = getpid();
+	signal(SIGTERM, on_fatal_signal);
+	signal(SIGINT, on_fatal_signal);
+	signal(SIGHUP, on_fatal_signal);
 }
 
 const char *tu_tmpdir(void)
@@ -98,7 +120,7 @@ const char *tu_tmpdir(void)
 
 pid_t tu_spawn(char *const argv[], const char *log)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	if (pid < 0)
 		return -1;
@@ -111,6 +133,12 @@ pid_t tu_spawn(char *const argv[], const char *log)
 			dup2(fd, 2);
 		}
 		setpgid(0, 0);
+		/* A test killed by SIGKILL (timeout's -k) runs no handler: the
+		 * kernel then kills the child itself (its own children stay;
+		 * the signal handler above covers the usual SIGTERM). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127); /* the test died before the prctl */
 		execvp(argv[0], argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

@@ -2,7 +2,9 @@
 /*
  * Helpers for integration tests: real processes, ports, files. Every process
  * started here is registered and killed by tu_cleanup() (called at exit and
- * from tu_stop), so a failing test leaves nothing behind.
+ * from tu_stop), so a failing test leaves nothing behind; a test killed by
+ * SIGTERM, SIGINT or SIGHUP (tests/run.sh's timeout) kills their process
+ * groups first, and one killed by SIGKILL takes them along (PR_SET_PDEATHSIG).
  */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
