@@ -459,6 +459,7 @@ static __always_inline void sconn_del(struct sock *sk)
 {
 	bpf_sk_storage_delete(&sframes, sk); /* framed or not */
 	bpf_sk_storage_delete(&sh2s, sk);
+	bpf_sk_storage_delete(&sstash, sk);
 	if (!bpf_sk_storage_delete(&sconns, sk))
 		__sync_fetch_and_add(&live_socks, -1);
 }

@@ -172,7 +172,9 @@ struct ebee_sframe {
 	 * counted in the workload's unanswered (the walk may run before the
 	 * connection is claimed: sock_recv counts them then). */
 	__u32 unans;
-	__u32 solo; /* requests in a row that arrived alone (EBEE_FV_SOLO) */
+	__u32 solo;    /* requests in a row that arrived alone (EBEE_FV_SOLO) */
+	__u32 stashed; /* a client segment that came early is held (sstash) */
+	__u32 pad2;
 };
 
 /* Framing, per workload (map fstats, keyed by workload id). */
@@ -197,6 +199,8 @@ struct ebee_fstat {
 	__u64 unseen;		  /* connections whose first bytes ebee did not see (length) */
 	__u64 overlap;		  /* connections counted by length whose client sent more
 				   * while a response was being written (EBEE_CF_OVERLAP) */
+	__u64 reordered;	  /* client segments that reached ingress before the bytes
+				   * just before them: held, then parsed in order (sstash) */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

@@ -75,6 +75,38 @@ struct {
 	__type(value, struct ebee_h2tab);
 } sh2s SEC(".maps");
 
+/*
+ * A client segment that reached the ingress hook before the one just before
+ * it. The hook runs before TCP puts segments in order, and on loopback each
+ * segment is processed on the CPU that sent it: a client writing from two
+ * threads (Go's), one segment left in a CPU's backlog for ksoftirqd (a busy
+ * host, an emulated guest), and the next arrives first. Taken as a gap, it
+ * cost an HTTP/2 connection its sync for good (lane runs 9, 20 and 24: 207
+ * and 1 229 of 1 600 Go gRPC calls counted, said as untrusted). So such a
+ * segment, up to EBEE_FSTASH_LEN bytes, is held here, one per connection,
+ * and walked right after the bytes that fill the gap, as if it had come
+ * with them (its requests' arrival is then theirs, a little late); a second
+ * early segment, a larger one, or one held while the walk of the gap's
+ * bytes was already over is a gap as before. A state word hands it over
+ * between CPUs: FREE -> WRITING (the holder copies) -> READY -> TAKEN (the
+ * walker reads) -> FREE.
+ */
+#define EBEE_FSTASH_LEN 1024
+enum { EBEE_FST_FREE, EBEE_FST_WRITING, EBEE_FST_READY, EBEE_FST_TAKEN };
+
+struct ebee_fstash {
+	__u64 state; /* EBEE_FST_*; 64 bits for the compare-and-swap (-mcpu=v2) */
+	__u32 seq, plen;
+	__u8 b[EBEE_FSTASH_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ebee_fstash);
+} sstash SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -291,6 +323,8 @@ struct fr_ws {
 	__u32 seq0, off0;		     /* sequence number of the byte at skb offset off0 */
 	__u32 starts, ends, first, last_end; /* last_end: seq of the last END byte */
 	__u32 ev, ev_id, ev_seq;	     /* HTTP/2: an event to pair (stream id, its byte) */
+	__u32 xpos;			     /* bytes from here on: the held segment's (sstash) */
+	__u32 xoff;			     /* ... from its byte xoff */
 	__u32 pad2;
 	__u64 now; /* HTTP/2: the time of this skb, once an event needed it */
 	__u8 fr, resp, err, pad;
@@ -303,10 +337,11 @@ struct fr_ws {
  * keep. */
 struct fr_loop {
 	struct __sk_buff *skb;
-	struct ebee_sconn *c;  /* HTTP/2: the connection, */
-	struct ebee_sframe *f; /* its framing state (the direction's: ws->resp) */
-	struct ebee_h2tab *h2; /* and its streams in flight; NULL for other framers */
-	struct fr_ws *ws;      /* the walk, on frame_io's stack */
+	struct ebee_sconn *c;	/* HTTP/2: the connection, */
+	struct ebee_sframe *f;	/* its framing state (the direction's: ws->resp) */
+	struct ebee_h2tab *h2;	/* and its streams in flight; NULL for other framers */
+	struct fr_ws *ws;	/* the walk, on frame_io's stack */
+	struct ebee_fstash *st; /* the held segment the walk goes on with, or NULL */
 };
 
 /* One byte through the framer the connection has, dispatched by id. A
@@ -490,14 +525,33 @@ static long fr_walk_cb(__u64 i, void *ctx)
 		return 1;
 	d = ws->resp ? &l->f->out : &l->f->in;
 	if (!d->skip && (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen)) {
-		n = ws->end - ws->pos;
-		if (n > sizeof(ws->buf))
-			n = sizeof(ws->buf);
-		/* ((n - 1) & 63) + 1 is n here; the verifier needs to see it in
-		 * [1, 64] in the register the call takes. */
-		if (!n || bpf_skb_load_bytes(l->skb, ws->pos, ws->buf, ((n - 1) & 63) + 1)) {
-			ws->err = 1;
-			return 1;
+		if (ws->pos >= ws->xpos) {
+			/* The held segment's bytes (the walk's end is
+			 * within it): copied a buffer's worth, each index
+			 * masked into the stash. */
+			__u32 k = ws->pos - ws->xpos + ws->xoff;
+
+			if (!l->st) {
+				ws->err = 1;
+				return 1;
+			}
+			n = ws->end - ws->pos;
+			if (n > sizeof(ws->buf))
+				n = sizeof(ws->buf);
+#pragma unroll
+			for (int j = 0; j < (int)sizeof(ws->buf); j++)
+				ws->buf[j] = l->st->b[(k + j) & (EBEE_FSTASH_LEN - 1)];
+		} else {
+			n = ws->xpos - ws->pos;
+			if (n > sizeof(ws->buf))
+				n = sizeof(ws->buf);
+			/* ((n - 1) & 63) + 1 is n here; the verifier needs to
+			 * see it in [1, 64] in the register the call takes. */
+			if (!n ||
+			    bpf_skb_load_bytes(l->skb, ws->pos, ws->buf, ((n - 1) & 63) + 1)) {
+				ws->err = 1;
+				return 1;
+			}
 		}
 		ws->cpos = ws->pos;
 		ws->clen = n;
@@ -520,12 +574,25 @@ __noinline int frame_walk_loop(struct __sk_buff *skb, struct ebee_sconn *c, stru
 			       struct ebee_h2tab *h2, struct fr_ws *ws)
 {
 	struct fr_loop l = { .skb = skb, .c = c, .f = f, .h2 = h2, .ws = ws };
+	struct bpf_sock *bsk;
 	__u32 plen;
 
-	if (!c || !f || !ws || ws->end < ws->pos)
+	if (!skb || !c || !f || !ws || ws->end < ws->pos)
 		return 0;
+	if (ws->xpos < ws->end) {
+		/* Taken for this walk by frame_stash_take: read, then freed. */
+		bsk = skb->sk;
+		l.st = bsk ? bpf_sk_storage_get(&sstash, bsk, 0, 0) : NULL;
+		if (!l.st)
+			ws->end = ws->xpos;
+	}
 	plen = ws->end - ws->pos;
 	bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &l, 0);
+	if (l.st) {
+		f->stashed = 0;
+		asm volatile("" ::: "memory");
+		l.st->state = EBEE_FST_FREE;
+	}
 	return 0;
 }
 
@@ -883,7 +950,8 @@ static __always_inline int frame_hunt(struct __sk_buff *skb, struct ebee_sconn *
 	struct ebee_fstat *s;
 	__u8 ch;
 
-	if (diff < 0 || bpf_skb_load_bytes(skb, off, &ch, 1) || !ebee_fr_may_start(fr, egress, ch)) {
+	if (diff < 0 || bpf_skb_load_bytes(skb, off, &ch, 1) ||
+	    !ebee_fr_may_start(fr, egress, ch)) {
 		if (diff >= 0)
 			d->next = seq + plen;
 		return -1;
@@ -936,11 +1004,14 @@ static __always_inline void frame_unverify(struct ebee_sconn *c, struct ebee_sfr
 static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn *c,
 				       struct ebee_sframe *f, struct ebee_fdir *d,
 				       struct ebee_h2tab *h2, __u32 off, __u32 plen, __u32 seq,
-				       int fr, int egress, int fin, int verify)
+				       int fr, int egress, int fin, int verify, __u32 ext,
+				       __u32 xoff)
 {
 	struct fr_ws ws = {
 		.pos = off,
-		.end = off + plen,
+		.end = off + plen + ext, /* ext: the held segment's bytes after the skb's */
+		.xpos = off + plen,
+		.xoff = xoff,
 		.seq0 = seq,
 		.off0 = off,
 		.fr = fr,
@@ -954,7 +1025,7 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 		if (ws.err || ws.pos < ws.end || (ws.starts <= 1 && !d->unans))
 			return;
 		frame_unverify(c, f);
-		d->next = seq + plen;
+		d->next = seq + plen + ext;
 	} else if ((ws.err || ws.pos < ws.end) && c->fr == EBEE_FR_NONE) {
 		/* Not HTTP/2 after all: no framer lost sync. */
 		c->fflags &= ~EBEE_FF_H2SRV;
@@ -962,9 +1033,9 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 		return;
 	} else if (ws.err || ws.pos < ws.end) {
 		fr_desync(c, f, d, ws.err ? 0 : 2);
-		d->next = seq + plen;
+		d->next = seq + plen + ext;
 	} else {
-		d->next = seq + plen;
+		d->next = seq + plen + ext;
 	}
 	if (c->fr == EBEE_FR_TLS) {
 		frame_tls_pair(c, f, &ws, egress);
@@ -1030,9 +1101,82 @@ static __always_inline void frame_listen(struct __sk_buff *skb, struct tcphdr *t
 	v->f.in.next = seq;
 	v->f.in.init = 1;
 	frame_walk(skb, &v->c, &v->f, &v->f.in, fr == EBEE_FR_HTTP2 ? &v->h2 : NULL, off, plen, seq,
-		   fr, 0, th->fin, 0);
+		   fr, 0, th->fin, 0, 0, 0);
 	/* Parsed to its end and in sync: the connection may go on from here. */
 	v->ok = !(v->f.in.flags & EBEE_FD_HUNT) && v->c.fr == fr;
+}
+
+/* Hold a client segment that came before the bytes just before it
+ * (sstash): 1 when held, 0 when it is a gap after all (a segment held
+ * already, or this one too large). */
+static __always_inline int frame_stash_put(struct __sk_buff *skb, struct bpf_sock *bsk,
+					   struct ebee_sframe *f, __u32 off, __u32 seq, __u32 plen)
+{
+	struct ebee_fstash *st;
+
+	if (f->stashed || !plen || plen > EBEE_FSTASH_LEN)
+		return 0;
+	st = bpf_sk_storage_get(&sstash, bsk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st || __sync_val_compare_and_swap(&st->state, EBEE_FST_FREE, EBEE_FST_WRITING) !=
+		       EBEE_FST_FREE)
+		return 0;
+	/* ((plen - 1) & 1023) + 1 is plen: [1, 1024] in the register (6.1) */
+	if (bpf_skb_load_bytes(skb, off, st->b, ((plen - 1) & (EBEE_FSTASH_LEN - 1)) + 1)) {
+		st->state = EBEE_FST_FREE;
+		return 0;
+	}
+	st->seq = seq;
+	st->plen = plen;
+	asm volatile("" ::: "memory"); /* the bytes before the state (x86: in order) */
+	st->state = EBEE_FST_READY;
+	f->stashed = 1;
+	return 1;
+}
+
+/* Let the held segment go (the connection lost sync anyway, or its bytes
+ * came again with the gap's). The flag is cleared before the state frees
+ * it, so that a holder on another CPU sets it after. */
+static __always_inline void frame_stash_drop(struct bpf_sock *bsk, struct ebee_sframe *f)
+{
+	struct ebee_fstash *st = bpf_sk_storage_get(&sstash, bsk, 0, 0);
+
+	if (!st || __sync_val_compare_and_swap(&st->state, EBEE_FST_READY, EBEE_FST_TAKEN) !=
+		       EBEE_FST_READY)
+		return;
+	f->stashed = 0;
+	asm volatile("" ::: "memory");
+	st->state = EBEE_FST_FREE;
+}
+
+/* The held segment, when the bytes about to be walked (up to end) reach
+ * it: how many of its bytes to walk after them (from *xoff, its part past
+ * end), claimed for this walk (frame_walk_loop frees it); 0 when there is
+ * still a gap before it, or none held. */
+static __always_inline __u32 frame_stash_take(struct bpf_sock *bsk, struct ebee_sconn *c,
+					      struct ebee_sframe *f, __u32 end, __u32 *xoff)
+{
+	struct ebee_fstash *st = bpf_sk_storage_get(&sstash, bsk, 0, 0);
+	struct ebee_fstat *s;
+	__u32 plen;
+	__s32 k;
+
+	if (!st || st->state != EBEE_FST_READY)
+		return 0;
+	k = (__s32)(end - st->seq);
+	plen = st->plen;
+	if (k < 0)
+		return 0;
+	if ((__u32)k >= plen || plen > EBEE_FSTASH_LEN) {
+		frame_stash_drop(bsk, f); /* seen whole by now */
+		return 0;
+	}
+	if (__sync_val_compare_and_swap(&st->state, EBEE_FST_READY, EBEE_FST_TAKEN) !=
+	    EBEE_FST_READY)
+		return 0;
+	if ((s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->reordered, 1);
+	*xoff = k;
+	return plen - k;
 }
 
 static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
@@ -1043,7 +1187,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	struct ebee_sframe *f;
 	struct ebee_fdir *d;
 	struct tcphdr th;
-	__u32 off, plen, seq;
+	__u32 off, plen, seq, ext = 0, xoff = 0;
 	__s32 diff;
 	int fr, verify = 0;
 
@@ -1140,8 +1284,14 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		d->init = 1;
 	}
 	diff = (__s32)(seq - d->next);
-	if (diff > 0 && (d->flags & EBEE_FD_SYNC))
+	if (diff > 0 && (d->flags & EBEE_FD_SYNC)) {
+		/* A client segment early: held for the bytes before it. */
+		if (!egress && !verify && frame_stash_put(skb, bsk, f, off, seq, plen))
+			return;
+		if (f->stashed)
+			frame_stash_drop(bsk, f);
 		fr_desync(c, f, d, 1); /* a gap: bytes this parser never saw */
+	}
 	if (d->flags & EBEE_FD_HUNT) {
 		if (frame_hunt(skb, c, d, off, seq, plen, diff, fr, egress))
 			return;
@@ -1154,7 +1304,10 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		plen -= -diff;
 		seq = d->next;
 	}
-	frame_walk(skb, c, f, d, h2, off, plen, seq, fr, egress, th.fin, verify);
+	/* The bytes that fill the gap before a held segment: it follows them. */
+	if (!egress && !verify && f->stashed)
+		ext = frame_stash_take(bsk, c, f, seq + plen, &xoff);
+	frame_walk(skb, c, f, d, h2, off, plen, seq, fr, egress, th.fin, verify, ext, xoff);
 }
 
 /*

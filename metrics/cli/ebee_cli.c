@@ -153,7 +153,9 @@ static void usage(FILE *f)
 	    "                         whose first bytes ebee did not see: by length,\n"
 	    "                         untrusted), overlap (socket path: connections counted\n"
 	    "                         by length whose client sent more while a response\n"
-	    "                         was being written: untrusted)\n"
+	    "                         was being written: untrusted), reordered (client\n"
+	    "                         segments that reached ebee before the bytes just\n"
+	    "                         before them: held and parsed in order, not a gap)\n"
 	    "      --no-framing       socket path: read no bytes, frame every request by\n"
 	    "                         length (read/write bursts)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
@@ -547,6 +549,7 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "handshake_data", r->st.handshake_data);
 	jw_uint(&j, "unseen", r->st.unseen);
 	jw_uint(&j, "overlap", r->st.overlap);
+	jw_uint(&j, "reordered", r->st.reordered);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 

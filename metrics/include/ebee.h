@@ -264,6 +264,9 @@ struct ebee_stats {
 	uint64_t overlap;	 /* socket path: connections counted by length whose
 				  * client sent more while a response was being written
 				  * (pipelining, streaming: untrusted says so) */
+	uint64_t reordered;	 /* framing: client segments that reached ebee before
+				  * the bytes just before them (sent from two CPUs, one
+				  * held back): held and parsed in order, not a gap */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -1528,6 +1528,7 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	s->late = f.late;
 	s->handshake_data = f.hsdata;
 	s->unseen = f.unseen;
+	s->reordered = f.reordered;
 	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
 		const char *why = ebee_framer_warning(i);
 		char more[sizeof(s->warning)];

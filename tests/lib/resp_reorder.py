@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""A RESP client whose every other command reaches the server before the one before it.
+
+    resp_reorder.py HOST PORT PAIRS EARLY_BYTES
+
+Sends PAIRS pairs on one connection, each a SET with a 1100-byte value (a segment the
+test's router delays: IP length 1024-2047) then at once a SET of EARLY_BYTES (smaller
+segments pass the delay by: they arrive first), and waits for both replies before the
+next pair. Prints "sent N" (the commands sent, each answered +OK)."""
+import socket
+import sys
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def main():
+    host, port, pairs, early = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    s = socket.create_connection((host, port), timeout=60)
+    # each write its own segment
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = b""
+    for i in range(pairs):
+        s.sendall(resp(b"SET", b"late%d" % i, b"x" * 1100))
+        s.sendall(resp(b"SET", b"early%d" % i, b"y" * early))
+        while buf.count(b"\r\n") < 2:
+            d = s.recv(4096)
+            if not d:
+                sys.exit("server closed the connection")
+            buf += d
+        if buf != b"+OK\r\n+OK\r\n":
+            sys.exit("unexpected replies: %r" % buf[:80])
+        buf = b""
+    s.close()
+    print("sent", 2 * pairs)
+
+
+main()
