@@ -83,21 +83,24 @@ struct {
  * host, an emulated guest), and the next arrives first. Taken as a gap, it
  * cost an HTTP/2 connection its sync for good (lane runs 9, 20 and 24: 207
  * and 1 229 of 1 600 Go gRPC calls counted, said as untrusted). So such a
- * segment, up to EBEE_FSTASH_LEN bytes, is held here, one per connection,
- * and walked right after the bytes that fill the gap, as if it had come
- * with them (its requests' arrival is then theirs, a little late); a second
- * early segment, a larger one, or one held while the walk of the gap's
- * bytes was already over is a gap as before. A state word hands it over
- * between CPUs: FREE -> WRITING (the holder copies) -> READY -> TAKEN (the
- * walker reads) -> FREE.
+ * segment is held here, one run per connection (the early segments that
+ * follow it are appended), up to EBEE_FSTASH_LEN bytes in all, and walked
+ * right after the bytes that fill the gap, as if it had come with them (its
+ * requests' arrival is then theirs, a little late); an early segment that
+ * does not continue the run, more bytes than that, or a run held while the
+ * walk of the gap's bytes was already over is a gap as before. A state word
+ * hands it over between CPUs: FREE -> WRITING (the holder copies) -> READY
+ * -> TAKEN (the walker reads) -> FREE. The buffer is twice the bytes held:
+ * an append at any offset below EBEE_FSTASH_LEN of any size up to it fits,
+ * which the verifier can see from the masks.
  */
-#define EBEE_FSTASH_LEN 1024
+#define EBEE_FSTASH_LEN 4096
 enum { EBEE_FST_FREE, EBEE_FST_WRITING, EBEE_FST_READY, EBEE_FST_TAKEN };
 
 struct ebee_fstash {
 	__u64 state; /* EBEE_FST_*; 64 bits for the compare-and-swap (-mcpu=v2) */
 	__u32 seq, plen;
-	__u8 b[EBEE_FSTASH_LEN];
+	__u8 b[2 * EBEE_FSTASH_LEN];
 };
 
 struct {
@@ -540,7 +543,7 @@ static long fr_walk_cb(__u64 i, void *ctx)
 				n = sizeof(ws->buf);
 #pragma unroll
 			for (int j = 0; j < (int)sizeof(ws->buf); j++)
-				ws->buf[j] = l->st->b[(k + j) & (EBEE_FSTASH_LEN - 1)];
+				ws->buf[j] = l->st->b[(k + j) & (2 * EBEE_FSTASH_LEN - 1)];
 		} else {
 			n = ws->xpos - ws->pos;
 			if (n > sizeof(ws->buf))
@@ -1113,20 +1116,37 @@ static __always_inline int frame_stash_put(struct __sk_buff *skb, struct bpf_soc
 					   struct ebee_sframe *f, __u32 off, __u32 seq, __u32 plen)
 {
 	struct ebee_fstash *st;
+	__u32 at = 0;
 
-	if (f->stashed || !plen || plen > EBEE_FSTASH_LEN)
+	if (!plen || plen > EBEE_FSTASH_LEN)
 		return 0;
 	st = bpf_sk_storage_get(&sstash, bsk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!st || __sync_val_compare_and_swap(&st->state, EBEE_FST_FREE, EBEE_FST_WRITING) !=
-		       EBEE_FST_FREE)
+	if (!st)
 		return 0;
-	/* ((plen - 1) & 1023) + 1 is plen: [1, 1024] in the register (6.1) */
-	if (bpf_skb_load_bytes(skb, off, st->b, ((plen - 1) & (EBEE_FSTASH_LEN - 1)) + 1)) {
-		st->state = EBEE_FST_FREE;
+	if (f->stashed) {
+		/* The next early segment after the run held: appended. */
+		if (__sync_val_compare_and_swap(&st->state, EBEE_FST_READY, EBEE_FST_WRITING) !=
+		    EBEE_FST_READY)
+			return 0;
+		at = st->plen;
+		if (seq != st->seq + at || at + plen > EBEE_FSTASH_LEN) {
+			st->state = EBEE_FST_READY;
+			return 0;
+		}
+	} else if (__sync_val_compare_and_swap(&st->state, EBEE_FST_FREE, EBEE_FST_WRITING) !=
+		   EBEE_FST_FREE) {
 		return 0;
 	}
-	st->seq = seq;
-	st->plen = plen;
+	/* offset in [0, LEN - 1], size in [1, LEN] (6.1 learns no "not zero"
+	 * from a branch): within the buffer of 2 * LEN */
+	if (bpf_skb_load_bytes(skb, off, st->b + (at & (EBEE_FSTASH_LEN - 1)),
+			       ((plen - 1) & (EBEE_FSTASH_LEN - 1)) + 1)) {
+		st->state = at ? EBEE_FST_READY : EBEE_FST_FREE;
+		return 0;
+	}
+	if (!at)
+		st->seq = seq;
+	st->plen = at + plen;
 	asm volatile("" ::: "memory"); /* the bytes before the state (x86: in order) */
 	st->state = EBEE_FST_READY;
 	f->stashed = 1;

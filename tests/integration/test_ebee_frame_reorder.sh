@@ -7,13 +7,15 @@
 # 1 229 of 1 600 calls, untrusted). Made to happen here at will: a RESP client in a
 # network namespace of its own reaches redis-server through a router namespace whose
 # egress holds back segments of IP length 1024-2047 (htb, 100 kbit/s, u32 on the length)
-# and lets smaller ones by, so each pair's second command arrives before its first.
-#   1. 30 pairs, the early segment a 50-byte SET: ebee counts all 60 commands, exactly
+# and lets smaller ones by, so each round's later commands arrive before its first.
+#   1. 30 rounds of a delayed SET and a 50-byte one: ebee counts all 60 commands, exactly
 #      redis's count, framing resp, trusted, and says it held early segments
 #      (`reordered` >= 1, the host's TCPOFOQueue moved too). Before the change: 32 of 60,
 #      untrusted, 28 gaps.
-#   2. the same with the early segment larger than ebee holds (3000 bytes, MTU 9000): a
-#      gap as before, said (untrusted, "lost sync ... at a sequence gap"), never silent.
+#   2. three 50-byte SETs early in each round, three segments: held as one run (appended),
+#      all 120 counted, trusted.
+#   3. the early segment larger than ebee holds (5000 bytes, over 4 KiB; MTU 9000): a gap
+#      as before, said (untrusted, "lost sync ... at a sequence gap"), never silent.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
@@ -55,12 +57,13 @@ port_accepts "$port" || fail "redis did not start: $(cat "$tmp/redis.log")"
 cmds() { redis-cli -p "$port" info stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
 ofo() { awk '/^TcpExt:/ { if (!h) { split($0, n); h = 1 } else for (i = 1; i <= NF; i++) if (n[i] == "TCPOFOQueue") print $i }' /proc/net/netstat; }
 
-# run NAME EARLY_BYTES: 30 pairs traced; $tmp/NAME.json, NAME.client, the deltas in NAME.delta
+# run NAME EARLY_BYTES [EARLY_COUNT]: 30 rounds traced; $tmp/NAME.json, NAME.client, the
+# deltas in NAME.delta
 run() {
 	local name=$1 b o
 	b=$(cmds) o=$(ofo)
 	ebee_on "$name" "$rpid"
-	ip netns exec "$c" python3 tests/lib/resp_reorder.py 10.234.2.1 "$port" 30 "$2" \
+	ip netns exec "$c" python3 tests/lib/resp_reorder.py 10.234.2.1 "$port" 30 "$2" "${3:-1}" \
 		>"$tmp/$name.client" 2>&1 || fail "$name: client: $(cat "$tmp/$name.client")"
 	ebee_off "$name"
 	# redis counts a command after it ran: the INFO that read $b is in the count, untraced
@@ -68,9 +71,10 @@ run() {
 }
 
 run held 50
+run run3 50 3
 for l in eth0 eth1; do ip -n "$r" link set "$l" mtu 9000; done
 ip -n "$c" link set eth0 mtu 9000 && ip link set "$v" mtu 9000 || fail "cannot set the MTU"
-run big 3000
+run big 5000
 
 python3 - "$tmp" <<'PY' || fail "$(tail -1 "$tmp/held.json"; tail -1 "$tmp/big.json")"
 import json, re, sys
@@ -87,6 +91,13 @@ assert e["requests"] == cmds, (e["requests"], cmds)
 assert e["reordered"] >= 1, e
 print(f"ok: held: ebee {e['requests']} commands = redis's {cmds}, framing resp, trusted; "
       f"{e['reordered']} early segment(s) held and parsed in order (TCPOFOQueue +{ofo})")
+
+e, (cmds, ofo), n = last("run3"), delta("run3"), sent("run3")
+assert n == cmds == 120, (n, cmds)
+assert e["framing"] == "resp" and e["untrusted"] is False and e["warning"] is None, e
+assert e["requests"] == cmds and e["reordered"] >= 1, (e["requests"], cmds, e["reordered"])
+print(f"ok: run3: three early segments a round: ebee {e['requests']} commands = redis's {cmds}, "
+      f"trusted; {e['reordered']} run(s) held (TCPOFOQueue +{ofo})")
 
 e, (cmds, ofo), n = last("big"), delta("big"), sent("big")
 assert n == cmds == 60, (n, cmds)

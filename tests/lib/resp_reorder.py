@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """A RESP client whose every other command reaches the server before the one before it.
 
-    resp_reorder.py HOST PORT PAIRS EARLY_BYTES
+    resp_reorder.py HOST PORT ROUNDS EARLY_BYTES [EARLY_COUNT]
 
-Sends PAIRS pairs on one connection, each a SET with a 1100-byte value (a segment the
-test's router delays: IP length 1024-2047) then at once a SET of EARLY_BYTES (smaller
-segments pass the delay by: they arrive first), and waits for both replies before the
-next pair. Prints "sent N" (the commands sent, each answered +OK)."""
+Sends ROUNDS rounds on one connection, each a SET with a 1100-byte value (a segment the
+test's router delays: IP length 1024-2047) then at once EARLY_COUNT (default 1) SETs of
+EARLY_BYTES, each its own segment (smaller or larger segments pass the delay by: they
+arrive first), and waits for every reply before the next round. Prints "sent N" (the
+commands sent, each answered +OK)."""
 import socket
 import sys
 
@@ -19,24 +20,26 @@ def resp(*args):
 
 
 def main():
-    host, port, pairs, early = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    host, port, rounds, early = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    count = int(sys.argv[5]) if len(sys.argv) > 5 else 1
     s = socket.create_connection((host, port), timeout=60)
     # each write its own segment
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     buf = b""
-    for i in range(pairs):
+    for i in range(rounds):
         s.sendall(resp(b"SET", b"late%d" % i, b"x" * 1100))
-        s.sendall(resp(b"SET", b"early%d" % i, b"y" * early))
-        while buf.count(b"\r\n") < 2:
+        for j in range(count):
+            s.sendall(resp(b"SET", b"early%d.%d" % (i, j), b"y" * early))
+        while buf.count(b"\r\n") < 1 + count:
             d = s.recv(4096)
             if not d:
                 sys.exit("server closed the connection")
             buf += d
-        if buf != b"+OK\r\n+OK\r\n":
+        if buf != b"+OK\r\n" * (1 + count):
             sys.exit("unexpected replies: %r" % buf[:80])
         buf = b""
     s.close()
-    print("sent", 2 * pairs)
+    print("sent", (1 + count) * rounds)
 
 
 main()
