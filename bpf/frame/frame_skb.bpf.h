@@ -1322,9 +1322,9 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		/* A client segment early: held for the bytes before it. */
 		if (!egress && !verify && frame_stash_put(skb, f, off, seq, plen))
 			return;
-		if (f->stashed)
-			frame_stash_drop(bsk, f);
-		fr_desync(c, f, d, 1); /* a gap: bytes this parser never saw */
+		if (!egress && f->stashed)
+			frame_stash_drop(bsk, f); /* this direction lost sync anyway */
+		fr_desync(c, f, d, 1);		  /* a gap: bytes this parser never saw */
 	}
 	if (d->flags & EBEE_FD_HUNT) {
 		if (frame_hunt(skb, c, d, off, seq, plen, diff, fr, egress))
