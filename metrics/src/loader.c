@@ -195,32 +195,53 @@ static int handle_rec(void *ctx, void *data, size_t size)
  * ring out of the epoll set. */
 static int rings_open(struct ebee_loader *k)
 {
-	int outer = bpf_map__fd(k->skel->maps.rbs);
+	int outer = bpf_map__fd(k->skel->maps.rbs), err;
+	uint32_t *keys, n = k->ncpus;
 
 	k->ring_fds = malloc(k->ncpus * sizeof(*k->ring_fds));
-	if (!k->ring_fds)
+	keys = malloc(k->ncpus * sizeof(*keys));
+	if (!k->ring_fds || !keys) {
+		free(keys);
 		return -ENOMEM;
+	}
 	for (int i = 0; i < k->ncpus; i++)
 		k->ring_fds[i] = -1;
 	for (int i = 0; i < k->ncpus; i++) {
-		uint32_t key = i;
 		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ebee_rb", 0, 0, k->opts.ringbuf_size,
 					NULL);
 
-		if (fd < 0)
+		if (fd < 0) {
+			free(keys);
 			return fd;
+		}
 		k->ring_fds[i] = fd;
-		if (bpf_map_update_elem(outer, &key, &fd, BPF_ANY))
-			return -errno;
+		keys[i] = i;
 		if (!k->rb) {
 			k->rb = ring_buffer__new(fd, handle_rec, k, NULL);
-			if (!k->rb)
+			if (!k->rb) {
+				free(keys);
 				return -errno;
+			}
 		} else if (ring_buffer__add(k->rb, fd, handle_rec, k)) {
+			free(keys);
 			return -errno;
 		}
 	}
-	return 0;
+	/* In one call: every update of a map of maps waits for an RCU grace
+	 * period (so that no program still sees the old inner map), which is
+	 * ms apiece, a CPU at a time: 63 waits at the start on 64 CPUs. A
+	 * kernel without batch updates for this map type (the kernel's
+	 * ENOTSUPP is 524) takes them one by one, all of them: the count it
+	 * hands back is not to be trusted then. */
+	err = bpf_map_update_batch(outer, keys, k->ring_fds, &n, NULL) ? -errno : 0;
+	if (err == -EINVAL || err == -EOPNOTSUPP || err == -524) {
+		err = 0;
+		for (int i = 0; i < k->ncpus && !err; i++)
+			if (bpf_map_update_elem(outer, &keys[i], &k->ring_fds[i], BPF_ANY))
+				err = -errno;
+	}
+	free(keys);
+	return err;
 }
 
 /* Counts the possible CPUs, refuses a ring size that would lock too much
