@@ -637,45 +637,68 @@ static __always_inline void fr_desync(struct ebee_sconn *c, struct ebee_sframe *
 	}
 }
 
+/* frame_answer's loop state, on its stack (bpf_loop takes only a stack
+ * pointer). */
+struct fr_ans {
+	struct ebee_sconn *c;
+	struct ebee_sframe *f;
+	__u64 now;
+	__u32 n;     /* responses still to pair */
+	__u32 n_bad; /* paired wrongly: counted, not timed */
+};
+
+/* One queue entry per call: its requests answered, as many as are left. */
+static long fr_answer_cb(__u64 i, void *ctx)
+{
+	struct fr_ans *a = ctx;
+	struct ebee_sconn *c = a->c;
+	struct ebee_sframe *f = a->f;
+	struct ebee_freq *e;
+	__u32 h, take;
+	__u64 now = a->now;
+
+	if (!c || !f)
+		return 1;
+	h = f->head;
+	if (!a->n || h == f->tail)
+		return 1;
+	e = &f->q[h & (EBEE_FQ_LEN - 1)];
+	take = e->n < a->n ? e->n : a->n;
+	/* An end before the request's arrival, or before the server read
+	 * it, is a wrong pairing (TLS: a server that answered while the
+	 * client still wrote, tls.h): no latency for it, counted as
+	 * unmatched (untrusted), never a wrapped-around one. */
+	if (take && ((__s64)(now - e->arr_ns) < 0 ||
+		     (__s64)(now - (e->svc_ns ? e->svc_ns : e->arr_ns)) < 0))
+		a->n_bad += take;
+	else if (take && c->wid && (c->wflags & EBEE_F_IO))
+		frame_emit(c->wid, now, now - (e->svc_ns ? e->svc_ns : e->arr_ns), now - e->arr_ns,
+			   take);
+	c->nreq += take;
+	e->n -= take;
+	a->n -= take;
+	if (!e->n) {
+		f->head = h + 1;
+		if ((__s32)(f->rd - f->head) < 0)
+			f->rd = f->head;
+	}
+	return 0;
+}
+
 /* Pair n responses that ended at `now` with the oldest requests. Global (c
- * and f are plain memory to it), so its loop is verified once. */
+ * and f are plain memory to it), its loop a bpf_loop: verified once each
+ * (unrolled over the queue's 16 entries, 17 000 of the 86 000 instructions
+ * the verifier processed for frame_io). */
 __noinline int frame_answer(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n, __u64 now)
 {
+	struct fr_ans a = { .c = c, .f = f, .now = now, .n = n };
 	struct ebee_fstat *s;
-	__u32 n_bad = 0;
 
 	if (!c || !f)
 		return 0;
-#pragma unroll
-	for (int i = 0; i < EBEE_FQ_LEN; i++) {
-		__u32 h = f->head, take;
-		struct ebee_freq *e;
-
-		if (!n || h == f->tail)
-			break;
-		e = &f->q[h & (EBEE_FQ_LEN - 1)];
-		take = e->n < n ? e->n : n;
-		/* An end before the request's arrival, or before the server read
-		 * it, is a wrong pairing (TLS: a server that answered while the
-		 * client still wrote, tls.h): no latency for it, counted as
-		 * unmatched (untrusted), never a wrapped-around one. */
-		if (take && ((__s64)(now - e->arr_ns) < 0 ||
-			     (__s64)(now - (e->svc_ns ? e->svc_ns : e->arr_ns)) < 0))
-			n_bad += take;
-		else if (take && c->wid && (c->wflags & EBEE_F_IO))
-			frame_emit(c->wid, now, now - (e->svc_ns ? e->svc_ns : e->arr_ns),
-				   now - e->arr_ns, take);
-		c->nreq += take;
-		e->n -= take;
-		n -= take;
-		if (!e->n) {
-			f->head = h + 1;
-			if ((__s32)(f->rd - f->head) < 0)
-				f->rd = f->head;
-		}
-	}
-	if ((n || n_bad) && (s = fstat_get(c->wid)))
-		__sync_fetch_and_add(&s->unmatched, n + n_bad);
+	bpf_loop(EBEE_FQ_LEN, fr_answer_cb, &a, 0);
+	if ((a.n || a.n_bad) && (s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->unmatched, a.n + a.n_bad);
 	return 0;
 }
 
