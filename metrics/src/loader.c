@@ -195,7 +195,7 @@ static int handle_rec(void *ctx, void *data, size_t size)
  * ring out of the epoll set. */
 static int rings_open(struct ebee_loader *k)
 {
-	int outer = bpf_map__fd(k->skel->maps.rbs), err;
+	int outer = bpf_map__fd(k->skel->maps.rbs), err = 0;
 	uint32_t *keys, n = k->ncpus;
 
 	k->ring_fds = malloc(k->ncpus * sizeof(*k->ring_fds));
@@ -206,27 +206,26 @@ static int rings_open(struct ebee_loader *k)
 	}
 	for (int i = 0; i < k->ncpus; i++)
 		k->ring_fds[i] = -1;
-	for (int i = 0; i < k->ncpus; i++) {
+	for (int i = 0; i < k->ncpus && !err; i++) {
 		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ebee_rb", 0, 0, k->opts.ringbuf_size,
 					NULL);
 
 		if (fd < 0) {
-			free(keys);
-			return fd;
+			err = fd;
+			break;
 		}
 		k->ring_fds[i] = fd;
 		keys[i] = i;
 		if (!k->rb) {
 			k->rb = ring_buffer__new(fd, handle_rec, k, NULL);
-			if (!k->rb) {
-				free(keys);
-				return -errno;
-			}
+			if (!k->rb)
+				err = -errno;
 		} else if (ring_buffer__add(k->rb, fd, handle_rec, k)) {
-			free(keys);
-			return -errno;
+			err = -errno;
 		}
 	}
+	if (err)
+		goto out;
 	/* In one call: every update of a map of maps waits for an RCU grace
 	 * period (so that no program still sees the old inner map), which is
 	 * ms apiece, a CPU at a time: 63 waits at the start on 64 CPUs. A
@@ -240,6 +239,7 @@ static int rings_open(struct ebee_loader *k)
 			if (bpf_map_update_elem(outer, &keys[i], &k->ring_fds[i], BPF_ANY))
 				err = -errno;
 	}
+out:
 	free(keys);
 	return err;
 }
