@@ -1,12 +1,12 @@
 #!/bin/bash
 # The whole suite, what `make test` (so CI) runs: the host's sanitizer pass and suite in the
-# foreground and, beside them (at nice VM_NICE, default 0), the VM lane (tests/vm/run.sh: Debian 12's 6.1
-# and bookworm's 6.12 guests under qemu, cgroup v2 under systemd, the integration suite
-# inside them). The guests share the CPUs with the host tests, which see a busy machine,
-# as they are written to pass on (make test-busy). At the end: the
-# lane's lines (per guest: kernel, counts, what passed only on a retry, time) and one
-# closing line summing the host and the guests, "N passed, N failed, N skipped". Exit 0
-# iff nothing failed anywhere.
+# foreground and, beside them (at nice VM_NICE, default 0), the VM lane (tests/vm/run.sh:
+# Debian 12's 6.1 and bookworm's 6.12 guests under qemu, cgroup v2 under systemd, the
+# integration suite inside them). The guests share the CPUs with the host tests, which see
+# a busy machine, as they are written to pass on (make test-busy). At the end: the lane's
+# lines (per guest: kernel, counts, what passed only on a retry, time) and one closing
+# line summing the host and the guests, "N passed, N failed, N skipped". Exit 0 iff
+# nothing failed anywhere.
 #
 #   tests/suite.sh [--no-vm]
 #
