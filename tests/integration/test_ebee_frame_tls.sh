@@ -151,24 +151,29 @@ check post12 40 untrusted "wrote again"
 
 # The latency: each request's sojourn lies inside the client's latency of it and holds the
 # upstream's 20 ms; the client's latency exceeds it by the client's own time and the
-# round trip, which the same run measured against nginx's immediate "/" (the ka cases'
-# p50): the gap is at most that no-delay p50 plus 15% of the client's p50 (in a guest
-# under emulation the Python client's TLS alone took some ms a request, and 15% failed
-# there: client 33.6 ms, sojourn 27.9 ms; so did 15%-or-the-floor, whichever is more: a gap
-# of 5.27 ms, the floor 4.11, the client's wake-up after a wait not in the floor).
+# round trip, which the same run measures against nginx's immediate "/" with the same
+# client and connections just before and just after (untraced; the larger p50 of the two):
+# the gap is at most that no-delay p50 plus 15% of the client's p50. In a guest under
+# emulation the Python client's TLS alone took some ms a request, and 15% failed there
+# (client 33.6 ms, sojourn 27.9 ms); so did 15%-or-the-floor, whichever is more (a gap of
+# 5.27 ms, the floor 4.11, the client's wake-up after a wait not in the floor); and with
+# the floor taken from the keep-alive runs minutes earlier, a busy moment of a guest beside
+# the host suite failed it once (TLS 1.2: gap 11.18 ms, that floor 3.84 ms, client 44.07 ms).
 for v in 13 12; do
 	eval "port=\$p$v"
+	python3 tests/lib/https_client.py "$port" 2 40 / keepalive h1 >"$tmp/floor$v.a" || fail "client (floor$v)"
 	trace "lat$v" "" "$port" 2 40 /slow/ keepalive h1
+	python3 tests/lib/https_client.py "$port" 2 40 / keepalive h1 >"$tmp/floor$v.b" || fail "client (floor$v)"
 	check "lat$v" 80 trusted
-	python3 - "$tmp/lat$v.json" "$tmp/lat$v.client" "$v" "$tmp/ka$v.client" <<'PY' || fail "$(cat "$tmp/lat$v.json")"
+	python3 - "$tmp/lat$v.json" "$tmp/lat$v.client" "$v" "$tmp/floor$v.a" "$tmp/floor$v.b" <<'PY' || fail "$(cat "$tmp/lat$v.json")"
 import json, sys
 e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 c = json.loads(open(sys.argv[2]).read())
-floor = json.loads(open(sys.argv[4]).read())["p50_us"]
+floor = max(json.loads(open(f).read())["p50_us"] for f in sys.argv[4:6])
 r = e["sojourn_p50_ns"] / 1e3 / c["p50_us"]
 print(f"ok: TLS 1.{sys.argv[3][1]}, slow upstream: client p50 {c['p50_us']/1e3:.2f} ms, ebee sojourn "
       f"p50 {e['sojourn_p50_ns']/1e6:.2f} ms, service p50 {e['p50_ns']/1e6:.2f} ms, ratio {r:.3f}; "
-      f"the client's p50 with no upstream {floor/1e3:.2f} ms")
+      f"the client's p50 with no upstream, around it {floor/1e3:.2f} ms")
 assert e["sojourn_p50_ns"] >= 20e6 * 0.99, "sojourn p50 below the upstream's 20 ms"
 assert r <= 1.01, "sojourn p50 above the client's"
 gap = c["p50_us"] - e["sojourn_p50_ns"] / 1e3
