@@ -41,7 +41,9 @@ if [ "$lane" = 1 ]; then
 	# threads of emulation, about 76 % busy alone, and the host suite keeps about one CPU
 	# busy. At nice 19 the guests got only what it left, half a CPU each, and finished
 	# about 1 000 s after it (run 27: host 1 004 s, lane 2 024 s); at equal weights each of
-	# the three gets about two thirds of a CPU.
+	# the three gets about two thirds of a CPU. Above it (VM_NICE=-5, run 31) the lane took
+	# the same time (1 422 s against 1 413 s): the guests lose about a fifth of their pace
+	# beside the host suite whatever their priority (tests/vm/README.md).
 	VM_TIMEOUT=${VM_TIMEOUT:-2700} nice -n "${VM_NICE:-0}" tests/vm/run.sh >"$logs/vm-lane.log" 2>&1 &
 	lpid=$!
 	echo "suite: the VM lane runs beside the host suite at nice ${VM_NICE:-0} (pid $lpid, $logs/vm-lane.log)"
