@@ -45,7 +45,10 @@
  *     it caches, re-read only when user space bumps wl_gen (a mode change or
  *     a workload removed). The process map is looked up only at the claim.
  *   sk_data_ready: data arrived; the first arrival after a response is the
- *     next request's sojourn start. Only io needs it, so conn prunes it.
+ *     next request's sojourn start. Only io needs it, so conn prunes it, and
+ *     only without framing (--no-framing): the framing hook's ingress sees
+ *     the same bytes first and stamps the arrival itself (frame_arrive in
+ *     frame/frame_skb.bpf.h), a program run fewer per received segment.
  * Choices, and why. No syscall tracepoint is attached on this path, in either
  * mode: an attached syscall tracepoint puts every task of the host on the
  * syscall slow path (a 1-byte pipe reader/writer ran at 0.48-0.8 of its speed
@@ -668,9 +671,10 @@ static __always_inline int on_sock_send(struct sock *sk, long ret)
 	return 0;
 }
 
-/* Data arrived. Runs for every socket of the host (mostly in softirq, on
+/* Data arrived (attached only where the framing hooks are not: frame_arrive
+ * does this there). Runs for every socket of the host (mostly in softirq, on
  * loopback in the sender's context), so sockets without storage cost one
- * storage lookup that finds nothing. Data arriving while a request is being
+ * load that finds nothing. Data arriving while a request is being
  * read is more of that request; otherwise the first arrival starts the next
  * request's sojourn (for a passive open not yet claimed, its first request). */
 static __always_inline int on_sock_data_ready(const struct sock *sk)

@@ -330,7 +330,9 @@ static unsigned int flags_probes(const struct ebee *eb, uint32_t flags)
 		 * every framed connection with a gap. */
 		if ((flags & (EBEE_F_CONN | EBEE_F_IO)) && !eb->opts.no_framing)
 			p |= EBEE_PROBE_SOCK_FRAME;
-		if (flags & EBEE_F_IO)
+		/* io's arrivals: the framing hook's ingress stamps them where
+		 * it is attached (frame_arrive), data_ready where it is not. */
+		if ((flags & EBEE_F_IO) && !(p & EBEE_PROBE_SOCK_FRAME))
 			p |= EBEE_PROBE_SOCK_ARRIVE;
 		return p;
 	}
