@@ -8,6 +8,8 @@
 #     server+tracer CPU per request (server CPU includes the BPF run time;
 #     ebee's own CPU is added), exact counts against memcached's own, and the
 #     framing of the last round (memcache: verified connections counted by length).
+#     1b: the same ratio with untraced and traced phases inside one memcaslap run (ebee
+#     started and stopped under it, ABBA), which the load's own run-to-run swings do not blur.
 #  2. BPF run time per event of every attached program (kernel.bpf_stats_enabled),
 #     events and BPF ns per request, per path.
 #  3. The cost to processes that are NOT traced, while ebee traces an idle
@@ -34,6 +36,7 @@
 # under emulation), BENCH_QUERY_MS (ebee reports, i.e. queries every percentile, this often; 1000),
 # BENCH_REDIS_N, BENCH_H2_N, BENCH_H1_N (requests a run in sections 5, 6 and 7: 400000,
 # 200000, 200000),
+# BENCH_INRUN_ROUNDS (1b's rounds, default 15; 0: none), BENCH_INRUN_SECS (1b's phase length, 2),
 # BENCH_BASE_EBEE (another build's ebee binary: adds a column "base", its socket
 # path, to compare two versions side by side; section 1 also prints the median
 # of socket / base per round).
@@ -91,6 +94,8 @@ done
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# quartiles: the first and third of the numbers on stdin (linear between ranks), "- -" for none.
+quartiles() { sort -g | awk '{ a[NR] = $1 } function q(p, h, l) { h = (NR - 1) * p + 1; l = int(h); return l >= NR ? a[NR] : a[l] + (h - l) * (a[l + 1] - a[l]) } END { if (NR == 0) print "- -"; else printf "%.3f %.3f", q(0.25), q(0.75) }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 # round_order I: the order of round I's runs in $order: odd rounds run untraced first, even
 # rounds last (ABBA), so that a drift of the machine's speed within a round favours neither.
@@ -229,6 +234,92 @@ done
 for p in "${paths[@]}"; do echo "  framing, $p path, last round: ${framing[$p]}"; done
 [ $exact -eq 1 ] && echo "  counts: ebee requests == memcached cmd_get+cmd_set in every traced run" ||
 	echo "  counts: MISMATCH in some run (see the table; dropped records are reported by ebee --json)"
+
+# 1b. The same ratio with the untraced and traced phases inside ONE load run. Each memcaslap
+# run settles into a pace of its own (which CPU each of the four busy threads gets, how many
+# requests a wakeup finds): untraced runs alone differ by 5-10% in CPU per request, and the
+# ratio of two separate runs swings by 0.12 (sd) around its median, so 15 rounds leave that
+# median about 0.04 either way. Within one run the pace changes seldom, so here memcaslap
+# runs once, for the whole section, and ebee is started and stopped under it: each round
+# measures BENCH_INRUN_SECS (2) seconds untraced and as long traced (from 1 s after ebee's
+# probes are live), the order ABBA. memcaslap's connections are open when ebee starts, so
+# they are adopted and counted by length (framing `length`, unseen): on the server's side
+# the same per-request work as memcached's verified connections (the gate, the io
+# pattern, one record), without the 1 in 16 ingress samples, which on loopback run in the
+# client's context. CPU is memcached's + ebee's, requests are memcached's own count.
+inrun=${BENCH_INRUN_ROUNDS:-15}
+ipaths=()
+for p in "${paths[@]}"; do [ "$p" = syscall ] || ipaths+=("$p"); done
+if [ "$inrun" -gt 0 ] && [ ${#ipaths[@]} -gt 0 ]; then
+	isecs=${BENCH_INRUN_SECS:-2}
+	echo "1b. the same within one memcaslap run: ${isecs}s untraced and traced phases, ABBA, $inrun rounds (paths: ${ipaths[*]})"
+	# memcached's cmd_get + cmd_set, read in this shell (no process started mid-phase).
+	mc_count() {
+		local a b c n=0
+		exec 7<>"/dev/tcp/127.0.0.1/$port" || return 1
+		printf 'stats\r\n' >&7
+		while IFS=' ' read -r -u 7 a b c; do
+			case $b in cmd_get | cmd_set) n=$((n + ${c%$'\r'})) ;; esac
+			[ "${a%$'\r'}" = END ] && break
+		done
+		exec 7>&-
+		echo "$n"
+	}
+	# One phase of configuration $1: CPU per request (us) in $phase_cpu.
+	inrun_phase() {
+		local p=$1 c0 c1 r0 r1 e0=0 e1=0
+		if [ "$p" != untraced ]; then
+			start_ebee "$p" 600 || return 1
+			sleep 1
+			e0=$(cpu_ticks "$epid")
+		fi
+		c0=$(cpu_ticks "$mcpid")
+		r0=$(mc_count) || return 1
+		sleep "$isecs"
+		c1=$(cpu_ticks "$mcpid")
+		r1=$(mc_count) || return 1
+		if [ "$p" != untraced ]; then
+			e1=$(cpu_ticks "$epid")
+			kill -INT "$epid"
+			wait "$epid"
+		fi
+		phase_cpu=$(awk -v t=$((c1 - c0 + e1 - e0)) -v n=$((r1 - r0)) -v hz="$hz" 'BEGIN { printf "%.4f", (n > 0 ? t / hz * 1e6 / n : 0) }')
+	}
+	per_round=$(((1 + ${#ipaths[@]}) * (isecs + 3)))
+	memcaslap -s 127.0.0.1:$port -T 2 -c 32 -t $((inrun * per_round + 30))s >/dev/null 2>&1 &
+	slap_pid=$!
+	sleep 2
+	printf "  %-5s %-13s %12s %10s\n" round path cpu_us/req cpu_ratio
+	declare -A icpu
+	for i in $(seq "$inrun"); do
+		order=(untraced "${ipaths[@]}")
+		if [ $((i % 2)) -eq 0 ]; then
+			rev=()
+			for ((j = ${#order[@]} - 1; j >= 0; j--)); do rev+=("${order[j]}"); done
+			order=("${rev[@]}")
+		fi
+		for p in "${order[@]}"; do
+			inrun_phase "$p" || { kill "$slap_pid"; exit 1; }
+			icpu[$p]=$phase_cpu
+		done
+		printf "  %-5s %-13s %12s %10s\n" "$i" untraced "${icpu[untraced]}" 1
+		for p in "${ipaths[@]}"; do
+			r=$(div "${icpu[$p]}" "${icpu[untraced]}")
+			echo "$r" >>"$tmp/i_cpu_$p"
+			printf "  %-5s %-13s %12s %10s\n" "$i" "$p" "${icpu[$p]}" "$r"
+		done
+		[ -n "${icpu[base]:-}" ] && [ -n "${icpu[socket]:-}" ] &&
+			{ div "${icpu[socket]}" "${icpu[base]}"; echo; } >>"$tmp/i_cpu_vs_base"
+	done
+	kill "$slap_pid" 2>/dev/null
+	wait "$slap_pid" 2>/dev/null
+	for p in "${ipaths[@]}"; do
+		echo "  $p path, within one run: median CPU per request traced/untraced $(median <"$tmp/i_cpu_$p") (quartiles $(quartiles <"$tmp/i_cpu_$p"), target <= 1.10)"
+	done
+	[ -s "$tmp/i_cpu_vs_base" ] &&
+		echo "  socket path / base, within one run, same rounds: median $(median <"$tmp/i_cpu_vs_base") (quartiles $(quartiles <"$tmp/i_cpu_vs_base"))"
+	echo "  framing, last traced phase: $(python3 -c "import json; e = json.loads(open('$tmp/ebee.json').readlines()[-1]); print(e['framing'], 'untrusted', e['untrusted'], 'unseen', e.get('unseen', 0))")"
+fi
 echo
 fi
 
