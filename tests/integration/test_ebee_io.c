@@ -133,7 +133,10 @@ static void test_memcached_exact(void **state)
 	assert_int_equal(after - before, 2000);
 	assert_int_equal(st.requests, 2000);
 	assert_int_equal(st.mode, EBEE_MODE_IO);
-	assert_true(st.probes & tp_io_probe());
+	assert_true(st.probes & tp_io_framed_probe());
+	/* framing on: its hook stamps the arrivals, sk_data_ready stays off */
+	if (tp_path == EBEE_PATH_SOCKET)
+		assert_false(st.probes & EBEE_PROBE_SOCK_ARRIVE);
 	tu_stop(pid);
 }
 
@@ -295,13 +298,66 @@ static void test_mixed_modes(void **state)
 	assert_int_equal(sc.mode, EBEE_MODE_CONN);
 	assert_int_equal(sm.requests, 900);
 	assert_int_equal(sc.requests, 150);
-	/* memcached still needs the io probes, so they stay attached */
-	assert_true(sm.probes & tp_io_probe());
-	assert_false(sc.probes & tp_io_probe());
+	/* memcached still needs the io probes, so they stay attached; the
+	 * conn workload does not. On the socket path with framing on, the
+	 * framing hook carries io's arrivals and conn keeps it too, so there
+	 * no group is io's alone: sk_data_ready is off for both. */
+	assert_true(sm.probes & tp_io_framed_probe());
+	if (tp_path == EBEE_PATH_SOCKET) {
+		assert_true(sc.probes & EBEE_PROBE_SOCK_FRAME);
+		assert_false((sm.probes | sc.probes) & EBEE_PROBE_SOCK_ARRIVE);
+	} else {
+		assert_false(sc.probes & tp_io_probe());
+	}
 	assert_int_equal(ebee_stop_tracing(eb, m), 0);
 	assert_int_equal(ebee_stop_tracing(eb, c), 0);
 	tu_stop(m);
 	tu_stop(c);
+}
+
+/* Without framing the socket path's io arrivals come from sk_data_ready, the
+ * one group that is io's alone: attached for the io workload (its sojourn
+ * measured), not for a conn one (pruned), and the framing hook not at all.
+ * (With framing, test_memcached_exact: the framing hook stamps them.) */
+static void test_arrival_hook_without_framing(void **state)
+{
+	struct ebee_opts o = { .sz = sizeof(o), .no_framing = true };
+	struct ebee_trace_opts conn = topts(EBEE_MODE_CONN), io = topts(EBEE_MODE_IO);
+	struct ebee_stats st;
+	double soj = 0, svc = 0;
+	struct ebee *e2;
+	int pm;
+	pid_t m;
+
+	NEED_ROOT();
+	if (tp_path != EBEE_PATH_SOCKET) {
+		printf("SKIP: syscall path: no arrival hook (no sojourn latency)\n");
+		skip();
+	}
+	e2 = tp_open(&o);
+	assert_non_null(e2);
+	m = tu_start_memcached(&pm);
+	assert_true(m > 0);
+	assert_int_equal(ebee_start_tracing(e2, m, &conn), 0);
+	assert_int_equal(tu_mc_client(pm, 2, 20), 20);
+	st = settle(e2, m);
+	printf("  conn: probes 0x%x\n", st.probes);
+	assert_false(st.probes & (EBEE_PROBE_SOCK_ARRIVE | EBEE_PROBE_SOCK_FRAME));
+	assert_int_equal(ebee_stop_tracing(e2, m), 0);
+	assert_int_equal(ebee_start_tracing(e2, m, &io), 0);
+	assert_int_equal(tu_mc_client(pm, 2, 200), 200);
+	st = settle_want(e2, m, 200);
+	assert_int_equal(ebee_get_latency_percentile_of(e2, m, EBEE_LAT_SOJOURN, 50, &soj), 0);
+	assert_int_equal(ebee_get_latency_percentile_of(e2, m, EBEE_LAT_SERVICE, 50, &svc), 0);
+	printf("  io: probes 0x%x, %llu requests, p50 service %.1f us, sojourn %.1f us\n",
+	       st.probes, (unsigned long long)st.requests, svc / 1e3, soj / 1e3);
+	assert_true(st.probes & EBEE_PROBE_SOCK_ARRIVE);
+	assert_false(st.probes & EBEE_PROBE_SOCK_FRAME);
+	assert_int_equal(st.requests, 200);
+	assert_true(soj > 0 && soj >= svc);
+	assert_int_equal(ebee_stop_tracing(e2, m), 0);
+	ebee_close(e2);
+	tu_stop(m);
 }
 
 /* Forced modes: conn on memcached counts connections, not commands. */
@@ -648,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_nginx_keepalive),
 		cmocka_unit_test(test_three_piece_response),
 		cmocka_unit_test(test_mixed_modes),
+		cmocka_unit_test(test_arrival_hook_without_framing),
 		cmocka_unit_test(test_forced_modes),
 		cmocka_unit_test(test_pattern_change_revisited),
 		cmocka_unit_test(test_drops_are_counted),

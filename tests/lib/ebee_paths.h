@@ -31,6 +31,16 @@ static inline unsigned int tp_io_probe(void)
 	return tp_path == EBEE_PATH_SOCKET ? EBEE_PROBE_SOCK_ARRIVE : EBEE_PROBE_READ;
 }
 
+/* The group that carries io's arrivals (socket path) or reads (syscall path)
+ * under ebee's default options, framing on: on the socket path the framing
+ * hook, whose ingress stamps the arrivals (frame_arrive), so sk_data_ready,
+ * io's own group (tp_io_probe), is attached only under no_framing; conn
+ * keeps the framing hook too. */
+static inline unsigned int tp_io_framed_probe(void)
+{
+	return tp_path == EBEE_PATH_SOCKET ? EBEE_PROBE_SOCK_FRAME : EBEE_PROBE_READ;
+}
+
 static inline unsigned int tp_conn_probe(void)
 {
 	return tp_path == EBEE_PATH_SOCKET ? EBEE_PROBE_SOCK_STATE : EBEE_PROBE_ACCEPT;
