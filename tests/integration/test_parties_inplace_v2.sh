@@ -67,8 +67,11 @@ INI
 
 run()
 {
+	# emptied first: the job's redirection waits until it is scheduled, and the second
+	# run's wait could find the first daemon's "managing" (test_parties_move_caps.sh)
+	: >"$PT_TMP/parties.err"
 	setpriv --bounding-set "$bset" --inh-caps -all build/parties -c "$PT_TMP/parties.ini" \
-		--duration 60 2>"$PT_TMP/parties.err" &
+		--duration 60 2>>"$PT_TMP/parties.err" &
 	PT_PARTIES=$!
 	pt_wait_started
 	pt_log_wait 'w["svc"]["cores"] >= 1' 10 >/dev/null || die "no decision for svc"

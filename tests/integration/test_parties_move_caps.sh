@@ -49,9 +49,13 @@ PT_PIDS+=($!)
 start()
 {
 	# a fresh stderr per daemon: pt_wait_started looks for this one's "managing"
+	# (emptied here: the job's own redirection happens only when it gets scheduled, and
+	# until then the wait found the previous daemon's "managing" in a guest, 6.12 lane
+	# run 34: then the repair check read an empty file)
 	[ -f "$PT_TMP/parties.err" ] && cat "$PT_TMP/parties.err" >>"$PT_TMP/all.err"
+	: >"$PT_TMP/parties.err"
 	setpriv --bounding-set "$bset" --inh-caps -all build/parties -c "$PT_TMP/parties.ini" \
-		--duration 120 2>"$PT_TMP/parties.err" &
+		--duration 120 2>>"$PT_TMP/parties.err" &
 	PT_PARTIES=$!
 	pt_wait_started
 }
