@@ -243,7 +243,7 @@ for p in "${paths[@]}"; do echo "  framing, $p path, last round: ${framing[$p]}"
 # runs once, for the whole section, and ebee is started and stopped under it: each round
 # measures BENCH_INRUN_SECS (2) seconds untraced and as long traced (from 1 s after ebee's
 # probes are live), the order ABBA. memcaslap's connections are open when ebee starts, so
-# they are adopted and counted by length (framing `length`, unseen): on the server's side
+# they are adopted and counted by length (framing `length`): on the server's side
 # the same per-request work as memcached's verified connections (the gate, the io
 # pattern, one record), without the 1 in 16 ingress samples, which on loopback run in the
 # client's context. CPU is memcached's + ebee's, requests are memcached's own count.
@@ -278,6 +278,7 @@ if [ "$inrun" -gt 0 ] && [ ${#ipaths[@]} -gt 0 ]; then
 		sleep "$isecs"
 		c1=$(cpu_ticks "$mcpid")
 		r1=$(mc_count) || return 1
+		kill -0 "$slap_pid" 2>/dev/null || { echo "1b: memcaslap ended before the phases did" >&2; return 1; }
 		if [ "$p" != untraced ]; then
 			e1=$(cpu_ticks "$epid")
 			kill -INT "$epid"
@@ -285,7 +286,9 @@ if [ "$inrun" -gt 0 ] && [ ${#ipaths[@]} -gt 0 ]; then
 		fi
 		phase_cpu=$(awk -v t=$((c1 - c0 + e1 - e0)) -v n=$((r1 - r0)) -v hz="$hz" 'BEGIN { printf "%.4f", (n > 0 ? t / hz * 1e6 / n : 0) }')
 	}
-	per_round=$(((1 + ${#ipaths[@]}) * (isecs + 3)))
+	# the load outlasts the phases (an ebee start takes seconds under emulation); it is
+	# stopped after the last one, and a phase that finds it gone fails the section
+	per_round=$(((1 + ${#ipaths[@]}) * (isecs + 8)))
 	memcaslap -s 127.0.0.1:$port -T 2 -c 32 -t $((inrun * per_round + 30))s >/dev/null 2>&1 &
 	slap_pid=$!
 	sleep 2
