@@ -330,10 +330,7 @@ static void test_arrival_hook_without_framing(void **state)
 	pid_t m;
 
 	NEED_ROOT();
-	if (tp_path != EBEE_PATH_SOCKET) {
-		printf("SKIP: syscall path: no arrival hook (no sojourn latency)\n");
-		skip();
-	}
+	NEED_SOCKET_PATH("no arrival hook (no sojourn latency)");
 	e2 = tp_open(&o);
 	assert_non_null(e2);
 	m = tu_start_memcached(&pm);
@@ -505,10 +502,7 @@ static void test_adoption_beyond_the_bound(void **state)
 	pid_t pid;
 
 	NEED_ROOT();
-	if (tp_path != EBEE_PATH_SOCKET) {
-		printf("SKIP: the socket path's adoption map (this is the syscall path)\n");
-		skip();
-	}
+	NEED_SOCKET_PATH("the socket path's adoption map");
 	pid = tu_start_memcached(&port);
 	assert_true(pid > 0);
 	mc_connect(port, fds, 3);

@@ -44,15 +44,6 @@ static int group_teardown(void **state)
 	return tp_teardown(&eb);
 }
 
-/* The syscall path cannot do what the test checks: say why and skip. */
-#define NEED_SOCKET_PATH(why)                                    \
-	do {                                                     \
-		if (tp_path != EBEE_PATH_SOCKET) {               \
-			printf("SKIP: syscall path: %s\n", why); \
-			skip();                                  \
-		}                                                \
-	} while (0)
-
 static struct ebee_trace_opts topts(enum ebee_mode m)
 {
 	return (struct ebee_trace_opts){ .sz = sizeof(struct ebee_trace_opts), .mode = m };

@@ -31,6 +31,15 @@ static inline unsigned int tp_io_probe(void)
 	return tp_path == EBEE_PATH_SOCKET ? EBEE_PROBE_SOCK_ARRIVE : EBEE_PROBE_READ;
 }
 
+/* The syscall path cannot do what the test checks: say why and skip. */
+#define NEED_SOCKET_PATH(why)                                    \
+	do {                                                     \
+		if (tp_path != EBEE_PATH_SOCKET) {               \
+			printf("SKIP: syscall path: %s\n", why); \
+			skip();                                  \
+		}                                                \
+	} while (0)
+
 /* The group that carries io's arrivals (socket path) or reads (syscall path)
  * under ebee's default options, framing on: on the socket path the framing
  * hook, whose ingress stamps the arrivals (frame_arrive), so sk_data_ready,
