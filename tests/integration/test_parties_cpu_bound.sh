@@ -13,8 +13,10 @@
 # bring it well below what one gave. Waits poll the log with generous bounds. If the p99 is not
 # brought down
 # although web's cpuset has both CPUs, and the server got less than 0.9 of a CPU of the 1.2
-# offered, neighbours took the machine: SKIP, with the figures (a missing second CPU is a
-# FAIL: the cpuset is read from the cgroup). Bounded: about 45 s.
+# offered, or got more than one CPU but too little above the 1.2 offered to drain its
+# backlog while CPUs 0-1 were all but fully busy, neighbours took the machine: SKIP, with
+# the figures (a missing second CPU is a FAIL: the cpuset is read from the cgroup; so is
+# a server that left an idle machine's CPU unused). Bounded: about 45 s.
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties build/fixtures/cpr_server build/loadgen
 
@@ -97,6 +99,15 @@ held_two()
 }
 pt_until 20 held_two ||
 	die "the log's two cores never showed in web's cpuset: $(tail -3 "$PT_TMP/mismatch" 2>/dev/null | tr '\n' ';')"
+# How busy the whole machine is while web holds two CPUs: CPUs 0-1's busy jiffies over
+# the wait below (all but idle and iowait; steal is time the host gave another guest;
+# guest time is already counted in user).
+cpu01_jiffies()
+{
+	awk '$1 == "cpu0" || $1 == "cpu1" { for (i = 2; i <= 9; i++) t += $i; b += $2 + $3 + $4 + $7 + $8 + $9 }
+		END { print b, t }' /proc/stat
+}
+j_before=$(cpu01_jiffies)
 if ! t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']['rps'] > 900 and w['web']['p99_ebee_us'] <= $p_one * 3 / 4" 20); then
 	tail -8 "$PT_TMP/log.jsonl"
 	# Whether the machine let the server run: its cpuset had both CPUs (checked above) and
@@ -121,13 +132,22 @@ PY
 	med=${got% *}
 	awk -v g="$med" 'BEGIN { exit !(g < 0.9) }' &&
 		skip "the machine gave the server a median $med CPUs (best ${got#* }) on its two (1.2 offered): too busy to show what the second CPU does"
+	# The backlog one CPU built drains only at what the server gets above the 1.2 it is
+	# offered. A median under 1.3 leaves under 0.1 CPU for that; if at the same time the
+	# machine's two CPUs were nearly all busy, the rest went to other programs (the VM
+	# lane's qemu, say): the second CPU was given and used (more than one CPU's worth),
+	# but this machine had too little of it to spare. If the machine had time to spare,
+	# the server should have taken it: FAIL below.
+	busy=$(echo "$j_before $(cpu01_jiffies)" | awk '{ if ($4 > $2) printf "%.2f", 2 * ($3 - $1) / ($4 - $2); else print 0 }')
+	awk -v g="$med" -v b="$busy" 'BEGIN { exit !(g >= 1.0 && g < 1.3 && b >= 1.8) }' &&
+		skip "web used a median $med CPUs (best ${got#* }) of its two, 1.2 offered, while CPUs 0-1 were $busy of 2 busy: other programs took the CPU the one-CPU backlog needed to drain"
 	# Both CPUs busy the whole time: the work of 1200 requests/s is more than two of this
 	# machine's CPUs hold (a guest's emulated CPUs: 1.95 used, 680 requests/s done), so
 	# the queue grows with two as with one. The second CPU was given and used; what it
 	# does to the p99 cannot show here.
 	awk -v g="$med" 'BEGIN { exit !(g >= 1.8) }' &&
 		skip "web used a median $med of its 2 CPUs (best ${got#* }): 1200 requests/s of 1 ms are more than two of these CPUs do (emulated or slow), so the p99 cannot fall"
-	die "two CPUs under the same load did not bring p99 to 3/4 of the one-CPU $p_one us (the server used a median $med CPUs, at most ${got#* })"
+	die "two CPUs under the same load did not bring p99 to 3/4 of the one-CPU $p_one us (the server used a median $med CPUs, at most ${got#* }; CPUs 0-1 were $busy of 2 busy)"
 fi
 echo "t=$t_met s: two CPUs under the same load, p99 at most 3/4 of the one-CPU $p_one us"
 # The load falls at about t=22 s (daemon time). PARTIES may already have tried a
