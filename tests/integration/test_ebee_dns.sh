@@ -17,8 +17,28 @@ pids+=($!)
 for _ in $(seq 100); do [ -s "$tmp/up.ready" ] && break; sleep 0.05; done
 up=$(cat "$tmp/up.ready")
 [ -n "$up" ] || fail "the upstream did not start"
-# A free port for dnsmasq: the kernel's choice for a UDP socket, released at once.
-port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free port for dnsmasq, which binds it for UDP and TCP both: the kernel's choice for a
+# UDP socket that a TCP socket can bind too (the UDP choice alone was once a port a TCP
+# socket of an earlier test held: "Address already in use"), both released at once.
+port=$(python3 - <<'PY'
+import socket
+for _ in range(50):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    p = u.getsockname()[1]
+    t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        t.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        t.close()
+        u.close()
+    print(p)
+    break
+PY
+)
+[ -n "$port" ] || fail "no port free for both UDP and TCP"
 dnsmasq --keep-in-foreground --conf-file=/dev/null --port="$port" --listen-address=127.0.0.1 \
 	--bind-interfaces --no-resolv --no-hosts --server="127.0.0.1#$up" --cache-size=0 \
 	--no-negcache --pid-file= --log-facility=- 2>"$tmp/dnsmasq.err" &
