@@ -451,6 +451,19 @@ __s64 adopt_live;
  * its generation differs. */
 __u32 wl_gen;
 
+/* Framing attached below the cgroup v2 root (user space sets it): frame_io
+ * runs only for sockets of the cgroups it is attached to, so a connection of
+ * the workload in another cgroup (its listener made before the process moved,
+ * or handed over by systemd) goes unseen. The server's read of bytes the hook
+ * never saw tells: the socket's cgroup id is left here, with its workload,
+ * for user space to attach there too (metrics/src/framecg.c). One slot; a
+ * cgroup overwritten by another in the same housekeeping round is reported
+ * again by its next connection. */
+__u32 frame_scoped;
+__u64 frame_miss_seq;
+__u64 frame_miss_cg;
+__u32 frame_miss_wid;
+
 /* Most sockets of the host carry no local storage at all: one load tells,
  * where the helper call that would find nothing costs several times that. */
 static __always_inline bool has_storage(const struct sock *sk)
@@ -582,6 +595,24 @@ static __always_inline void sock_emit_io(struct ebee_sconn *c)
 	     c->last_write_ns - c->soj_start_ns, 0);
 }
 
+/* A read of bytes, on a connection no framer has decided yet: the ingress
+ * hook chooses one at the first bytes it sees, so where it runs for this
+ * socket they have passed it, unless they came before the storage did (an
+ * adopted connection's first read; the connection's first request made at
+ * the listener, TCP_DEFER_ACCEPT's, taken over at its next segment) or the
+ * hook was attached after them. A connection past its first request, or one
+ * whose handshake was seen, that still has none was not seen: its cgroup is
+ * reported. User space ignores a cgroup already covered (the cases above). */
+static __always_inline void frame_missed(struct sock *sk, struct ebee_sconn *c)
+{
+	if ((c->fflags & EBEE_FF_MISS) || !c->wid || (!(c->fflags & EBEE_FF_SEQ) && !c->nreq))
+		return;
+	c->fflags |= EBEE_FF_MISS;
+	frame_miss_cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup, kn, id);
+	frame_miss_wid = c->wid;
+	__sync_fetch_and_add(&frame_miss_seq, 1);
+}
+
 /* A connection counted by length whose client sends before its responses are
  * written (pipelining, streaming): counted against its workload once. */
 static __always_inline void sock_overlap(struct ebee_sconn *c)
@@ -606,6 +637,8 @@ static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 	c = sock_lookup(sk, &now);
 	if (!c)
 		return 0;
+	if (c->fr == EBEE_FR_NONE && ret > 0 && frame_scoped)
+		frame_missed(sk, c);
 	if (c->fr != EBEE_FR_NONE) {
 		if (!(c->fflags & EBEE_FF_NOTED))
 			frame_note(c);

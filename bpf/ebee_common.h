@@ -137,6 +137,9 @@ struct ebee_sconn {
  * (fr still EBEE_FR_NONE) until the client's first bytes decide. */
 #define EBEE_FF_H2SRV 0x20
 #define EBEE_FF_MCQ   0x40 /* memcached: counted in struct ebee_fstat.mc_quiet */
+/* The server read bytes the framing hook never saw: the socket's cgroup is
+ * outside those the hook is attached to (reported once, frame_missed). */
+#define EBEE_FF_MISS  0x80
 
 /* Framing: requests read but not yet answered on one connection, oldest
  * first. Requests that start in one segment share an entry (they arrived

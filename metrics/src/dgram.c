@@ -32,6 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cgv2.h"
 #include "dgram.h"
 #include "ebee_dgram.h"
 #include "ebee_dgram.skel.h"
@@ -56,31 +57,6 @@ struct ebee_dgram {
 	struct tally *t;
 	size_t nt;
 };
-
-/* The cgroup v2 mount point from /proc/self/mountinfo, or -ENOENT. */
-static int cgroup2_root(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[4096];
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (err && fgets(line, sizeof(line), f)) {
-		char root[1024], mnt[1024];
-		const char *sep = strstr(line, " - ");
-
-		/* id parent major:minor root mountpoint ... - fstype ... */
-		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %1023s %1023s", root, mnt) != 2 || strcmp(root, "/"))
-			continue;
-		if (snprintf(buf, len, "%s", mnt) < (int)len)
-			err = 0;
-	}
-	fclose(f);
-	return err;
-}
 
 static void add_prog(struct ebee_dgram *d, struct bpf_program *p, bool cg)
 {
@@ -129,7 +105,7 @@ int ebee_dgram_open(struct ebee_loader *k, const struct ebee_sock_attach *attach
 		return -ENOMEM;
 	d->cgfd = -1;
 	d->timeout_ns = timeout_ns;
-	err = cgroup2_root(cg, sizeof(cg));
+	err = ebee_cg2_mount(cg, sizeof(cg));
 	if (err) {
 		snprintf(msg, msg_len,
 			 "ebee: mode dgram needs a cgroup v2 hierarchy mounted (its UDP peer "

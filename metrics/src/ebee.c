@@ -35,6 +35,7 @@
 #include <sys/epoll.h>
 
 #include "ebee.h"
+#include "cgv2.h"
 #include "dgram.h"
 #include "feature_check.h"
 #include "grpc.h"
@@ -113,6 +114,10 @@ struct ebee {
 	char dgram_err[256];
 	uint64_t last_dgram_sweep_ns;
 	bool dgram_probes_now; /* ebee_dgram_probes(), copied under lock */
+	/* Framing's scope (cgv2.h): NULL without a cgroup v2 mount (the
+	 * loader then says so) or with framing off. Used under ctl. */
+	struct ebee_cg2 *cg2;
+	uint64_t frame_miss_seq; /* ebee_loader_frame_missed()'s, last seen */
 };
 
 static uint64_t now_ns(void)
@@ -343,6 +348,64 @@ static unsigned int flags_probes(const struct ebee *eb, uint32_t flags)
 	return p;
 }
 
+/* Where the framing program attaches: the cgroups of the traced workloads'
+ * sockets (cgv2.h). A scope that cannot be attached gives way to the root
+ * for good, said once. With ctl held. */
+static void sync_frame_scope(struct ebee *eb)
+{
+	bool root, changed;
+	char desc[256], m[256];
+	size_t n = 0;
+	int *fds = NULL, err;
+
+	if (!eb->cg2 || ebee_cg2_scope(eb->cg2, &fds, &n, &root, &changed, desc, sizeof(desc)) ||
+	    !changed)
+		return;
+	err = ebee_loader_frame_scope(eb->loader, fds, n, m, sizeof(m));
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	if (err) {
+		logf_(eb, EBEE_LOG_WARN, "%s; framing attaches to the cgroup v2 root instead", m);
+		ebee_cg2_scope_failed(eb->cg2);
+		if (!ebee_cg2_scope(eb->cg2, &fds, &n, &root, &changed, desc, sizeof(desc)))
+			ebee_loader_frame_scope(eb->loader, NULL, 0, m, sizeof(m));
+		return;
+	}
+	logf_(eb, EBEE_LOG_INFO, "ebee: framing attaches to %s%s",
+	      root ? "the cgroup v2 root" : "cgroup(s) ", root ? "" : desc);
+}
+
+/* A workload socket the framing hook did not see (frame_missed): its cgroup
+ * joins the scope, unless it is in it already (then the report was one of
+ * the connections whose bytes came before its storage). With ctl held. */
+static void check_frame_missed(struct ebee *eb)
+{
+	uint64_t seq, cgid;
+	uint32_t wid;
+	char path[512];
+	int r;
+
+	if (!eb->cg2)
+		return;
+	seq = ebee_loader_frame_missed(eb->loader, &wid, &cgid);
+	if (seq == eb->frame_miss_seq)
+		return;
+	eb->frame_miss_seq = seq;
+	r = ebee_cg2_wl_missed(eb->cg2, wid, cgid, path, sizeof(path));
+	if (r > 0)
+		logf_(eb, EBEE_LOG_INFO,
+		      "ebee: pid %u: a connection in cgroup %s, outside the cgroups framing "
+		      "attaches to (its bytes so far went unseen: counted by length); "
+		      "framing attaches there too",
+		      wid, path);
+	else if (r < 0)
+		logf_(eb, EBEE_LOG_INFO,
+		      "ebee: pid %u: a connection in cgroup id %llu, which cannot be found "
+		      "(%s): framing attaches to the cgroup v2 root",
+		      wid, (unsigned long long)cgid, strerror(-r));
+}
+
 /* Make the kernel flags and the attached probe groups match the workloads.
  * Called with ctl held and lock NOT held: attaching can take seconds. */
 static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
@@ -401,6 +464,8 @@ static int sync_kernel(struct ebee *eb, char *msg, size_t msg_len)
 		      need & EBEE_PROBE_DGRAM ? "attached" : "detached");
 	}
 	need &= ~EBEE_PROBE_DGRAM;
+	if (need & EBEE_PROBE_SOCK_FRAME)
+		sync_frame_scope(eb);
 	if (need == ebee_loader_probes(eb->loader))
 		return 0;
 	ebee_probes_str(ebee_loader_probes(eb->loader), b1, sizeof(b1));
@@ -546,6 +611,8 @@ static void wl_mark_exited(struct ebee *eb, struct wl *w)
 	req = wl_requests(w);
 	pthread_mutex_unlock(&eb->lock);
 	ebee_dgram_workload_del(eb->dgram, w->pid);
+	if (eb->cg2)
+		ebee_cg2_wl_del(eb->cg2, w->pid);
 	logf_(eb, EBEE_LOG_INFO, "ebee: pid %d exited; %llu requests traced", w->pid,
 	      (unsigned long long)req);
 }
@@ -673,6 +740,7 @@ static void housekeeping(struct ebee *eb)
 		wl_auto(eb, w, now);
 		pthread_mutex_unlock(&eb->lock);
 	}
+	check_frame_missed(eb);
 	sync_kernel(eb, NULL, 0);
 	pthread_mutex_unlock(&eb->ctl);
 }
@@ -856,6 +924,10 @@ static int open_objects(struct ebee *eb, char *msg, size_t msg_len)
 			    eb->opts.max_conns, DGRAM_TIMEOUT_NS, &eb->dgram, eb->dgram_err,
 			    sizeof(eb->dgram_err)))
 		logf_(eb, EBEE_LOG_INFO, "%s", eb->dgram_err);
+	/* Framing's scope; without a cgroup v2 mount the root, whose
+	 * absence the loader reports when framing attaches. */
+	if (lo.sock_path && !eb->opts.no_framing)
+		ebee_cg2_open(&eb->cg2);
 	eb->epfd = ebee_loader_epoll_fd(eb->loader);
 	return 0;
 }
@@ -1031,6 +1103,7 @@ void ebee_close(struct ebee *eb)
 	ebee_grpc_close(eb->grpc);
 	ebee_dgram_close(eb->dgram);
 	ebee_loader_close(eb->loader);
+	ebee_cg2_close(eb->cg2);
 	pthread_mutex_destroy(&eb->lock);
 	pthread_mutex_destroy(&eb->ctl);
 	free(eb);
@@ -1255,6 +1328,9 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	if (err)
 		goto unlock;
 	trace_publish(eb, w, old, kflags);
+	/* Its sockets' cgroups, for the framing's scope: before the probes. */
+	if (eb->cg2 && ebee_cg2_wl_add(eb->cg2, pid, pid))
+		logf_(eb, EBEE_LOG_WARN, "ebee: pid %d: out of memory for its cgroups", pid);
 	err = sync_kernel(eb, msg, sizeof(msg));
 	if (err)
 		goto unwind;
@@ -1269,6 +1345,8 @@ unwind:
 	unlink_wl(eb, w);
 	pthread_mutex_unlock(&eb->lock);
 	ebee_loader_workload_del(eb->loader, pid);
+	if (eb->cg2)
+		ebee_cg2_wl_del(eb->cg2, pid);
 	sync_kernel(eb, NULL, 0);
 unlock:
 	pthread_mutex_unlock(&eb->ctl);
@@ -1298,6 +1376,8 @@ int ebee_stop_tracing(struct ebee *eb, pid_t pid)
 		ebee_loader_workload_del(eb->loader, pid);
 	ebee_grpc_workload_del(eb->grpc, pid); /* gRPC */
 	ebee_dgram_workload_del(eb->dgram, pid);
+	if (eb->cg2)
+		ebee_cg2_wl_del(eb->cg2, pid);
 	sync_kernel(eb, NULL, 0);
 	pthread_mutex_unlock(&eb->ctl);
 	free_wl(w);

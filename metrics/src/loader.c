@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cgv2.h"
 #include "ebee.h"
 #include "loader.h"
 #include "ebee.skel.h"
@@ -39,41 +40,29 @@ struct ebee_loader {
 	int nlinks[EBEE_NPROBE_GROUPS];
 	int ncpus;
 	uint32_t wl_epoch; /* last struct ebee_wl.epoch handed out */
-	int cg2_fd;	   /* cgroup v2 root, for the framing programs; -1 before */
-	/* The framing program's egress link (its ingress one is in links[]):
-	 * one program for both hooks, which libbpf's attach cannot express
-	 * (it takes the direction from the section name). -1 when none. */
-	int frame_egress_fd;
+	/* Where the framing program attaches (cgv2.h): directory fds of the
+	 * scope's cgroups, none for the cgroup v2 root; and, while its group
+	 * is live, its links, one per hook and cgroup (one program for both
+	 * hooks, which libbpf's attach cannot express: it takes the direction
+	 * from the section name). */
+	int *scope_fds;
+	size_t nscope;
+	int *frame_links;
+	size_t nframe_links;
 };
 
-/* The root of the cgroup v2 hierarchy, wherever it is mounted (/sys/fs/cgroup
- * on a unified host, /sys/fs/cgroup/unified on a hybrid one): the framing
- * programs attach there, so every socket of the host runs them (link-based
- * attachment: other programs on the root, and on any cgroup below, keep
- * running). The first cgroup2 mount of /proc/self/mountinfo whose root is
- * the hierarchy's root. */
+/* The root of the cgroup v2 hierarchy, wherever it is mounted: the
+ * framing program's attach point when no scope is set (cgv2.h). */
 static int cgroup2_root_open(void)
 {
-	char line[4096], root[1024], mnt[1024], *sep;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int fd = -ENOENT;
+	char mnt[1024];
+	int fd, err;
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		/* id parent maj:min root mountpoint opts ... - fstype source superopts */
-		sep = strstr(line, " - ");
-		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %1023s %1023s", root, mnt) != 2 || strcmp(root, "/"))
-			continue;
-		fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			fd = -errno;
-		break;
-	}
-	fclose(f);
-	return fd;
+	err = ebee_cg2_mount(mnt, sizeof(mnt));
+	if (err)
+		return err;
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* Group index from the lowest set bit of an enum ebee_probe value. */
@@ -384,8 +373,6 @@ int ebee_loader_open(const struct ebee_loader_opts *opts, struct ebee_loader **o
 	if (!k)
 		return -ENOMEM;
 	k->opts = *opts;
-	k->cg2_fd = -1;
-	k->frame_egress_fd = -1;
 	libbpf_set_print(libbpf_print_fn);
 	last_libbpf_msg[0] = 0;
 
@@ -412,15 +399,128 @@ fail:
 	return err;
 }
 
+static void close_fds(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+}
+
+static void frame_unlink(struct ebee_loader *k)
+{
+	close_fds(k->frame_links, k->nframe_links);
+	k->frame_links = NULL;
+	k->nframe_links = 0;
+	if (k->skel && k->skel->bss)
+		k->skel->bss->frame_scoped = 0;
+}
+
+/* The framing program on both hooks of each cgroup of the scope (the root
+ * when there is none), as links: they go when ebee does. On failure nothing
+ * new stays linked and msg says why. */
+static int frame_link(struct ebee_loader *k, int **out, size_t *nout, char *msg, size_t msg_len)
+{
+	static const enum bpf_attach_type hooks[] = { BPF_CGROUP_INET_INGRESS,
+						      BPF_CGROUP_INET_EGRESS };
+	size_t ncg = k->nscope ? k->nscope : 1, n = 0;
+	int prog = bpf_program__fd(k->skel->progs.frame_io), root = -1, err = 0;
+	int *links;
+
+	links = malloc(2 * ncg * sizeof(*links));
+	if (!links)
+		return -ENOMEM;
+	if (!k->nscope) {
+		root = cgroup2_root_open();
+		if (root < 0) {
+			free(links);
+			snprintf(msg, msg_len,
+				 "ebee: framing needs the cgroup v2 hierarchy mounted: %s",
+				 strerror(-root));
+			return root;
+		}
+	}
+	for (size_t i = 0; i < ncg && !err; i++)
+		for (int h = 0; h < 2 && !err; h++) {
+			int fd = bpf_link_create(prog, k->nscope ? k->scope_fds[i] : root, hooks[h],
+						 NULL);
+
+			if (fd < 0) {
+				err = -errno;
+				snprintf(msg, msg_len,
+					 "ebee: cannot attach frame_io to a cgroup's %s hook: %s",
+					 h ? "egress" : "ingress", strerror(-err));
+			} else {
+				links[n++] = fd;
+			}
+		}
+	if (root >= 0)
+		close(root);
+	if (err) {
+		close_fds(links, n);
+		return err;
+	}
+	*out = links;
+	*nout = n;
+	return 0;
+}
+
+int ebee_loader_frame_scope(struct ebee_loader *k, const int *cgfds, size_t n, char *msg,
+			    size_t msg_len)
+{
+	int *fds = NULL, *old_fds = k->scope_fds, *links = NULL, err;
+	size_t old_n = k->nscope, nlinks = 0;
+
+	if (n) {
+		fds = malloc(n * sizeof(*fds));
+		if (!fds)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			fds[i] = fcntl(cgfds[i], F_DUPFD_CLOEXEC, 3);
+			if (fds[i] < 0) {
+				err = -errno;
+				close_fds(fds, i);
+				return err;
+			}
+		}
+	}
+	k->scope_fds = fds;
+	k->nscope = n;
+	if (k->probes & EBEE_PROBE_SOCK_FRAME) {
+		/* The new links before the old go: in between a packet may be
+		 * walked twice, which the sequence check makes a no-op; never
+		 * none. */
+		err = frame_link(k, &links, &nlinks, msg, msg_len);
+		if (err) {
+			close_fds(fds, n);
+			k->scope_fds = old_fds;
+			k->nscope = old_n;
+			return err;
+		}
+		close_fds(k->frame_links, k->nframe_links);
+		k->frame_links = links;
+		k->nframe_links = nlinks;
+		k->skel->bss->frame_scoped = n > 0;
+	}
+	close_fds(old_fds, old_n);
+	return 0;
+}
+
+uint64_t ebee_loader_frame_missed(struct ebee_loader *k, uint32_t *wid, uint64_t *cgid)
+{
+	uint64_t seq = __atomic_load_n(&k->skel->bss->frame_miss_seq, __ATOMIC_ACQUIRE);
+
+	*wid = __atomic_load_n(&k->skel->bss->frame_miss_wid, __ATOMIC_RELAXED);
+	*cgid = __atomic_load_n(&k->skel->bss->frame_miss_cg, __ATOMIC_RELAXED);
+	return seq;
+}
+
 static void detach_group(struct ebee_loader *k, int g)
 {
 	for (int i = 0; i < k->nlinks[g]; i++)
 		bpf_link__destroy(k->links[g][i]);
 	k->nlinks[g] = 0;
-	if (g == group_idx(EBEE_PROBE_SOCK_FRAME) && k->frame_egress_fd >= 0) {
-		close(k->frame_egress_fd);
-		k->frame_egress_fd = -1;
-	}
+	if (g == group_idx(EBEE_PROBE_SOCK_FRAME))
+		frame_unlink(k);
 }
 
 void ebee_loader_close(struct ebee_loader *k)
@@ -435,8 +535,7 @@ void ebee_loader_close(struct ebee_loader *k)
 			close(k->ring_fds[i]);
 	free(k->ring_fds);
 	ebee_bpf__destroy(k->skel);
-	if (k->cg2_fd >= 0)
-		close(k->cg2_fd);
+	close_fds(k->scope_fds, k->nscope);
 	free(k);
 }
 
@@ -445,20 +544,15 @@ static int attach_group(struct ebee_loader *k, unsigned int bit, char *msg, size
 	struct bpf_program *progs[MAX_GROUP_PROGS];
 	int g = group_idx(bit), n, err;
 
-	n = group_progs(k, bit, progs);
-	if (bit == EBEE_PROBE_SOCK_FRAME && k->cg2_fd < 0) {
-		k->cg2_fd = cgroup2_root_open();
-		if (k->cg2_fd < 0) {
-			snprintf(msg, msg_len,
-				 "ebee: framing needs the cgroup v2 hierarchy mounted: %s",
-				 strerror(-k->cg2_fd));
-			return k->cg2_fd;
-		}
+	if (bit == EBEE_PROBE_SOCK_FRAME) {
+		err = frame_link(k, &k->frame_links, &k->nframe_links, msg, msg_len);
+		if (!err)
+			k->skel->bss->frame_scoped = k->nscope > 0;
+		return err;
 	}
+	n = group_progs(k, bit, progs);
 	for (int i = 0; i < n; i++) {
-		struct bpf_link *l = bit == EBEE_PROBE_SOCK_FRAME
-					 ? bpf_program__attach_cgroup(progs[i], k->cg2_fd)
-					 : bpf_program__attach(progs[i]);
+		struct bpf_link *l = bpf_program__attach(progs[i]);
 
 		if (!l) {
 			err = -errno;
@@ -469,20 +563,6 @@ static int attach_group(struct ebee_loader *k, unsigned int bit, char *msg, size
 			return err;
 		}
 		k->links[g][k->nlinks[g]++] = l;
-	}
-	if (bit == EBEE_PROBE_SOCK_FRAME) {
-		/* The same program on the egress hook (it tells the direction
-		 * from the skb). A link, so it goes when ebee does. */
-		k->frame_egress_fd = bpf_link_create(bpf_program__fd(progs[0]), k->cg2_fd,
-						     BPF_CGROUP_INET_EGRESS, NULL);
-		if (k->frame_egress_fd < 0) {
-			err = -errno;
-			snprintf(msg, msg_len, "ebee: cannot attach %s to the egress hook: %s",
-				 bpf_program__name(progs[0]), strerror(-err));
-			k->frame_egress_fd = -1;
-			detach_group(k, g);
-			return err;
-		}
 	}
 	return 0;
 }

@@ -66,6 +66,16 @@ int ebee_loader_conn_adopt(struct ebee_loader *k, uint32_t tgid, uint32_t fd);
  * address, 0 for IPv6); the first read or write of workload wid claims it. */
 int ebee_loader_sconn_adopt(struct ebee_loader *k, uint32_t wid, const struct ebee_adopt_key *key);
 bool ebee_loader_sock_path(const struct ebee_loader *k);
+/* Framing: the cgroups (open v2 directory fds, dup'd here) the framing
+ * program attaches to, none for the cgroup v2 root (cgv2.h says why a
+ * scope). While it is attached the links move at once, the new made before
+ * the old go; on failure the old scope stays and msg says why. */
+int ebee_loader_frame_scope(struct ebee_loader *k, const int *cgfds, size_t n, char *msg,
+			    size_t msg_len);
+/* The kernel's last report of a workload socket the framing hook did not
+ * see (frame_missed in bpf/ebee.bpf.c): a count of reports so far (a change
+ * means a new one), with the workload and the socket's cgroup id. */
+uint64_t ebee_loader_frame_missed(struct ebee_loader *k, uint32_t *wid, uint64_t *cgid);
 /* Framing counters of workload wid (zero until its first framed
  * connection); -ENOENT if none yet. */
 int ebee_loader_fstat(struct ebee_loader *k, uint32_t wid, struct ebee_fstat *out);

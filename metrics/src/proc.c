@@ -105,17 +105,10 @@ int ebee_proc_accepted_fds(pid_t pid, int **out, size_t *n_out)
 	return 0;
 }
 
-/* A socket fd of the process: its number and its inode. */
-struct sock_fd {
-	int fd;
-	unsigned long inode;
-};
-
-/* The socket fds of /proc/PID/fd, in *out (n of them; may be none). */
-static int socket_fds(pid_t pid, struct sock_fd **out, size_t *n_out)
+int ebee_proc_socket_fds(pid_t pid, struct ebee_proc_sockfd **out, size_t *n_out)
 {
 	char dir[64], path[320], target[64];
-	struct sock_fd *v = NULL;
+	struct ebee_proc_sockfd *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
@@ -138,7 +131,8 @@ static int socket_fds(pid_t pid, struct sock_fd **out, size_t *n_out)
 		if (sscanf(target, "socket:[%lu]", &inode) != 1)
 			continue;
 		if (n == cap) {
-			struct sock_fd *t = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*t));
+			struct ebee_proc_sockfd *t =
+				realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*t));
 
 			if (!t) {
 				closedir(d);
@@ -147,7 +141,7 @@ static int socket_fds(pid_t pid, struct sock_fd **out, size_t *n_out)
 			}
 			v = t;
 		}
-		v[n++] = (struct sock_fd){ atoi(de->d_name), inode };
+		v[n++] = (struct ebee_proc_sockfd){ atoi(de->d_name), inode };
 	}
 	closedir(d);
 	*out = v;
@@ -167,10 +161,10 @@ int ebee_proc_accepted_conns(pid_t pid, struct ebee_proc_conn **out, size_t *n_o
 	size_t ns = 0, cap = 0, nsk = 0, nfd = 0, nl = 0;
 	struct ebee_proc_conn *fds = NULL;
 	unsigned int *lports = NULL;
-	struct sock_fd *sk = NULL;
+	struct ebee_proc_sockfd *sk = NULL;
 	int err;
 
-	err = socket_fds(pid, &sk, &nsk);
+	err = ebee_proc_socket_fds(pid, &sk, &nsk);
 	if (err)
 		return err;
 	if (!nsk)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A process's accepted TCP connections, seen through /proc (internal). */
+/* A process's sockets and accepted TCP connections, seen through /proc (internal). */
 #ifndef EBEE_PROC_H
 #define EBEE_PROC_H
 
@@ -21,5 +21,13 @@ struct ebee_proc_conn {
 	uint32_t raddr;
 };
 int ebee_proc_accepted_conns(pid_t pid, struct ebee_proc_conn **out, size_t *n);
+
+/* The socket fds of /proc/PID/fd (any kind), with their inodes, into a
+ * malloc'd array (may be empty). 0 or a negative errno. */
+struct ebee_proc_sockfd {
+	int fd;
+	unsigned long inode;
+};
+int ebee_proc_socket_fds(pid_t pid, struct ebee_proc_sockfd **out, size_t *n);
 
 #endif
