@@ -37,6 +37,7 @@
 # BENCH_REDIS_N, BENCH_H2_N, BENCH_H1_N (requests a run in sections 5, 6 and 7: 400000,
 # 200000, 200000),
 # BENCH_INRUN_ROUNDS (1b's rounds, default 15; 0: none), BENCH_INRUN_SECS (1b's phase length, 2),
+# BENCH_SRV_CGROUP (1: the servers in a cgroup v2 of their own, the default; 0: in the bench's),
 # BENCH_BASE_EBEE (another build's ebee binary: adds a column "base", its socket
 # path, to compare two versions side by side; section 1 also prints the median
 # of socket / base per round).
@@ -52,11 +53,16 @@ secs=${BENCH_SECS:-3}
 tmp=$(mktemp -d /tmp/ebee-bench.XXXXXX)
 mcpid=""
 epids=()
+srvcg=
 cleanup() {
 	[ -n "$mcpid" ] && kill "$mcpid" 2>/dev/null
 	for p in "${epids[@]}"; do kill "$p" 2>/dev/null; done
 	sysctl -qw kernel.bpf_stats_enabled=0
 	wait 2>/dev/null
+	# the servers' cgroup, once they have gone (they may take a moment to exit)
+	if [ -n "$srvcg" ]; then
+		for _ in $(seq 50); do rmdir "$srvcg" 2>/dev/null && break; sleep 0.1; done
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -162,7 +168,28 @@ PY
 }
 
 port=$(free_port)
-mcpid=$(start_memcached "$port") || exit 1
+# The servers (memcached, and redis and nginx in sections 5-7) run in a cgroup v2 of their
+# own, as a service unit or a container would have them, their clients (memcaslap, loadgen,
+# redis-benchmark, h2load) where the bench runs: ebee's framing program attaches to the
+# cgroups of the traced server's sockets (docs/design.md 4.9, "Scope"), so the clients'
+# packets, a neighbour's, do not run it. BENCH_SRV_CGROUP=0: the servers in the bench's
+# own cgroup (as before 2026-12-06: on a host whose processes are all in the root, the
+# framing program then runs for every packet of the host).
+srvcg=
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ "${BENCH_SRV_CGROUP:-1}" = 1 ] && [ -n "$cg2" ] && mkdir "$cg2/ebee-bench-$$" 2>/dev/null; then
+	srvcg=$cg2/ebee-bench-$$
+	echo "note: the servers in cgroup ${srvcg#"$cg2"}, their clients in $(sed -n 's/^0:://p' /proc/self/cgroup)"
+else
+	echo "note: the servers in the bench's own cgroup$([ -n "$cg2" ] || echo " (no cgroup v2 mounted)")"
+fi
+# in_srvcg CMD...: CMD in the servers' cgroup (this shell stays where it is: call it in a
+# subshell, `( in_srvcg ... ) &` or `$(in_srvcg ...)`).
+in_srvcg() {
+	[ -z "$srvcg" ] || echo "$BASHPID" >"$srvcg/cgroup.procs" || return 1
+	"$@"
+}
+mcpid=$(in_srvcg start_memcached "$port") || exit 1
 memcaslap -s 127.0.0.1:$port -T 2 -c 32 -t 1s >/dev/null 2>&1 # warm-up, fills the cache
 
 # Section 1 measures the steady state: each run begins with BENCH_WARM seconds (default 1;
@@ -372,7 +399,7 @@ if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/nu
 	echo "5. skipped: redis-server or redis-benchmark missing (make deps)"
 else
 rport=$(free_port)
-redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+(in_srvcg exec redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp") >"$tmp/redis.log" 2>&1 &
 rpid=$!
 epids+=($rpid)
 for _ in $(seq 100); do port_accepts "$rport" && break; sleep 0.05; done
@@ -447,7 +474,7 @@ nginx_conf "$tmp/nginx" "	server {
 		listen 127.0.0.1:$hport http2;
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 	}" off || fail "cannot write nginx.conf"
-nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf" </dev/null >/dev/null 2>&1 &
+(in_srvcg exec nginx -p "$tmp/nginx" -e "$tmp/nginx/error.log" -c "$tmp/nginx/nginx.conf") </dev/null >/dev/null 2>&1 &
 hpid=$!
 epids+=($hpid)
 for _ in $(seq 100); do port_accepts "$hport" && break; sleep 0.05; done
@@ -529,7 +556,7 @@ nginx_conf "$tmp/ngx7" "	server {
 		ssl_certificate_key $tmp/ngx7/key.pem;
 		location / { default_type text/plain; return 200 \"ok\\n\"; }
 	}" off || { echo "7. cannot write nginx.conf" >&2; exit 1; }
-nginx -p "$tmp/ngx7" -e "$tmp/ngx7/error.log" -c "$tmp/ngx7/nginx.conf" </dev/null >/dev/null 2>&1 &
+(in_srvcg exec nginx -p "$tmp/ngx7" -e "$tmp/ngx7/error.log" -c "$tmp/ngx7/nginx.conf") </dev/null >/dev/null 2>&1 &
 npid=$!
 epids+=($npid)
 for _ in $(seq 100); do port_accepts "$n2port" && break; sleep 0.05; done
