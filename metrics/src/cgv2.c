@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 
 #include "cgv2.h"
 #include "proc.h"
+#include "procfs.h"
 
 #define CG_PATH_MAX	 512
 #define TCP_LISTEN_STATE 10 /* include/net/tcp_states.h */
@@ -405,12 +407,34 @@ static int wl_add_path(struct cg_wl *w, const char *path)
 	return 0;
 }
 
-int ebee_cg2_wl_add(struct ebee_cg2 *cg, uint32_t wid, pid_t pid)
+/* Process pid's cgroup and its listeners'; the root for what cannot be read
+ * (its cgroup removed, another namespace not entered), except that a worker
+ * gone since it was listed is skipped: nothing of it is left to cover. */
+static int wl_add_pid(struct ebee_cg2 *cg, struct cg_wl *w, pid_t pid, bool worker)
 {
 	char path[CG_PATH_MAX];
-	struct cg_wl *w, *t;
 	uint64_t *ids = NULL;
 	size_t n = 0;
+	int err;
+
+	err = ebee_cg2_of_pid(pid, path, sizeof(path));
+	if (err == -ENOENT && worker && kill(pid, 0) && errno == ESRCH)
+		return 0;
+	if (err || ebee_cg2_listeners(pid, &ids, &n))
+		return wl_add_path(w, "/");
+	err = wl_add_path(w, path);
+	for (size_t i = 0; i < n && !err; i++)
+		err = ebee_cg2_of_id(cg, ids[i], path, sizeof(path)) ? wl_add_path(w, "/")
+								     : wl_add_path(w, path);
+	free(ids);
+	return err;
+}
+
+int ebee_cg2_wl_add(struct ebee_cg2 *cg, uint32_t wid, pid_t pid, bool children)
+{
+	struct cg_wl *w, *t;
+	pid_t *kids = NULL;
+	size_t nkids = 0;
 	int err;
 
 	ebee_cg2_wl_del(cg, wid);
@@ -420,14 +444,16 @@ int ebee_cg2_wl_add(struct ebee_cg2 *cg, uint32_t wid, pid_t pid)
 	cg->wls = t;
 	w = &cg->wls[cg->nwls++];
 	*w = (struct cg_wl){ .wid = wid };
-	/* Unknown: the root, which covers everything. */
-	if (ebee_cg2_of_pid(pid, path, sizeof(path)) || ebee_cg2_listeners(pid, &ids, &n))
+	/* pid 1 with its descendants is every process: the root. */
+	if (pid == 1 && children)
 		return wl_add_path(w, "/");
-	err = wl_add_path(w, path);
-	for (size_t i = 0; i < n && !err; i++)
-		err = ebee_cg2_of_id(cg, ids[i], path, sizeof(path)) ? wl_add_path(w, "/")
-								     : wl_add_path(w, path);
-	free(ids);
+	err = wl_add_pid(cg, w, pid, false);
+	/* Workers that exist already may sit in cgroups of their own. */
+	if (!err && children && !procfs_descendants(pid, &kids, &nkids)) {
+		for (size_t i = 0; i < nkids && !err; i++)
+			err = wl_add_pid(cg, w, kids[i], true);
+		free(kids);
+	}
 	return err;
 }
 

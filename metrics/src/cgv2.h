@@ -66,8 +66,9 @@ int ebee_cg2_listeners(pid_t pid, uint64_t **ids, size_t *n);
 /* ---- the framing scope: the cgroups of each traced workload's sockets */
 
 /* The cgroups workload wid's sockets are known to be in: pid's own and its
- * listeners'. Any that cannot be read makes it the root. */
-int ebee_cg2_wl_add(struct ebee_cg2 *cg, uint32_t wid, pid_t pid);
+ * listeners', and with children those of its descendants now alive. Any
+ * that cannot be read makes it the root, as pid 1 with children does. */
+int ebee_cg2_wl_add(struct ebee_cg2 *cg, uint32_t wid, pid_t pid, bool children);
 void ebee_cg2_wl_del(struct ebee_cg2 *cg, uint32_t wid);
 /* A socket of workload wid in cgroup id that the framing hook did not see.
  * 1 when that cgroup is new to the scope (the caller re-attaches: see

@@ -1329,7 +1329,7 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 		goto unlock;
 	trace_publish(eb, w, old, kflags);
 	/* Its sockets' cgroups, for the framing's scope: before the probes. */
-	if (eb->cg2 && ebee_cg2_wl_add(eb->cg2, pid, pid))
+	if (eb->cg2 && ebee_cg2_wl_add(eb->cg2, pid, pid, !no_children))
 		logf_(eb, EBEE_LOG_WARN, "ebee: pid %d: out of memory for its cgroups", pid);
 	err = sync_kernel(eb, msg, sizeof(msg));
 	if (err)

@@ -11,6 +11,8 @@
 #     then CONFIG SET port): the first connection's bytes go unseen, the kernel side
 #     reports the server reading them (frame_missed), ebee attaches to C too and says so;
 #     the connections after it are framed and every command is counted.
+#  4. A worker of the traced process in a cgroup of its own (D) with a listener there, made
+#     before ebee starts: D is in the scope from the start (the descendants are read too).
 # The counts are redis's own (total_commands_processed).
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
@@ -22,12 +24,12 @@ cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$cg2" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
 
 base=ebee-scope-$$
-for c in own a b c; do mkdir "$cg2/$base-$c" || fail "cannot make $cg2/$base-$c"; done
+for c in own a b c d; do mkdir "$cg2/$base-$c" || fail "cannot make $cg2/$base-$c"; done
 scope_cleanup() {
 	local rc=$? p c
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	for c in own a b c; do
+	for c in own a b c d; do
 		rmdir "$cg2/$base-$c" 2>/dev/null || sleep 0.5
 		rmdir "$cg2/$base-$c" 2>/dev/null
 	done
@@ -126,4 +128,47 @@ a=$(cmds "$port2")
 ebee_off later
 # CONFIG SET ran traced, before $b was read: one command more than the delta.
 check later $((a - b + 2))
+kill "$rpid"
+wait "$rpid" 2>/dev/null
+
+# 4. A worker elsewhere: a parent in OWN forks a child, the test moves the child to D, and
+# only then does the child listen (so its listener is D's).
+port=$(free_port)
+(
+	echo "$BASHPID" >"$cg2/$base-own/cgroup.procs" || exit 1
+	exec python3 - "$port" "$tmp/moved" <<'PY'
+import os, socket, sys, time
+port, flag = int(sys.argv[1]), sys.argv[2]
+child = os.fork()
+if child == 0:
+    while not os.path.exists(flag):
+        time.sleep(0.02)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(8)
+    time.sleep(120)
+    sys.exit(0)
+print(child, flush=True)
+time.sleep(120)
+PY
+) >"$tmp/fork.out" 2>&1 &
+ppid=$!
+pids+=("$ppid")
+for _ in $(seq 100); do [ -s "$tmp/fork.out" ] && break; sleep 0.05; done
+kid=$(head -1 "$tmp/fork.out")
+[ -n "$kid" ] || fail "the forking server did not start: $(cat "$tmp/fork.out")"
+pids+=("$kid")
+echo "$kid" >"$cg2/$base-d/cgroup.procs" || fail "cannot move the worker to $base-d"
+touch "$tmp/moved"
+for _ in $(seq 100); do port_accepts "$port" && break; sleep 0.05; done
+port_accepts "$port" || fail "the worker does not listen"
+ebee_on worker "$ppid" -v
+line=$(grep "framing attaches to cgroup(s)" "$tmp/worker.err")
+for c in own d; do
+	echo "$line" | grep -q "/$base-$c\b" || fail "scope without /$base-$c: $line"
+done
+[ "$(frame_links "$cg2/$base-d")" = 2 ] || fail "frame_io is not on $base-d's hooks"
+ebee_off worker
+echo "ok: a worker with its listener in $base-d: ${line#ebee: }"
 echo PASS
