@@ -456,7 +456,7 @@ __u32 wl_gen;
  * the workload in another cgroup (its listener made before the process moved,
  * or handed over by systemd) goes unseen. The server's read of bytes the hook
  * never saw tells: the socket's cgroup id is left here, with its workload,
- * for user space to attach there too (metrics/src/framecg.c). One slot; a
+ * for user space to attach there too (metrics/src/cgv2.c). One slot; a
  * cgroup overwritten by another in the same housekeeping round is reported
  * again by its next connection. */
 __u32 frame_scoped;

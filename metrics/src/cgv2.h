@@ -12,8 +12,9 @@
  * workloads' sockets are in: a socket belongs to the cgroup of the process
  * that made it (an accepted one to its listener's), which is the workload's
  * own unless its listeners were made elsewhere (before the process was
- * moved; by systemd, for socket activation). Those are read at the start
- * from the kernel's socket diagnostics (their cgroup ids); what happens later
+ * moved; by systemd, for socket activation) or its workers sit in cgroups of
+ * their own. Those are read at the start (the processes' cgroups, and their
+ * listeners' from the kernel's socket diagnostics); what happens later
  * (a listener made after a move) the kernel side reports when the server
  * reads bytes the hook never saw (frame_missed, bpf/ebee.bpf.c), and the
  * scope grows to that cgroup. Wherever anything is unknown, the root.
