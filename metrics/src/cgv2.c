@@ -82,21 +82,27 @@ bool ebee_cg2_covers(const char *anc, const char *path)
 size_t ebee_cg2_reduce(char **paths, size_t n)
 {
 	size_t out = 0;
+	bool *drop;
 
-	for (size_t i = 0; i < n; i++) {
-		bool drop = false;
-
+	/* Judged against the whole set first, freed after: a path dropped
+	 * may still be what covers a later one. */
+	drop = calloc(n ? n : 1, sizeof(*drop));
+	if (!drop)
+		return n; /* no memory: kept as they are (a packet may be walked twice) */
+	for (size_t i = 0; i < n; i++)
 		/* Covered by another: by a different path, or by the same path
 		 * earlier in the list (the first copy stays). */
-		for (size_t j = 0; j < n && !drop; j++)
+		for (size_t j = 0; j < n && !drop[i]; j++)
 			if (j != i && ebee_cg2_covers(paths[j], paths[i]) &&
 			    (strcmp(paths[j], paths[i]) || j < i))
-				drop = true;
-		if (drop)
+				drop[i] = true;
+	for (size_t i = 0; i < n; i++) {
+		if (drop[i])
 			free(paths[i]);
 		else
 			paths[out++] = paths[i];
 	}
+	free(drop);
 	return out;
 }
 
