@@ -43,7 +43,7 @@ struct ebee_cg2 {
 	size_t nwls;
 	char **applied; /* the scope last handed out (reduced) */
 	size_t napplied;
-	bool force_root; /* ebee_cg2_scope_failed(): the root from then on */
+	bool force_root; /* the root from then on: a scope failed or went away */
 };
 
 int ebee_cg2_mount(char *buf, size_t len)
@@ -555,9 +555,8 @@ int ebee_cg2_scope(struct ebee_cg2 *cg, int **fds_out, size_t *n_out, bool *root
 	*n_out = 0;
 	if (desc_len)
 		desc[0] = 0;
-	for (size_t i = 0; i < n && desc_len; i++)
-		off += snprintf(desc + off, off < desc_len ? desc_len - off : 0, "%s%s",
-				i ? " " : "", all[i]);
+	for (size_t i = 0; i < n && off < desc_len; i++)
+		off += snprintf(desc + off, desc_len - off, "%s%s", i ? " " : "", all[i]);
 	if (!*changed)
 		goto out;
 	if (!*root && n) {
@@ -569,11 +568,17 @@ int ebee_cg2_scope(struct ebee_cg2 *cg, int **fds_out, size_t *n_out, bool *root
 		for (size_t i = 0; i < n; i++) {
 			fds[i] = ebee_cg2_open_path(cg, all[i]);
 			if (fds[i] < 0) {
-				err = fds[i];
+				/* Removed since it was read (its processes gone,
+				 * a socket of it still open): the root from now
+				 * on, rather than a scope retried and missed at
+				 * every round. */
 				while (i--)
 					close(fds[i]);
 				free(fds);
-				goto out;
+				free_paths(all, n);
+				cg->force_root = true;
+				return ebee_cg2_scope(cg, fds_out, n_out, root, changed, desc,
+						      desc_len);
 			}
 		}
 		*fds_out = fds;
