@@ -421,7 +421,7 @@ tests-build: all $(UNIT_BINS) $(INTEG_BINS) $(BENCH_BINS)
 # fuzz under ASan+UBSan, about half a minute), then every unit and integration test on this
 # host and, beside them at the same priority, the VM lane (tests/vm: Debian 12 guests under
 # qemu, 6.1 and 6.12, cgroup v2 under systemd, the integration suite inside them), ending with one
-# closing line that sums the host and the guests (tests/suite.sh; 22-26 minutes on a
+# closing line that sums the host and the guests (tests/suite.sh; 22-30 minutes on a
 # fresh 2-CPU machine, the guest image built from the mirror included). `make test-host` is
 # the host alone, for quick iterations (tests/suite.sh --no-vm); `make vm` the lane alone;
 # `make test-all` is `make test`.
