@@ -3,6 +3,7 @@
  * The cgroup v2 hierarchy for libebee: its mount, a process's and a socket's
  * cgroup, and the framing scope (cgv2.h says why a scope).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -179,6 +180,46 @@ int ebee_cg2_of_pid(pid_t pid, char *buf, size_t len)
 	return err;
 }
 
+/* The cgroup below directory fd dir (whose path is `path`, "" for the root)
+ * whose directory's inode is id (a kernfs node's inode number is its id),
+ * its path into buf; true when found. Cgroup trees are small; depth bounded. */
+static bool find_ino(int dir, const char *path, uint64_t id, int depth, char *buf, size_t len)
+{
+	struct stat st;
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+	int fd;
+
+	if (!fstat(dir, &st) && st.st_ino == id)
+		return snprintf(buf, len, "%s", path[0] ? path : "/") < (int)len;
+	if (depth >= 32)
+		return false;
+	fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!found && (de = readdir(d))) {
+		char sub[CG_PATH_MAX];
+		int c;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >= (int)sizeof(sub))
+			continue;
+		c = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (c < 0)
+			continue;
+		found = find_ino(c, sub, id, depth + 1, buf, len);
+		close(c);
+	}
+	closedir(d);
+	return found;
+}
+
 int ebee_cg2_of_id(const struct ebee_cg2 *cg, uint64_t id, char *buf, size_t len)
 {
 	struct {
@@ -192,6 +233,10 @@ int ebee_cg2_of_id(const struct ebee_cg2 *cg, uint64_t id, char *buf, size_t len
 
 	h.id = id;
 	fd = open_by_handle_at(cg->root_fd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Without CAP_DAC_READ_SEARCH (parties' unit does not keep it): the
+	 * tree, by inode. */
+	if (fd < 0 && errno == EPERM)
+		return find_ino(cg->root_fd, "", id, 0, buf, len) ? 0 : -ENOENT;
 	if (fd < 0)
 		return -errno;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -422,6 +467,8 @@ static int wl_add_pid(struct ebee_cg2 *cg, struct cg_wl *w, pid_t pid, bool work
 	uint64_t *ids = NULL;
 	size_t n = 0;
 	int err;
+	struct stat st;
+	uint64_t own = 0;
 
 	err = ebee_cg2_of_pid(pid, path, sizeof(path));
 	if (err == -ENOENT && worker && kill(pid, 0) && errno == ESRCH)
@@ -429,9 +476,16 @@ static int wl_add_pid(struct ebee_cg2 *cg, struct cg_wl *w, pid_t pid, bool work
 	if (err || ebee_cg2_listeners(pid, &ids, &n))
 		return wl_add_path(w, "/");
 	err = wl_add_path(w, path);
-	for (size_t i = 0; i < n && !err; i++)
+	/* Its own cgroup's id (the directory's inode): listeners there, the
+	 * common case, need no lookup by id. */
+	if (!fstatat(cg->root_fd, strcmp(path, "/") ? path + 1 : ".", &st, 0))
+		own = st.st_ino;
+	for (size_t i = 0; i < n && !err; i++) {
+		if (ids[i] == own)
+			continue;
 		err = ebee_cg2_of_id(cg, ids[i], path, sizeof(path)) ? wl_add_path(w, "/")
 								     : wl_add_path(w, path);
+	}
 	free(ids);
 	return err;
 }
