@@ -142,7 +142,7 @@ struct cfg_workload {
 	char feed[CFG_PATH_LEN]; /* client feed ("t_ms p99_us rps" lines), or "" */
 	int feed_line;		 /* of the key that named it: feed or source = client:PATH */
 	enum ebee_mode ebee_mode;
-	enum cfg_lat ebee_latency; /* default sojourn (README "Which latency feeds parties") */
+	enum cfg_lat ebee_latency; /* default sojourn (docs/design.md 5.3) */
 	/* act on figures ebee marks untrusted (its framing cannot count them
 	 * exactly: ebee_stats.untrusted); default no: such an interval is stale */
 	bool trust_unframed;

@@ -59,7 +59,7 @@ enum ebee_probe {
 	EBEE_PROBE_SOCK_FRAME = 1u << 10, /* cgroup_skb ingress/egress: bytes for the framers */
 };
 
-/* Which kernel hooks find requests (README "Two paths"). */
+/* Which kernel hooks find requests (docs/usage.md "Two paths"). */
 enum ebee_path {
 	EBEE_PATH_AUTO = 0, /* socket when the kernel has its tracepoints, else syscall */
 	EBEE_PATH_SOCKET,   /* sock:* tracepoints; requests keyed by socket */
@@ -67,7 +67,7 @@ enum ebee_path {
 };
 
 /* How the socket path's request hooks (I/O and data arrival) attach to the
- * kernel (README "Two paths"). The handshake/close hook is always the
+ * kernel (docs/usage.md "Two paths"). The handshake/close hook is always the
  * sock:inet_sock_set_state tracepoint (Linux >= 4.16). */
 enum ebee_attach {
 	EBEE_ATTACH_AUTO = 0, /* per hook: tp_btf where its tracepoint exists, else fentry */
