@@ -47,10 +47,11 @@ LAYERS := bpf common metrics/include metrics/src metrics/cli actuators/include a
 MAY_bpf                := bpf BUILD
 MAY_common             := common
 MAY_metrics/include    := metrics/include
-# libebee is installed alone: of common/ only what it compiles in (procfs.c, window.c) or
-# what is header-only (opts.h)
+# libebee is installed alone: of common/ only what it compiles in (procfs.c, window.c,
+# cgroupfs.c) or what is header-only (opts.h)
 MAY_metrics/src        := metrics/src metrics/include common/procfs.h common/window.h \
-			  common/opts.h bpf/ebee_common.h bpf/ebee_dgram.h bpf/frame BUILD
+			  common/cgroupfs.h common/opts.h bpf/ebee_common.h bpf/ebee_dgram.h \
+			  bpf/frame BUILD
 MAY_metrics/cli        := metrics/cli metrics/include common
 MAY_actuators/include  := actuators/include common
 MAY_actuators          := actuators/include actuators common
@@ -106,12 +107,14 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # ---------------------------------------------------------------- libraries
-# common/procfs.c (processes read from /proc) and common/window.c (the request window, which the
-# simulator uses too) are compiled into libebee as well: libebee.a and
-# libebee.so are installed alone, so they cannot lean on libcommon.a; the version script keeps
-# it unexported from the .so, and the installed .a is sealed the same way ($(LIBEBEE_DIST)). A
-# program built here that links both archives takes one copy (the same object).
-EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/framers/*.c) common/procfs.c common/window.c
+# common/procfs.c (processes read from /proc), common/window.c (the request window, which the
+# simulator uses too) and common/cgroupfs.c (cgroup mounts and membership) are compiled into
+# libebee as well: libebee.a and libebee.so are installed alone, so they cannot lean on
+# libcommon.a; the version script keeps them unexported from the .so, and the installed .a is
+# sealed the same way ($(LIBEBEE_DIST)). A program built here that links both archives takes
+# one copy (the same object).
+EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/framers/*.c) common/procfs.c common/window.c \
+	     common/cgroupfs.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
