@@ -1,7 +1,8 @@
 # One non-recursive Makefile for the whole tree. Every artefact lands in build/.
 #
 # Layout conventions the rules below rely on (add a file, not a rule):
-#   bpf/*.bpf.c                 -> build/bpf/*.bpf.o and build/*.skel.h
+#   bpf/*.bpf.c                 -> build/bpf/*.bpf.o and build/*.skel.h (the product's programs)
+#   tests/bench/*.bpf.c         -> build/tests/bench/*.bpf.o and build/*.skel.h (a bench's own)
 #   metrics/src/*.c             -> build/libebee.a        (the tracing core)
 #   metrics/cli/*.c             -> build/ebee             (the CLI)
 #   actuators/*.c               -> build/libact.a
@@ -106,6 +107,21 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# Benchmarks' own BPF programs (test code, not the product's): built the same way, the
+# skeleton beside the product's in build/, found there by the benchmark that includes it.
+BENCH_BPF_SRCS := $(wildcard tests/bench/*.bpf.c)
+BENCH_SKELS    := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(BENCH_BPF_SRCS))
+$(BUILD)/tests/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $(@:.o=.tmp.o)
+	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
+	$(Q)rm -f $(@:.o=.tmp.o)
+
+$(BENCH_SKELS): $(BUILD)/%.skel.h: $(BUILD)/tests/bench/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
 # ---------------------------------------------------------------- libraries
 # common/procfs.c (processes read from /proc), common/window.c (the request window, which the
 # simulator uses too) and common/cgroupfs.c (cgroup mounts and membership) are compiled into
@@ -132,7 +148,9 @@ ALL_LIBS   := $(LIBPARTIES) $(LIBACT) $(LIBEBEE) $(LIBCOMMON)
 
 # Skeletons must exist before anything that may include one compiles: the
 # library, and benchmarks that load a BPF object of their own.
-$(EBEE_OBJS) $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/bench/*.c)): | $(SKELS)
+BENCH_C_SRCS := $(filter-out %.bpf.c,$(wildcard tests/bench/*.c))
+$(EBEE_OBJS): | $(SKELS)
+$(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_C_SRCS)): | $(SKELS) $(BENCH_SKELS)
 
 $(BUILD)/obj/%.o: %.c
 	$(call msg,CC,$@)
@@ -340,7 +358,7 @@ $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LI
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -lpthread -lm -lstdc++ $(TESTLIBS) -o $@
 
-BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
+BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard tests/bench/bench_*.c))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
 
 # ---------------------------------------------------------------- install
