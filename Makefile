@@ -1,7 +1,8 @@
 # One non-recursive Makefile for the whole tree. Every artefact lands in build/.
 #
 # Layout conventions the rules below rely on (add a file, not a rule):
-#   bpf/*.bpf.c                 -> build/bpf/*.bpf.o and build/*.skel.h
+#   bpf/*.bpf.c                 -> build/bpf/*.bpf.o and build/*.skel.h (the product's programs)
+#   tests/bench/*.bpf.c         -> build/tests/bench/*.bpf.o and build/*.skel.h (a bench's own)
 #   metrics/src/*.c             -> build/libebee.a        (the tracing core)
 #   metrics/cli/*.c             -> build/ebee             (the CLI)
 #   actuators/*.c               -> build/libact.a
@@ -47,10 +48,11 @@ LAYERS := bpf common metrics/include metrics/src metrics/cli actuators/include a
 MAY_bpf                := bpf BUILD
 MAY_common             := common
 MAY_metrics/include    := metrics/include
-# libebee is installed alone: of common/ only what it compiles in (procfs.c, window.c) or
-# what is header-only (opts.h)
+# libebee is installed alone: of common/ only what it compiles in (procfs.c, window.c,
+# cgroupfs.c) or what is header-only (opts.h)
 MAY_metrics/src        := metrics/src metrics/include common/procfs.h common/window.h \
-			  common/opts.h bpf/ebee_common.h bpf/ebee_dgram.h bpf/frame BUILD
+			  common/cgroupfs.h common/opts.h bpf/ebee_common.h bpf/ebee_dgram.h \
+			  bpf/frame BUILD
 MAY_metrics/cli        := metrics/cli metrics/include common
 MAY_actuators/include  := actuators/include common
 MAY_actuators          := actuators/include actuators common
@@ -105,13 +107,30 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# Benchmarks' own BPF programs (test code, not the product's): built the same way, the
+# skeleton beside the product's in build/, found there by the benchmark that includes it.
+BENCH_BPF_SRCS := $(wildcard tests/bench/*.bpf.c)
+BENCH_SKELS    := $(patsubst tests/bench/%.bpf.c,$(BUILD)/%.skel.h,$(BENCH_BPF_SRCS))
+$(BUILD)/tests/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $(@:.o=.d) -MT $@ -c $< -o $(@:.o=.tmp.o)
+	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
+	$(Q)rm -f $(@:.o=.tmp.o)
+
+$(BENCH_SKELS): $(BUILD)/%.skel.h: $(BUILD)/tests/bench/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
 # ---------------------------------------------------------------- libraries
-# common/procfs.c (processes read from /proc) and common/window.c (the request window, which the
-# simulator uses too) are compiled into libebee as well: libebee.a and
-# libebee.so are installed alone, so they cannot lean on libcommon.a; the version script keeps
-# it unexported from the .so, and the installed .a is sealed the same way ($(LIBEBEE_DIST)). A
-# program built here that links both archives takes one copy (the same object).
-EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/framers/*.c) common/procfs.c common/window.c
+# common/procfs.c (processes read from /proc), common/window.c (the request window, which the
+# simulator uses too) and common/cgroupfs.c (cgroup mounts and membership) are compiled into
+# libebee as well: libebee.a and libebee.so are installed alone, so they cannot lean on
+# libcommon.a; the version script keeps them unexported from the .so, and the installed .a is
+# sealed the same way ($(LIBEBEE_DIST)). A program built here that links both archives takes
+# one copy (the same object).
+EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/framers/*.c) common/procfs.c common/window.c \
+	     common/cgroupfs.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
@@ -129,7 +148,9 @@ ALL_LIBS   := $(LIBPARTIES) $(LIBACT) $(LIBEBEE) $(LIBCOMMON)
 
 # Skeletons must exist before anything that may include one compiles: the
 # library, and benchmarks that load a BPF object of their own.
-$(EBEE_OBJS) $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/bench/*.c)): | $(SKELS)
+BENCH_C_SRCS := $(filter-out %.bpf.c,$(wildcard tests/bench/*.c))
+$(EBEE_OBJS): | $(SKELS)
+$(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_C_SRCS)): | $(SKELS) $(BENCH_SKELS)
 
 $(BUILD)/obj/%.o: %.c
 	$(call msg,CC,$@)
@@ -337,7 +358,7 @@ $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LI
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lbpf -lelf -lz -lpthread -lm -lstdc++ $(TESTLIBS) -o $@
 
-BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
+BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard tests/bench/bench_*.c))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
 
 # ---------------------------------------------------------------- install

@@ -567,44 +567,37 @@ static int cg_attach(void *p, const struct act_origin *dst, pid_t tid)
 	return err;
 }
 
-static void read_tids(const char *path, pid_t *tids, size_t cap, size_t *n)
+struct tids {
+	pid_t *out;
+	size_t cap;
+	size_t *n;
+};
+
+static void add_tid(pid_t tid, void *arg)
 {
-	FILE *f = fopen(path, "re");
-	int tid;
+	struct tids *t = arg;
 
-	if (!f)
-		return;
-	while (fscanf(f, "%d", &tid) == 1) {
-		bool dup = false;
-
-		for (size_t i = 0; i < *n && i < cap; i++)
-			if (tids[i] == tid)
-				dup = true;
-		if (dup)
-			continue;
-		if (*n < cap)
-			tids[*n] = tid;
-		(*n)++;
-	}
-	fclose(f);
+	for (size_t i = 0; i < *t->n && i < t->cap; i++)
+		if (t->out[i] == tid)
+			return;
+	if (*t->n < t->cap)
+		t->out[*t->n] = tid;
+	(*t->n)++;
 }
 
 static int cg_tasks(void *p, const char *grp, pid_t *tids, size_t *n)
 {
 	struct cgbe *be = p;
-	char path[ACT_PATH_MAX];
-	size_t cap = *n;
+	struct tids t = { .out = tids, .cap = *n, .n = n };
+	char dir[ACT_PATH_MAX];
 	const char *file = be->version == 1 ? "tasks" : "cgroup.threads";
 
 	*n = 0;
-	if (be->cpuset) {
-		cgfs_path(path, sizeof(path), be->cpuset_mnt, grp, file);
-		read_tids(path, tids, cap, n);
-	}
-	if (be->quota && (be->version == 1 || !be->cpuset)) {
-		cgfs_path(path, sizeof(path), be->cpu_mnt, grp, file);
-		read_tids(path, tids, cap, n);
-	}
+	if (be->cpuset && !cgfs_path(dir, sizeof(dir), be->cpuset_mnt, grp, NULL))
+		cgfs_each_pid(dir, file, add_tid, &t);
+	if (be->quota && (be->version == 1 || !be->cpuset) &&
+	    !cgfs_path(dir, sizeof(dir), be->cpu_mnt, grp, NULL))
+		cgfs_each_pid(dir, file, add_tid, &t);
 	return 0;
 }
 

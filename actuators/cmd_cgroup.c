@@ -113,6 +113,22 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+struct each_proc {
+	int sig;
+	size_t n;
+};
+
+static void each_proc_one(pid_t pid, void *arg)
+{
+	struct each_proc *e = arg;
+
+	if (pid <= 0)
+		return;
+	e->n++;
+	if (e->sig)
+		kill(pid, e->sig);
+}
+
 /*
  * The processes in dir's cgroup.procs (exited ones are not listed, zombies
  * included), any number; sig to each unless 0. The count; 0 when the
@@ -120,25 +136,10 @@ static void sleep_ms(int ms)
  */
 static size_t each_proc(const char *dir, int sig)
 {
-	char path[ACT_PATH_MAX + 32];
-	size_t n = 0;
-	FILE *f;
-	int pid;
+	struct each_proc e = { .sig = sig };
 
-	if (!join(path, dir, "cgroup.procs"))
-		return 0;
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fscanf(f, "%d", &pid) == 1) {
-		if (pid <= 0)
-			continue;
-		n++;
-		if (sig)
-			kill(pid, sig);
-	}
-	fclose(f);
-	return n;
+	cgfs_each_pid(dir, "cgroup.procs", each_proc_one, &e);
+	return e.n;
 }
 
 /* The directories a command's processes may be in: its own, and when

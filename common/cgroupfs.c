@@ -131,6 +131,30 @@ int cgfs_find(struct cgfs *fs, const char *mounts, const char *root)
 	return 0;
 }
 
+int cgfs_v2_mount(char *buf, size_t len, const char *mountinfo)
+{
+	FILE *f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
+	char line[4096];
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (err && fgets(line, sizeof(line), f)) {
+		char root[1024], mnt[1024];
+		const char *sep = strstr(line, " - ");
+
+		/* id parent major:minor root mountpoint ... - fstype ... */
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %1023s %1023s", root, mnt) != 2 || strcmp(root, "/"))
+			continue;
+		if (snprintf(buf, len, "%s", mnt) < (int)len)
+			err = 0;
+	}
+	fclose(f);
+	return err;
+}
+
 static pthread_once_t here_once = PTHREAD_ONCE_INIT;
 static struct cgfs here;
 
@@ -169,6 +193,32 @@ const char *cgfs_home(const struct cgfs *fs)
 	return fs->v1_cpu[0] ? fs->v1_cpu : fs->v2;
 }
 
+bool cgfs_is_cgroup(const char *dir)
+{
+	char p[PATH_MAX + 16];
+
+	return !cgfs_path(p, sizeof(p), dir, NULL, "cgroup.procs") && !access(p, R_OK);
+}
+
+int cgfs_each_pid(const char *dir, const char *file, void (*fn)(pid_t id, void *arg), void *arg)
+{
+	char p[PATH_MAX];
+	int id, n = 0;
+	FILE *f;
+
+	if (cgfs_path(p, sizeof(p), dir, NULL, file))
+		return -ENAMETOOLONG;
+	f = fopen(p, "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%d", &id) == 1) {
+		fn(id, arg);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
 struct scan {
 	pid_t *out;
 	int max;
@@ -176,8 +226,10 @@ struct scan {
 	int extra; /* found once out was full */
 };
 
-static void add_pid(struct scan *s, pid_t pid)
+static void add_pid(pid_t pid, void *arg)
 {
+	struct scan *s = arg;
+
 	for (int i = 0; i < s->n; i++)
 		if (s->out[i] == pid)
 			return;
@@ -191,18 +243,12 @@ static int scan_dir(struct scan *s, const char *dir, int depth)
 {
 	char p[PATH_MAX];
 	struct dirent *de;
-	FILE *f;
 	DIR *d;
-	int pid;
+	int n;
 
-	if (cgfs_path(p, sizeof(p), dir, NULL, "cgroup.procs"))
-		return -ENAMETOOLONG;
-	f = fopen(p, "re");
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%d", &pid) == 1)
-		add_pid(s, pid);
-	fclose(f);
+	n = cgfs_each_pid(dir, "cgroup.procs", add_pid, s);
+	if (n < 0)
+		return n;
 	if (depth >= CGFS_DEPTH_MAX)
 		return 0;
 	d = opendir(dir);

@@ -4,13 +4,17 @@
  * hierarchies are mounted (v1 controllers' mounts, the v2 unified mount, or
  * both on a hybrid host), which one parties places workloads in, how a path
  * is built from a mount, which processes a cgroup holds (one meaning: its own
- * and its descendants'), and whether a cgroup is parties' own. Both programs
- * use it: `ebee trace --cgroup` and parties (its config checks, daemon,
- * metric sources, CPU accounting and actuators).
+ * and its descendants'; the one reader of a cgroup's process and thread
+ * lists), and whether a cgroup is parties' own. Both programs use it:
+ * libebee (the v2 hierarchy's root), `ebee trace --cgroup` and parties (its
+ * config checks, daemon, metric sources, CPU accounting and actuators).
  *
  * Mounts are read from a mounts table (/proc/self/mounts) with a root put in
  * front of every mount point, so the unit tests run it against a fake table
  * and a fake tree in a temp dir (as act_opts.topo_root does for sysfs).
+ * libebee's one need, the whole v2 hierarchy, is read from mountinfo, which
+ * tells a mount's root (cgfs_v2_mount()). Compiled into libebee too, which is
+ * installed alone (its version script keeps these names unexported).
  */
 #ifndef COMMON_CGROUPFS_H
 #define COMMON_CGROUPFS_H
@@ -49,6 +53,19 @@ struct cgfs {
  */
 int cgfs_find(struct cgfs *fs, const char *mounts, const char *root);
 
+/*
+ * The mount point of the whole cgroup v2 hierarchy (/sys/fs/cgroup on a unified
+ * host, /sys/fs/cgroup/unified on a hybrid one) into buf: the first cgroup2
+ * mount of the mountinfo table at mountinfo (NULL: /proc/self/mountinfo) whose
+ * root is the hierarchy's. libebee resolves /proc/PID/cgroup paths and cgroup
+ * ids against it and attaches its cgroup programs to its root, so a bind
+ * mount of one cgroup below (a container's view without a cgroup namespace)
+ * does not count here; cgfs_find()'s v2, where parties builds its paths, is
+ * the first cgroup2 mount whatever its root. 0, -ENOENT (none, or longer than
+ * len) or -errno (the table unreadable).
+ */
+int cgfs_v2_mount(char *buf, size_t len, const char *mountinfo);
+
 /* This host's mounts, read once per process (for readers that run every
  * interval); an unreadable table leaves nothing mounted. */
 const struct cgfs *cgfs_here(void);
@@ -75,6 +92,17 @@ int cgfs_read_file(const char *path, char *buf, size_t len);
 int cgfs_write_file(const char *path, const char *str);
 /* Is ctrl a word of <dir>/<file> (cgroup.controllers, cgroup.subtree_control)? */
 bool cgfs_listed(const char *dir, const char *file, const char *ctrl);
+
+/* Is dir a cgroup (a directory with a readable cgroup.procs)? */
+bool cgfs_is_cgroup(const char *dir);
+
+/*
+ * Each id that file of the cgroup directory dir lists (cgroup.procs: its
+ * processes; cgroup.threads, or v1's tasks: its threads), in the file's order
+ * and as it lists them, to fn(id, arg). How many were listed, or -errno when
+ * the file cannot be read (-ENOENT: the cgroup is gone).
+ */
+int cgfs_each_pid(const char *dir, const char *file, void (*fn)(pid_t id, void *arg), void *arg);
 
 /*
  * The processes (tgids) of the cgroup directory dir and of its descendants,

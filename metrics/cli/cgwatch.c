@@ -5,17 +5,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cgwatch.h"
-
-static int is_cgroup_dir(const char *dir)
-{
-	char p[PATH_MAX + 16];
-
-	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
-	return !access(p, R_OK);
-}
 
 int cgwatch_open(struct cgwatch *w, const char *path, const struct cgfs *fs, char *msg, size_t len)
 {
@@ -24,7 +15,7 @@ int cgwatch_open(struct cgwatch *w, const char *path, const struct cgfs *fs, cha
 	const char *slash;
 
 	memset(w, 0, sizeof(*w));
-	if (is_cgroup_dir(path) && strlen(path) < sizeof(w->dir)) {
+	if (cgfs_is_cgroup(path) && strlen(path) < sizeof(w->dir)) {
 		snprintf(w->dir, sizeof(w->dir), "%s", path);
 	} else if (path[0] == '/') {
 		for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
@@ -32,7 +23,7 @@ int cgwatch_open(struct cgwatch *w, const char *path, const struct cgfs *fs, cha
 
 			if (!mounts[i][0] || cgfs_path(d, sizeof(d), mounts[i], path + 1, NULL))
 				continue;
-			if (is_cgroup_dir(d)) {
+			if (cgfs_is_cgroup(d)) {
 				snprintf(w->dir, sizeof(w->dir), "%s", d);
 				break;
 			}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The cgroup v2 hierarchy for libebee: its mount, a process's and a socket's
- * cgroup, and the framing scope (cgv2.h says why a scope).
+ * The cgroup v2 hierarchy for libebee: its root (the mount from
+ * common/cgroupfs.c), a process's and a socket's cgroup, and the framing
+ * scope (cgv2.h says why a scope).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "cgroupfs.h"
 #include "cgv2.h"
 #include "proc.h"
 #include "procfs.h"
@@ -46,30 +48,6 @@ struct ebee_cg2 {
 	size_t napplied;
 	bool force_root; /* the root from then on: a scope failed or went away */
 };
-
-int ebee_cg2_mount(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (err && fgets(line, sizeof(line), f)) {
-		char root[1024], mnt[1024];
-		const char *sep = strstr(line, " - ");
-
-		/* id parent major:minor root mountpoint ... - fstype ... */
-		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %1023s %1023s", root, mnt) != 2 || strcmp(root, "/"))
-			continue;
-		if (snprintf(buf, len, "%s", mnt) < (int)len)
-			err = 0;
-	}
-	fclose(f);
-	return err;
-}
 
 bool ebee_cg2_covers(const char *anc, const char *path)
 {
@@ -114,7 +92,7 @@ int ebee_cg2_open(struct ebee_cg2 **out)
 
 	if (!cg)
 		return -ENOMEM;
-	err = ebee_cg2_mount(cg->mount, sizeof(cg->mount));
+	err = cgfs_v2_mount(cg->mount, sizeof(cg->mount), NULL);
 	if (!err) {
 		cg->root_fd = open(cg->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (cg->root_fd < 0)
@@ -519,7 +497,7 @@ int ebee_cg2_wl_add(struct ebee_cg2 *cg, uint32_t wid, pid_t pid, bool children)
 
 void ebee_cg2_wl_del(struct ebee_cg2 *cg, uint32_t wid)
 {
-	struct cg_wl *w = find_wl(cg, wid);
+	struct cg_wl *w = cg ? find_wl(cg, wid) : NULL;
 
 	if (!w)
 		return;
@@ -613,7 +591,7 @@ int ebee_cg2_scope(struct ebee_cg2 *cg, int **fds_out, size_t *n_out, bool *root
 		off += snprintf(desc + off, desc_len - off, "%s%s", i ? " " : "", all[i]);
 	if (!*changed)
 		goto out;
-	if (!*root && n) {
+	if (!*root) {
 		fds = malloc(n * sizeof(*fds));
 		if (!fds) {
 			err = -ENOMEM;

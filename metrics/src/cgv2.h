@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cgroup v2 hierarchy as libebee needs it (internal): where it is
- * mounted, which cgroup a process or a socket is in, and the cgroups the
- * framing program attaches to (its scope).
+ * The cgroup v2 hierarchy as libebee needs it (internal): its root (where
+ * it is mounted: cgfs_v2_mount(), common/cgroupfs.h), which cgroup a process or a socket is in, and
+ * the cgroups the framing program attaches to (its scope).
  *
  * Why a scope. A cgroup_skb program runs for the packets of every socket
  * whose cgroup is the one it is attached to or below it. On the root it runs
@@ -27,11 +27,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The cgroup v2 mount point (/sys/fs/cgroup on a unified host,
- * /sys/fs/cgroup/unified on a hybrid one): the first cgroup2 mount of
- * /proc/self/mountinfo whose root is the hierarchy's. 0 or -ENOENT. */
-int ebee_cg2_mount(char *buf, size_t len);
-
 /* Whether cgroup path `anc` is `path` or one of its ancestors (paths as
  * /proc/PID/cgroup gives them: "/" is the root, no trailing slash). */
 bool ebee_cg2_covers(const char *anc, const char *path);
@@ -44,7 +39,8 @@ size_t ebee_cg2_reduce(char **paths, size_t n);
 
 struct ebee_cg2;
 
-/* The hierarchy's root, opened. -ENOENT when no cgroup v2 is mounted. */
+/* The hierarchy's root (cgfs_v2_mount()), opened. -ENOENT when no cgroup v2
+ * is mounted. */
 int ebee_cg2_open(struct ebee_cg2 **out);
 void ebee_cg2_close(struct ebee_cg2 *cg);
 
@@ -70,6 +66,7 @@ int ebee_cg2_listeners(pid_t pid, uint64_t **ids, size_t *n);
  * listeners', and with children those of its descendants now alive. Any
  * that cannot be read makes it the root, as pid 1 with children does. */
 int ebee_cg2_wl_add(struct ebee_cg2 *cg, uint32_t wid, pid_t pid, bool children);
+/* Forget workload wid (none, or cg NULL: nothing to do). */
 void ebee_cg2_wl_del(struct ebee_cg2 *cg, uint32_t wid);
 /* A socket of workload wid in cgroup id that the framing hook did not see.
  * 1 when that cgroup is new to the scope (the caller re-attaches: see

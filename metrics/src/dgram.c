@@ -32,7 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cgv2.h"
+#include "cgroupfs.h"
 #include "dgram.h"
 #include "ebee_dgram.h"
 #include "ebee_dgram.skel.h"
@@ -105,7 +105,7 @@ int ebee_dgram_open(struct ebee_loader *k, const struct ebee_sock_attach *attach
 		return -ENOMEM;
 	d->cgfd = -1;
 	d->timeout_ns = timeout_ns;
-	err = ebee_cg2_mount(cg, sizeof(cg));
+	err = cgfs_v2_mount(cg, sizeof(cg), NULL);
 	if (err) {
 		snprintf(msg, msg_len,
 			 "ebee: mode dgram needs a cgroup v2 hierarchy mounted (its UDP peer "

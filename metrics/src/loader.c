@@ -21,7 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cgv2.h"
+#include "cgroupfs.h"
 #include "ebee.h"
 #include "loader.h"
 #include "ebee.skel.h"
@@ -58,7 +58,7 @@ static int cgroup2_root_open(void)
 	char mnt[1024];
 	int fd, err;
 
-	err = ebee_cg2_mount(mnt, sizeof(mnt));
+	err = cgfs_v2_mount(mnt, sizeof(mnt), NULL);
 	if (err)
 		return err;
 	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

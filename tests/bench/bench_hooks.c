@@ -3,7 +3,7 @@
  * Benchmark of ebee's choice of hook: per-syscall tracepoints
  * (syscalls:sys_enter_read / sys_exit_read) against raw tracepoints
  * (sys_enter / sys_exit, one program for every syscall), both running the
- * same minimal work as ebee's hot path (bpf/bench_hooks.bpf.c).
+ * same minimal work as ebee's hot path (tests/bench/bench_hooks.bpf.c).
  *
  * A hook's cost is paid not only by the traced server's traced syscalls but
  * by every other syscall and every other process on the machine, so four
@@ -42,7 +42,7 @@
 #define N_WARM	     50000
 #define QUIET_WAIT_S 300 /* longest wait for another tracer to go */
 
-/* Counter slots: must match enum bh_cnt in bpf/bench_hooks.bpf.c. */
+/* Counter slots: must match enum bh_cnt in bench_hooks.bpf.c. */
 enum { BH_TP_ENTER, BH_TP_EXIT, BH_RAW_ENTER, BH_RAW_EXIT, BH_CNT_MAX };
 
 enum phase { PH_NONE, PH_TP, PH_RAW, PH_MAX };
@@ -370,8 +370,8 @@ int main(int argc, char **argv)
 	skel = bench_hooks_bpf__open_and_load();
 	if (!skel) {
 		fprintf(stderr,
-			"bench_hooks: loading bpf/bench_hooks.bpf.c failed: %s (is tracefs mounted "
-			"at /sys/kernel/tracing? `make deps` mounts it)\n",
+			"bench_hooks: loading tests/bench/bench_hooks.bpf.c failed: %s (is tracefs "
+			"mounted at /sys/kernel/tracing? `make deps` mounts it)\n",
 			strerror(errno));
 		goto cleanup;
 	}

@@ -3,8 +3,10 @@
  * common/cgroupfs against fake mounts tables and fake trees in a temp dir: the
  * three layouts (this hybrid host: cpuset on v1, v2 at /sys/fs/cgroup/unified;
  * a pure v2 host; a pure v1 host), the version parties places workloads in,
- * the root put before every mount point, paths, controller lists, the
- * processes of a cgroup and its descendants, and what is parties' own.
+ * the root put before every mount point, the whole v2 hierarchy's mount from a
+ * fake mountinfo table (what libebee attaches to), paths, controller lists,
+ * the ids a cgroup file lists, the processes of a cgroup and its
+ * descendants, and what is parties' own.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -171,6 +173,55 @@ static void test_no_root(void **state)
 	assert_string_equal(fs.v2, "/sys/fs/cgroup/unified");
 }
 
+/* The mountinfo table mi, its whole v2 hierarchy's mount into buf. */
+static int v2_mount(const char *mi, char *buf, size_t len)
+{
+	char path[600];
+
+	put("mountinfo", mi);
+	snprintf(path, sizeof(path), "%s/mountinfo", tmp);
+	return cgfs_v2_mount(buf, len, path);
+}
+
+/* libebee's v2 mount: the first cgroup2 mount whose root is the hierarchy's. */
+static void test_v2_mount(void **state)
+{
+	/* this host: hybrid, v1 controllers and v2 at .../unified */
+	static const char hybrid_mi[] =
+	    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+	    "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+	    "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+	    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+	/* one cgroup of the hierarchy bind-mounted first (a container's view
+	 * without a cgroup namespace): not the whole hierarchy */
+	static const char bind_mi[] =
+	    "500 400 0:38 /docker/abc /c/sys/fs/cgroup ro,nosuid - cgroup2 cgroup2 rw\n"
+	    "26 23 0:38 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+	    "27 23 0:38 / /mnt/again rw shared:4 - cgroup2 cgroup2 rw\n";
+	char buf[64];
+	struct cgfs fs;
+
+	assert_int_equal(v2_mount(hybrid_mi, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/sys/fs/cgroup/unified");
+	assert_int_equal(v2_mount(bind_mi, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/sys/fs/cgroup");
+	/* parties' table takes the first cgroup2 mount, whatever its root */
+	find(&fs,
+	     "cgroup2 /c/sys/fs/cgroup cgroup2 ro 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n");
+	expect(fs.v2, "/c/sys/fs/cgroup");
+	/* only a subtree, v1 only, or too long for buf: none */
+	assert_int_equal(
+	    v2_mount("500 400 0:38 /docker/abc /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n", buf,
+		     sizeof(buf)),
+	    -ENOENT);
+	assert_int_equal(
+	    v2_mount("34 31 0:31 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n", buf,
+		     sizeof(buf)),
+	    -ENOENT);
+	assert_int_equal(v2_mount(hybrid_mi, buf, 8), -ENOENT);
+	assert_int_equal(cgfs_v2_mount(buf, sizeof(buf), "/nonexistent/mountinfo"), -ENOENT);
+}
+
 static void test_path_and_files(void **state)
 {
 	char buf[32], path[600];
@@ -206,6 +257,38 @@ static bool has(const pid_t *p, int n, pid_t pid)
 		if (p[i] == pid)
 			return true;
 	return false;
+}
+
+static void collect(pid_t id, void *arg)
+{
+	pid_t **p = arg;
+
+	*(*p)++ = id;
+}
+
+/* What a cgroup file lists, as it lists it; whether a directory is a cgroup. */
+static void test_each_pid(void **state)
+{
+	char cg[600];
+	pid_t got[8], *p = got;
+
+	dir("cg");
+	put("cg/cgroup.procs", "10\n11\n");
+	put("cg/cgroup.threads", "10\n12\n11\n10\n");
+	snprintf(cg, sizeof(cg), "%s/cg", tmp);
+	assert_true(cgfs_is_cgroup(cg));
+	assert_int_equal(cgfs_each_pid(cg, "cgroup.threads", collect, &p), 4);
+	assert_int_equal(p - got, 4);
+	assert_int_equal(got[0], 10);
+	assert_int_equal(got[1], 12);
+	assert_int_equal(got[2], 11);
+	assert_int_equal(got[3], 10); /* duplicates as listed: the caller's to drop */
+	assert_int_equal(cgfs_each_pid(cg, "tasks", collect, &p), -ENOENT);
+	assert_false(cgfs_is_cgroup(tmp)); /* a directory without cgroup.procs */
+	snprintf(cg, sizeof(cg), "%s/nocg", tmp);
+	assert_false(cgfs_is_cgroup(cg));
+	assert_int_equal(cgfs_each_pid(cg, "cgroup.procs", collect, &p), -ENOENT);
+	assert_int_equal(p - got, 4);
 }
 
 /* A cgroup's processes are its own and its descendants', each once. */
@@ -280,7 +363,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v1_cpu_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nothing_mounted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v2_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_and_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_each_pid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_procs_recursive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_procs_depth, setup, teardown),
 		cmocka_unit_test(test_within),

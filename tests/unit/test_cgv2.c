@@ -3,7 +3,10 @@
  * The framing scope's set logic (metrics/src/cgv2.c): which cgroup covers
  * which, and the reduction to cgroups no other covers, so that the framing
  * program is never attached both to a cgroup and to one of its ancestors
- * (it would then walk every packet below twice). No kernel needed.
+ * (it would then walk every packet below twice). No kernel needed. And, as
+ * libebee alone links it, the hierarchy's root found through
+ * common/cgroupfs.c (compiled into libebee): opened where it is mounted, and
+ * a workload forgotten without an open hierarchy is nothing to do.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <cmocka.h>
 
 #include "../../metrics/src/cgv2.h"
+#include "cgroupfs.h"
 
 static void test_covers(void **state)
 {
@@ -68,11 +72,32 @@ static void test_reduce(void **state)
 	assert_string_equal(reduced(NULL, 0), "");
 }
 
+/* ebee_cg2_open() opens the mount cgfs_v2_mount() finds on this host, and
+ * fails as it does when there is none. */
+static void test_open_here(void **state)
+{
+	struct ebee_cg2 *cg = NULL;
+	char mnt[512];
+	int err = cgfs_v2_mount(mnt, sizeof(mnt), NULL);
+
+	(void)state;
+	if (err) {
+		assert_int_equal(ebee_cg2_open(&cg), err);
+		return;
+	}
+	assert_int_equal(ebee_cg2_open(&cg), 0);
+	assert_non_null(cg);
+	ebee_cg2_wl_del(cg, 1); /* no such workload */
+	ebee_cg2_close(cg);
+	ebee_cg2_wl_del(NULL, 1); /* no hierarchy: nothing to forget */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_covers),
 		cmocka_unit_test(test_reduce),
+		cmocka_unit_test(test_open_here),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
