@@ -451,6 +451,37 @@ void cfg_defaults(struct cfg *c)
 	sim_cfg_defaults(&c->sim);
 }
 
+static void keys_each(const struct cfg_key *tab, int n, const char *section,
+		      void (*fn)(void *ctx, const char *section, const char *key), void *ctx)
+{
+	for (int k = 0; k < n; k++)
+		fn(ctx, section, tab[k].name);
+}
+
+void cfg_keys_each(void (*fn)(void *ctx, const char *section, const char *key), void *ctx)
+{
+	const struct cfg_key *tab;
+	char name[8 + POL_NAME_LEN];
+	int n;
+
+	keys_each(cfg_keys, CFG_CPUS, "controller", fn, ctx);
+	keys_each(cfg_keys + CFG_CPUS, CFG_NKEYS - CFG_CPUS, "resources", fn, ctx);
+	keys_each(wl_keys, CFG_WL_NKEYS, "workload", fn, ctx);
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		keys_each(res_table[r]->cfg.keys, res_table[r]->cfg.nkeys, "resources", fn, ctx);
+		keys_each(res_table[r]->cfg.wl_keys, res_table[r]->cfg.nwl_keys, "workload", fn,
+			  ctx);
+	}
+	tab = sim_cfg_keys(false, &n);
+	keys_each(tab, n, "simulation", fn, ctx);
+	tab = sim_cfg_keys(true, &n);
+	keys_each(tab, n, "workload", fn, ctx);
+	for (int i = 0; pol_registry[i]; i++) {
+		snprintf(name, sizeof(name), "policy %s", pol_registry[i]->name);
+		keys_each(pol_registry[i]->keys, pol_registry[i]->nkeys, name, fn, ctx);
+	}
+}
+
 /* A key of a section's table (cfg_key_take()). 1 taken, 0 wrong (inih:
  * failure), -1 not a key of this table. */
 static int table_key(struct cfg_ctx *x, const struct cfg_key *tab, int n, int *line_of, void *base,

@@ -183,6 +183,14 @@ struct cfg {
 void cfg_defaults(struct cfg *c);
 
 /*
+ * Every key a file may hold, section by section: fn(ctx, section, key) with
+ * section "controller", "resources", "workload", "simulation" or "policy
+ * NAME" (every policy's settings that it lists). configs/example.ini
+ * documents every one (tests/unit/test_config_doc.c).
+ */
+void cfg_keys_each(void (*fn)(void *ctx, const char *section, const char *key), void *ctx);
+
+/*
  * Parse, resolve and check the file as a whole (nothing live). 0, or a
  * negative errno with err holding "file:line: what is wrong" (line omitted
  * when the problem has none).

@@ -54,7 +54,8 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 		o.log_level = ACT_LOG_INFO;
 	/* each resource the config manages, its actuator and its options */
 	for (int r = 0; r < POL_RES_COUNT; r++)
-		res_table[r]->act.open(c, &o);
+		if (res_table[r]->act.open)
+			res_table[r]->act.open(c, &o);
 	/* 0 would mean "everything available"; ask for what the config manages */
 	if (!o.resources)
 		o.resources = ACT_RES_CPUSET;

@@ -33,6 +33,8 @@
  * (policies never see the actuators; what they need of it is copied into
  * struct pol_topology). */
 struct act_topo;
+/* A setting's table entry (controller/cfg_key.h): a policy may list its own. */
+struct cfg_key;
 
 /* NUMA node ids 0..63 (the loop checks it equals the actuators' bound). */
 #define POL_NODES_MAX 64
@@ -233,6 +235,10 @@ struct pol_ops {
 	 * `parties --list-policies` lists one line per variant, so a benchmark
 	 * finds every policy and variant in this table alone. */
 	const char *const *variants;
+	/* Optional: the table its settings are read from (cfg_key.h), so that
+	 * they can be listed (configs/example.ini documents each one). */
+	const struct cfg_key *keys;
+	int nkeys;
 };
 
 /* The table in policies/registry.c, NULL-terminated. */

@@ -158,7 +158,8 @@ struct res_ops {
 	/* --- the machine (machine.c) --- */
 	struct {
 		/* What act_open() is asked for: its ACT_RES_* bit in
-		 * o->resources when the config manages it, and its options. */
+		 * o->resources when the config manages it, and its options.
+		 * NULL: no actuator offers it (unavailable but in --simulate). */
 		void (*open)(const struct cfg *c, struct act_opts *o);
 		/* The actuators can set it here; why not, when not. */
 		bool (*can)(const struct act_caps *c, const char **why);
