@@ -53,7 +53,7 @@ static void log_wl(struct log_json *j, const struct loop *l, int i)
 
 			res_view_const(l, (enum pol_res)r, &v);
 			lr->log.wl(j, &v, i);
-		} else {
+		} else if (lr->log.key) {
 			log_json_num(j, lr->log.key,
 				     l->res[r].avail ? (double)w->alloc[r] / lr->log.div : NAN,
 				     lr->log.prec);
@@ -79,7 +79,7 @@ void loop_log_record(const struct loop *l, const char *event)
 	log_json_str(&j, "event", event[0] ? event : NULL);
 	log_json_obj(&j, "free");
 	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (l->res[r].avail && l->res[r].pooled)
+		if (l->res[r].avail && l->res[r].pooled && res_table[r]->log.key)
 			log_json_num(&j, res_table[r]->log.key,
 				     (double)(l->res[r].total - res_used(l, (enum pol_res)r)) /
 					 res_table[r]->log.div,

@@ -183,7 +183,7 @@ struct res_ops {
 	struct {
 		/* "key": the allocation / div with prec decimals, null when not
 		 * managed; in "free" too when pooled. Or wl, for a resource
-		 * that logs more about workload i. */
+		 * that logs more about workload i. Neither: not in the record. */
 		const char *key;
 		double div;
 		int prec;
