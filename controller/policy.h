@@ -12,7 +12,7 @@
  * Resources are a table indexed by enum pol_res; a policy iterates it and
  * skips what is not available, so a new resource (say LLC ways) needs no
  * change in a policy that does not want to name it. A resource is one file,
- * controller/res/NAME.c (its struct res_ops: config, limits, initial
+ * controller/res/NAME.c (its struct res_ops: config keys, limits, initial
  * allocation, validation, actuator, simulator, log field, Prometheus series),
  * plus its line in POL_RES_LIST below; controller/README.md shows one.
  *
