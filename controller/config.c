@@ -8,7 +8,6 @@
  * online cpus: processes, files and users are config_live.c's.
  */
 #include <ctype.h>
-#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -385,9 +384,9 @@ static int wl_ebee_mode(const struct cfg_key *k, void *base, const char *val, vo
 #define C(f) CFG_KEY_AT(struct cfg, f)
 #define W(f) CFG_KEY_AT(struct cfg_workload, f)
 
-/* [controller] is cfg_keys[0 .. CFG_CPUS - 1], [resources] the rest; the
- * resources' own keys are filled in from their res_ops (keys_fill()). */
-static struct cfg_key cfg_keys[CFG_NKEYS] = {
+/* [controller] is cfg_keys[0 .. CFG_CPUS - 1], [resources] the rest; each
+ * resource's own keys are its file's (res_ops cfg.keys, cfg.wl_keys). */
+static const struct cfg_key cfg_keys[CFG_NKEYS] = {
 	/* the paper's; the original code sampled every 100 ms */
 	[CFG_INTERVAL_MS] = { "interval_ms", CFG_KEY_WHOLE, C(interval_ms), .lo = 10, .hi = 60000,
 			      .def = 500 },
@@ -414,7 +413,7 @@ static struct cfg_key cfg_keys[CFG_NKEYS] = {
 		       .parse = key_cpus },
 };
 
-static struct cfg_key wl_keys[CFG_WL_NKEYS] = {
+static const struct cfg_key wl_keys[CFG_WL_NKEYS] = {
 	[CFG_WL_PID] = { "pid", CFG_KEY_CUSTOM, W(pid), .parse = wl_pid },
 	[CFG_WL_PIDFILE] = { "pidfile", CFG_KEY_CUSTOM, W(pidfile), .parse = wl_pidfile },
 	[CFG_WL_COMMAND] = { "command", CFG_KEY_CUSTOM, W(command), .parse = wl_command },
@@ -443,29 +442,44 @@ static struct cfg_key wl_keys[CFG_WL_NKEYS] = {
 			   .msg = "%1$s: '%2$s' is not a %1$s name" },
 };
 
-/* Each resource's keys into the section tables, at their indices. */
-static void keys_fill(void)
-{
-	for (int r = 0; r < POL_RES_COUNT; r++) {
-		for (int k = 0; k < res_table[r]->nkeys; k++) {
-			const struct res_key *rk = &res_table[r]->keys[k];
-
-			if (rk->wl)
-				wl_keys[rk->at] = rk->key;
-			else
-				cfg_keys[rk->at] = rk->key;
-		}
-	}
-}
-
-static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
-
 void cfg_defaults(struct cfg *c)
 {
-	pthread_once(&keys_once, keys_fill);
 	memset(c, 0, sizeof(*c));
 	cfg_key_defaults(cfg_keys, CFG_NKEYS, c);
+	for (int r = 0; r < POL_RES_COUNT; r++)
+		cfg_key_defaults(res_table[r]->cfg.keys, res_table[r]->cfg.nkeys, c->res[r].conf);
 	sim_cfg_defaults(&c->sim);
+}
+
+static void keys_each(const struct cfg_key *tab, int n, const char *section,
+		      void (*fn)(void *ctx, const char *section, const char *key), void *ctx)
+{
+	for (int k = 0; k < n; k++)
+		fn(ctx, section, tab[k].name);
+}
+
+void cfg_keys_each(void (*fn)(void *ctx, const char *section, const char *key), void *ctx)
+{
+	const struct cfg_key *tab;
+	char name[8 + POL_NAME_LEN];
+	int n;
+
+	keys_each(cfg_keys, CFG_CPUS, "controller", fn, ctx);
+	keys_each(cfg_keys + CFG_CPUS, CFG_NKEYS - CFG_CPUS, "resources", fn, ctx);
+	keys_each(wl_keys, CFG_WL_NKEYS, "workload", fn, ctx);
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		keys_each(res_table[r]->cfg.keys, res_table[r]->cfg.nkeys, "resources", fn, ctx);
+		keys_each(res_table[r]->cfg.wl_keys, res_table[r]->cfg.nwl_keys, "workload", fn,
+			  ctx);
+	}
+	tab = sim_cfg_keys(false, &n);
+	keys_each(tab, n, "simulation", fn, ctx);
+	tab = sim_cfg_keys(true, &n);
+	keys_each(tab, n, "workload", fn, ctx);
+	for (int i = 0; pol_registry[i]; i++) {
+		snprintf(name, sizeof(name), "policy %s", pol_registry[i]->name);
+		keys_each(pol_registry[i]->keys, pol_registry[i]->nkeys, name, fn, ctx);
+	}
 }
 
 /* A key of a section's table (cfg_key_take()). 1 taken, 0 wrong (inih:
@@ -482,12 +496,32 @@ static int table_key(struct cfg_ctx *x, const struct cfg_key *tab, int n, int *l
 	return r ? 1 : -1;
 }
 
+/* A resource's key of [resources] (wl < 0) or of workload wl, into its
+ * settings (struct cfg_res). 1 taken, 0 wrong, -1 no resource's. */
+static int res_key(struct cfg_ctx *x, int wl, const char *key, const char *val)
+{
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		const struct res_ops *o = res_table[r];
+		struct cfg_res *cr = wl < 0 ? &x->c->res[r] : &x->c->wl[wl].res[r];
+		int ret = wl < 0 ? table_key(x, o->cfg.keys, o->cfg.nkeys, cr->line_of, cr->conf,
+					     key, val)
+				 : table_key(x, o->cfg.wl_keys, o->cfg.nwl_keys, cr->line_of,
+					     cr->conf, key, val);
+
+		if (ret >= 0)
+			return ret;
+	}
+	return -1;
+}
+
 static int workload_key(struct cfg_ctx *x, const char *key, const char *val)
 {
 	struct cfg_workload *w = &x->c->wl[x->wl];
 	int r = table_key(x, wl_keys, CFG_WL_NKEYS, w->line_of, w, key, val);
 	char err[256];
 
+	if (r < 0)
+		r = res_key(x, x->wl, key, val);
 	if (r >= 0)
 		return r;
 	r = sim_cfg_wl_key(&x->c->sim.wl[x->wl], key, val, x->line, err, sizeof(err));
@@ -531,6 +565,9 @@ static int start_section(struct cfg_ctx *x, const char *section)
 		snprintf(c->wl[x->wl].name, sizeof(c->wl[x->wl].name), "%s", name);
 		c->wl[x->wl].line = x->section_line;
 		cfg_key_defaults(wl_keys, CFG_WL_NKEYS, &c->wl[x->wl]);
+		for (int r = 0; r < POL_RES_COUNT; r++)
+			cfg_key_defaults(res_table[r]->cfg.wl_keys, res_table[r]->cfg.nwl_keys,
+					 c->wl[x->wl].res[r].conf);
 	} else if (!strncmp(section, "policy", 6) && isspace((unsigned char)section[6])) {
 		const char *name = section + 7;
 
@@ -579,6 +616,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 	if (!strcmp(section, "resources")) {
 		r = table_key(x, cfg_keys + CFG_CPUS, CFG_NKEYS - CFG_CPUS, c->line_of + CFG_CPUS,
 			      c, key, val);
+		if (r < 0)
+			r = res_key(x, -1, key, val);
 		return r >= 0 ? r : fail(x, "unknown key '%s' in [resources]", key);
 	}
 	if (!strcmp(section, "simulation")) {
@@ -657,16 +696,16 @@ static int resolve(struct cfg_ctx *x)
 	for (int i = 0; i < c->nwl; i++)
 		c->wl[i].has_cpus = c->wl[i].line_of[CFG_WL_CPUS] > 0;
 	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (res_table[r]->cfg_resolve)
-			res_table[r]->cfg_resolve(c);
+		if (res_table[r]->cfg.resolve)
+			res_table[r]->cfg.resolve(c);
 	return 0;
 }
 
 /* ------------------------------------------------------------ the whole file */
 
-/* The resources' checks at one stage (res_ops: cfg_check, cfg_check_wl
- * of workload i, cfg_check_all), in table order; the first failure is the
- * file's error. */
+/* The resources' checks at one stage (res_ops cfg: check, check_wl of
+ * workload i, check_all), in table order; the first failure is the file's
+ * error. */
 enum check_stage { CHECK_KEYS, CHECK_WL, CHECK_ALL };
 
 static int check_res(struct cfg_ctx *x, enum check_stage stage, int i)
@@ -679,12 +718,12 @@ static int check_res(struct cfg_ctx *x, enum check_stage stage, int i)
 		const struct res_ops *o = res_table[r];
 		int e = 0;
 
-		if (stage == CHECK_KEYS && o->cfg_check)
-			e = o->cfg_check(c, err, sizeof(err), &line);
-		else if (stage == CHECK_WL && o->cfg_check_wl)
-			e = o->cfg_check_wl(c, i, err, sizeof(err), &line);
-		else if (stage == CHECK_ALL && o->cfg_check_all)
-			e = o->cfg_check_all(c, err, sizeof(err), &line);
+		if (stage == CHECK_KEYS && o->cfg.check)
+			e = o->cfg.check(c, err, sizeof(err), &line);
+		else if (stage == CHECK_WL && o->cfg.check_wl)
+			e = o->cfg.check_wl(c, i, err, sizeof(err), &line);
+		else if (stage == CHECK_ALL && o->cfg.check_all)
+			e = o->cfg.check_all(c, err, sizeof(err), &line);
 		if (e)
 			return bad_at(x, line, "%s", err);
 	}

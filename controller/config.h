@@ -25,6 +25,7 @@
 #define PARTIES_CONFIG_H
 
 #include <limits.h>
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,8 +43,9 @@
 #define CFG_PATH_LEN   256
 #define CFG_CMD_LEN    1024
 
-/* The keys of [controller] and [resources], in their table's order
- * (config.c): index of struct cfg's line[]. */
+/* The keys of [controller] and [resources] that are no resource's, in their
+ * table's order (config.c): index of struct cfg's line_of[]. A resource's
+ * keys are its own file's (controller/res/NAME.c, struct cfg_res). */
 enum cfg_key_id {
 	CFG_INTERVAL_MS = 0, /* [controller] */
 	CFG_POLICY,
@@ -56,16 +58,6 @@ enum cfg_key_id {
 	CFG_AVG_WINDOW_MS,
 	CFG_STALE_INTERVALS,
 	CFG_CPUS, /* [resources] */
-	CFG_CORES,
-	CFG_FREQ,
-	CFG_FREQ_MIN_MHZ,
-	CFG_FREQ_MAX_MHZ,
-	CFG_FREQ_STEP_MHZ,
-	CFG_QUOTA,
-	CFG_QUOTA_STEP,
-	CFG_QUOTA_TOTAL,
-	CFG_SMT,
-	CFG_CFS_PERIOD_US,
 	CFG_NKEYS,
 };
 
@@ -79,14 +71,7 @@ enum cfg_wl_key_id {
 	CFG_WL_CGROUP,
 	CFG_WL_UNIT,
 	CFG_WL_TARGET_MS,
-	CFG_WL_MIN_CORES,
-	CFG_WL_MAX_CORES,
-	CFG_WL_CORES,
 	CFG_WL_CPUS,
-	CFG_WL_QUOTA,
-	CFG_WL_MIN_QUOTA,
-	CFG_WL_MAX_QUOTA,
-	CFG_WL_FREQ_MHZ,
 	CFG_WL_SOURCE,
 	CFG_WL_FEED,
 	CFG_WL_EBEE_MODE,
@@ -108,6 +93,21 @@ enum cfg_find {
 enum cfg_src { CFG_SRC_EBEE = 0, CFG_SRC_CLIENT };
 /* Which server-side latency feeds the policy when source = ebee. */
 enum cfg_lat { CFG_LAT_SERVICE = 0, CFG_LAT_SOJOURN };
+
+/*
+ * One resource's settings in one section ([resources], or one [workload
+ * NAME]): the values of its keys in the struct its file declares (conf; the
+ * file's _Static_assert keeps it within CFG_RES_CONF bytes), and where each
+ * key was given (line_of[k] for its table's k-th key; 0 = not given). Only
+ * the resource's file reads conf (res/res.h: res_conf()), so config.h names
+ * no resource.
+ */
+#define CFG_RES_KEYS 16
+#define CFG_RES_CONF 64
+struct cfg_res {
+	int line_of[CFG_RES_KEYS];
+	_Alignas(max_align_t) unsigned char conf[CFG_RES_CONF];
+};
 
 struct cfg_param {
 	char key[CFG_NAME_LEN];
@@ -131,16 +131,12 @@ struct cfg_workload {
 	char command[CFG_CMD_LEN]; /* run with /bin/sh -c; the daemon owns it */
 	char cgroup[CFG_PATH_LEN]; /* cgroup = PATH or unit = NAME.service, as given */
 	double target_ns;	   /* QoS target for p99 */
-	int min_cores, max_cores;
-	int cores;		 /* initial count; 0 = fair share */
-	struct act_cpumask cpus; /* explicit initial cpus */
+	struct act_cpumask cpus;   /* explicit initial cpus (the cores resource's) */
 	bool has_cpus;
-	long quota_mc; /* initial cpu quota; 0 = fair share */
-	long min_quota_mc, max_quota_mc;
-	long freq_khz;		 /* initial max frequency; 0 = the highest allowed */
-	enum cfg_src source;	 /* what drives the policy */
-	char feed[CFG_PATH_LEN]; /* client feed ("t_ms p99_us rps" lines), or "" */
-	int feed_line;		 /* of the key that named it: feed or source = client:PATH */
+	struct cfg_res res[POL_RES_COUNT]; /* each resource's keys of [workload NAME] */
+	enum cfg_src source;		   /* what drives the policy */
+	char feed[CFG_PATH_LEN];	   /* client feed ("t_ms p99_us rps" lines), or "" */
+	int feed_line; /* of the key that named it: feed or source = client:PATH */
 	enum ebee_mode ebee_mode;
 	enum cfg_lat ebee_latency; /* default sojourn (docs/design.md 5.3) */
 	/* act on figures ebee marks untrusted (its framing cannot count them
@@ -167,15 +163,8 @@ struct cfg {
 	unsigned int stale_intervals;
 
 	/* [resources] */
-	struct act_cpumask cpus; /* managed cpus */
-	bool cores;		 /* cores are a resource the policy moves */
-	enum pol_smt smt;	 /* what a core is: whole, primary or shared (policy.h) */
-	enum cfg_tristate freq;	 /* auto = where cpufreq exists */
-	/* bounds of the frequency range; 0 = the hardware's */
-	long freq_min_khz, freq_max_khz, freq_step_khz;
-	bool quota;
-	long quota_step_mc, quota_total_mc;
-	long cfs_period_us; /* the CFS period quotas are written in */
+	struct act_cpumask cpus;	   /* managed cpus */
+	struct cfg_res res[POL_RES_COUNT]; /* each resource's keys (res/NAME.c) */
 
 	/* [policy NAME] for the chosen policy */
 	int nparams;
@@ -192,6 +181,14 @@ struct cfg {
 
 /* Defaults only (what an empty file gives, minus the required workloads). */
 void cfg_defaults(struct cfg *c);
+
+/*
+ * Every key a file may hold, section by section: fn(ctx, section, key) with
+ * section "controller", "resources", "workload", "simulation" or "policy
+ * NAME" (every policy's settings that it lists). configs/example.ini
+ * documents every one (tests/unit/test_config_doc.c).
+ */
+void cfg_keys_each(void (*fn)(void *ctx, const char *section, const char *key), void *ctx);
 
 /*
  * Parse, resolve and check the file as a whole (nothing live). 0, or a

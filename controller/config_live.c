@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "cores.h"
 #include "inplace.h"
 #include "procfs.h"
+#include "res/res.h"
 #include "topology.h"
 
 /* read_pidfile(): not a regular file (an errno no open() of a pidfile returns) */
@@ -392,32 +392,20 @@ static int check_state_dir(const struct cfg *c, char *err, size_t len)
 	return 0;
 }
 
-/* Under smt whole or primary: the managed cpus and each explicit list are
- * whole cores of this machine (the loop checks it again at start, after the
- * actuators opened; here it is refused before anything is touched). */
-static int check_smt(const struct cfg *c, char *err, size_t len)
+/* Each resource's own live check (res_ops cfg.check_live: cores, that the
+ * managed cpus and explicit lists are whole cores of this machine). */
+static int check_res(const struct cfg *c, char *err, size_t len)
 {
-	struct act_topo *t = malloc(sizeof(*t));
-	struct cores k;
-	char why[192];
-	int e = 0;
+	char why[512];
 
-	if (!t)
-		return 0;
-	if (act_topo_read(t, NULL))
-		goto out; /* the actuators will say what they cannot read */
-	if (cores_init(&k, t, &c->cpus, c->smt, why, sizeof(why))) {
-		e = live_fail(c, c->line_of[CFG_SMT] ? c->line_of[CFG_SMT] : c->line_of[CFG_CPUS],
-			      err, len, "%s", why);
-		goto out;
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		int line = 0;
+
+		if (res_table[r]->cfg.check_live &&
+		    res_table[r]->cfg.check_live(c, why, sizeof(why), &line))
+			return live_fail(c, line, err, len, "%s", why);
 	}
-	for (int i = 0; i < c->nwl && !e; i++)
-		if (c->wl[i].has_cpus && cores_check(&k, &c->wl[i].cpus, why, sizeof(why)))
-			e = live_fail(c, c->wl[i].line_of[CFG_WL_CPUS], err, len, "workload %s: %s",
-				      c->wl[i].name, why);
-out:
-	free(t);
-	return e;
+	return 0;
 }
 
 static int check_cpus(const struct cfg *c, char *err, size_t len)
@@ -433,7 +421,7 @@ static int check_cpus(const struct cfg *c, char *err, size_t len)
 				 "cpus: cpu %d is not online on this machine (online: %d cpus)",
 				 cpu, act_cpumask_count(&on));
 	}
-	return c->cores ? check_smt(c, err, len) : 0;
+	return check_res(c, err, len);
 }
 
 static int check_identity(const struct cfg *c, const struct cfg_workload *w, char *err, size_t len)

@@ -48,12 +48,16 @@ static void log_wl(struct log_json *j, const struct loop *l, int i)
 	for (int r = 0; r < POL_RES_COUNT; r++) {
 		const struct res_ops *lr = res_table[r];
 
-		if (lr->log_wl)
-			lr->log_wl(j, l, w);
-		else
-			log_json_num(j, lr->log_key,
-				     l->res[r].avail ? (double)w->alloc[r] / lr->log_div : NAN,
-				     lr->log_prec);
+		if (lr->log.wl) {
+			struct res_view v;
+
+			res_view_const(l, (enum pol_res)r, &v);
+			lr->log.wl(j, &v, i);
+		} else if (lr->log.key) {
+			log_json_num(j, lr->log.key,
+				     l->res[r].avail ? (double)w->alloc[r] / lr->log.div : NAN,
+				     lr->log.prec);
+		}
 	}
 	log_json_str(j, "action", l->dec.wl[i].action);
 	log_json_str(j, "reason", l->dec.wl[i].reason);
@@ -75,11 +79,11 @@ void loop_log_record(const struct loop *l, const char *event)
 	log_json_str(&j, "event", event[0] ? event : NULL);
 	log_json_obj(&j, "free");
 	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (l->res[r].avail && l->res[r].pooled)
-			log_json_num(&j, res_table[r]->log_key,
+		if (l->res[r].avail && l->res[r].pooled && res_table[r]->log.key)
+			log_json_num(&j, res_table[r]->log.key,
 				     (double)(l->res[r].total - res_used(l, (enum pol_res)r)) /
-					 res_table[r]->log_div,
-				     res_table[r]->log_prec);
+					 res_table[r]->log.div,
+				     res_table[r]->log.prec);
 	log_json_close(&j);
 	log_json_arr(&j, "wl");
 	for (int i = 0; i < l->nwl; i++)

@@ -63,16 +63,20 @@ static int setup_resources(struct loop *l, char *err, size_t len)
 {
 	int ret;
 
+	struct res_view v;
+
 	memset(l->res, 0, sizeof(l->res));
 	for (int r = 0; r < POL_RES_COUNT; r++) {
-		ret = res_table[r]->limits(l, err, len);
+		res_view(l, (enum pol_res)r, &v);
+		ret = res_table[r]->loop.limits(&v, err, len);
 		if (ret)
 			return ret;
 	}
 	for (int r = 0; r < POL_RES_COUNT; r++) {
 		if (!l->res[r].avail)
 			continue;
-		ret = res_table[r]->initial(l, err, len);
+		res_view(l, (enum pol_res)r, &v);
+		ret = res_table[r]->loop.initial(&v, err, len);
 		if (ret)
 			return ret;
 	}
@@ -279,15 +283,33 @@ static void workload_gone(struct loop *l, int i, char *event, size_t len)
 		 n ? "; " : "", w->name, (int)w->pid);
 }
 
+void loop_print_cores(const struct loop *l, FILE *f)
+{
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		struct res_view v;
+
+		if (!res_table[r]->loop.print)
+			continue;
+		res_view_const(l, (enum pol_res)r, &v);
+		res_table[r]->loop.print(&v, f);
+	}
+}
+
 int loop_validate(const struct loop *l, const struct pol_decision *dec, char *why, size_t len)
 {
 	if (dec->nwl != l->nwl) {
 		loop_msg(why, len, "decision for %d workloads, there are %d", dec->nwl, l->nwl);
 		return -EINVAL;
 	}
-	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (res_table[r]->validate && res_table[r]->validate(l, dec, why, len))
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		struct res_view v;
+
+		if (!res_table[r]->loop.validate)
+			continue;
+		res_view_const(l, (enum pol_res)r, &v);
+		if (res_table[r]->loop.validate(&v, dec, why, len))
 			return -EINVAL;
+	}
 	for (int r = 0; r < POL_RES_COUNT; r++) {
 		const char *rn = pol_res_str((enum pol_res)r);
 		long sum = 0;
@@ -380,12 +402,18 @@ static void apply(struct loop *l, const struct pol_decision *dec, struct pol_out
 {
 	*changed = false;
 	out->applied = true;
-	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (l->res[r].avail && res_table[r]->apply)
-			res_table[r]->apply(l, dec, out, changed);
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		struct res_view v;
+
+		if (!l->res[r].avail || !res_table[r]->loop.apply)
+			continue;
+		res_view(l, (enum pol_res)r, &v);
+		res_table[r]->loop.apply(&v, dec, out, changed);
+	}
 	for (int pooled = 1; pooled >= 0; pooled--)
 		for (int r = 0; r < POL_RES_COUNT; r++)
-			if (l->res[r].avail && !res_table[r]->apply && l->res[r].pooled == pooled)
+			if (l->res[r].avail && !res_table[r]->loop.apply &&
+			    l->res[r].pooled == pooled)
 				apply_values(l, (enum pol_res)r, dec, out, changed);
 }
 

@@ -30,8 +30,8 @@ struct loop_caps {
 	/* Their siblings and nodes (sysfs, or the model's); no online cpu =
 	 * not reported, taken as one node without SMT. */
 	struct act_topo topo;
-	/* The range the machine offers of a value resource (res_ops act_range,
-	 * sim_range), in the loop's unit; 0..0 when it says none. */
+	/* The range the machine offers of a value resource (res_ops act.range,
+	 * sim.range), in the loop's unit; 0..0 when it says none. */
 	long lo[POL_RES_COUNT], hi[POL_RES_COUNT];
 };
 
@@ -145,8 +145,9 @@ int loop_check_policy(const struct cfg *c, const struct pol_ops *pol, char *err,
  * (same policy). 0, or a negative errno with "file:line: what" in err and the
  * running state kept. */
 int loop_restart_policy(struct loop *l, const struct cfg *c, char *err, size_t err_len);
-/* "parties: topology: ..." and one "parties: workload NAME: ..." line each
- * (cores_describe()): who shares a physical core or a node is the first
+/* How each resource was handed out (res_ops loop.print; cores: "parties:
+ * topology: ..." and one "parties: workload NAME: ..." line each,
+ * cores_describe()): who shares a physical core or a node is the first
  * thing to check on a new machine. Nothing when cores are not managed. */
 void loop_print_cores(const struct loop *l, FILE *f);
 /* One interval at monotonic time now_ms. */

@@ -34,14 +34,11 @@ static void act_log(enum act_log_level level, const char *msg, void *ctx)
 struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *err, size_t len)
 {
 	struct mach *m = calloc(1, sizeof(*m));
-	unsigned int res = 0;
 	struct act_opts o = {
 		.sz = sizeof(o),
 		.parent = c->cgroup_parent,
 		.dry_run = dry_run,
 		.cpus = &c->cpus,
-		.freq_step_khz = (unsigned int)c->freq_step_khz,
-		.quota_period_us = (unsigned int)c->cfs_period_us,
 		.state_dir = c->state_dir,
 		.log = act_log,
 		.log_level = verbose ? ACT_LOG_INFO : ACT_LOG_WARN,
@@ -55,12 +52,13 @@ struct mach *mach_open(const struct cfg *c, bool dry_run, bool verbose, char *er
 	o.adopt_pgrps = true; /* a restart takes over the commands, not a second copy */
 	if (dry_run)
 		o.log_level = ACT_LOG_INFO;
-	/* each resource the config manages, and its actuator */
+	/* each resource the config manages, its actuator and its options */
 	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (res_table[r]->managed && res_table[r]->managed(c))
-			res |= res_table[r]->act_res;
+		if (res_table[r]->act.open)
+			res_table[r]->act.open(c, &o);
 	/* 0 would mean "everything available"; ask for what the config manages */
-	o.resources = res ? res : ACT_RES_CPUSET;
+	if (!o.resources)
+		o.resources = ACT_RES_CPUSET;
 	m->act = act_open(&o);
 	if (!m->act) {
 		int e = errno;
@@ -156,9 +154,9 @@ static int m_caps(void *p, struct loop_caps *k)
 	for (int r = 0; r < POL_RES_COUNT; r++) {
 		const char *why = NULL;
 
-		k->res[r] = res_table[r]->act_can && res_table[r]->act_can(c, &why);
-		if (res_table[r]->act_range)
-			res_table[r]->act_range(c, &k->lo[r], &k->hi[r]);
+		k->res[r] = res_table[r]->act.can && res_table[r]->act.can(c, &why);
+		if (res_table[r]->act.range)
+			res_table[r]->act.range(c, &k->lo[r], &k->hi[r]);
 		snprintf(k->why[r], sizeof(k->why[r]), "%s",
 			 why ? why : "parties has no actuator for it");
 	}
@@ -177,8 +175,8 @@ static int m_add(void *p, int wl, const char *name, pid_t pid, const struct act_
 	};
 
 	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (res_table[r]->act_add)
-			res_table[r]->act_add(&o, alloc[r]);
+		if (res_table[r]->act.add)
+			res_table[r]->act.add(&o, alloc[r]);
 
 	if (m->grp[wl][0])
 		m->wl[wl] = act_workload_add_inplace(m->act, name, m->grp[wl], &o);
@@ -205,9 +203,9 @@ static int m_set(void *p, enum pol_res r, int wl, long v)
 {
 	struct mach *m = p;
 
-	if (!res_table[r]->act_set)
+	if (!res_table[r]->act.set)
 		return -EOPNOTSUPP;
-	return res_table[r]->act_set(m->act, m->wl[wl], v);
+	return res_table[r]->act.set(m->act, m->wl[wl], v);
 }
 
 static int m_remove(void *p, int wl)

@@ -2,7 +2,7 @@
 /*
  * The observation (observe.h): what each workload's sources said, its
  * averaged p99 and slack history, request rate and CPU used, the allocation
- * with its bounds, and what each resource adds (res_ops observe).
+ * with its bounds, and what each resource adds (res_ops loop.observe).
  */
 #include <math.h>
 #include <stdio.h>
@@ -100,9 +100,14 @@ void loop_observe(struct loop *l, uint64_t now_ms)
 	o->interval_ms = l->cfg->interval_ms;
 	o->nwl = l->nwl;
 	memcpy(o->res, l->res, sizeof(o->res));
-	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (res_table[r]->observe)
-			res_table[r]->observe(l, o);
+	for (int r = 0; r < POL_RES_COUNT; r++) {
+		struct res_view v;
+
+		if (!res_table[r]->loop.observe)
+			continue;
+		res_view(l, (enum pol_res)r, &v);
+		res_table[r]->loop.observe(&v, o);
+	}
 	for (int r = 0; r < POL_RES_COUNT; r++)
 		if (o->res[r].pooled)
 			o->res[r].free = o->res[r].total - res_used(l, (enum pol_res)r);

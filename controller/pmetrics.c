@@ -117,12 +117,12 @@ int pmetrics_state_render(const struct pmetrics_state *s, struct prom_buf *b)
 		prom_sample(b, l[i], 1, s->wl[i].alive);
 	for (int r = 0; r < POL_RES_COUNT; r++) {
 		/* not managed: no series rather than a made-up value */
-		if (!s->res[r].avail || !res_table[r]->prom_name)
+		if (!s->res[r].avail || !res_table[r]->prom.name)
 			continue;
-		prom_family(b, res_table[r]->prom_name, PROM_GAUGE, res_table[r]->prom_help);
+		prom_family(b, res_table[r]->prom.name, PROM_GAUGE, res_table[r]->prom.help);
 		for (int i = 0; i < s->nwl; i++)
 			prom_sample(b, l[i], 1,
-				    (double)s->wl[i].alloc[r] * res_table[r]->prom_scale);
+				    (double)s->wl[i].alloc[r] * res_table[r]->prom.scale);
 	}
 	prom_family(b, "parties_actions_total", PROM_COUNTER,
 		    "Policy actions applied, by workload and kind (the policy's verb).");

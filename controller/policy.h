@@ -12,7 +12,7 @@
  * Resources are a table indexed by enum pol_res; a policy iterates it and
  * skips what is not available, so a new resource (say LLC ways) needs no
  * change in a policy that does not want to name it. A resource is one file,
- * controller/res/NAME.c (its struct res_ops: config, limits, initial
+ * controller/res/NAME.c (its struct res_ops: config keys, limits, initial
  * allocation, validation, actuator, simulator, log field, Prometheus series),
  * plus its line in POL_RES_LIST below; controller/README.md shows one.
  *
@@ -33,6 +33,8 @@
  * (policies never see the actuators; what they need of it is copied into
  * struct pol_topology). */
 struct act_topo;
+/* A setting's table entry (controller/cfg_key.h): a policy may list its own. */
+struct cfg_key;
 
 /* NUMA node ids 0..63 (the loop checks it equals the actuators' bound). */
 #define POL_NODES_MAX 64
@@ -233,6 +235,10 @@ struct pol_ops {
 	 * `parties --list-policies` lists one line per variant, so a benchmark
 	 * finds every policy and variant in this table alone. */
 	const char *const *variants;
+	/* Optional: the table its settings are read from (cfg_key.h), so that
+	 * they can be listed (configs/example.ini documents each one). */
+	const struct cfg_key *keys;
+	int nkeys;
 };
 
 /* The table in policies/registry.c, NULL-terminated. */

@@ -107,6 +107,12 @@ static int sim_freq(const struct cfg_key *k, void *base, const char *val, void *
 	return 0;
 }
 
+const struct cfg_key *sim_cfg_keys(bool wl, int *n)
+{
+	*n = wl ? SIM_CFG_WL_NKEYS : SIM_CFG_NKEYS;
+	return wl ? wl_keys : sim_keys;
+}
+
 int sim_cfg_key(struct cfg_sim *s, const char *key, const char *val, int line, char *err,
 		size_t len)
 {

@@ -15,6 +15,8 @@
 
 #include "sim_model.h"
 
+struct cfg_key;
+
 /* The sim_* keys of [workload NAME], in their table's order (sim_config.c). */
 enum sim_cfg_wl_key_id {
 	SIM_CFG_WL_LOAD = 0,
@@ -77,6 +79,8 @@ struct cfg_sim {
 };
 
 void sim_cfg_defaults(struct cfg_sim *s);
+/* The keys of [simulation] (wl false) or a workload's sim_* keys, and how many. */
+const struct cfg_key *sim_cfg_keys(bool wl, int *n);
 /* A key of [simulation]: 0, or -EINVAL with err set. */
 int sim_cfg_key(struct cfg_sim *s, const char *key, const char *val, int line, char *err,
 		size_t len);

@@ -50,8 +50,8 @@ static int sm_caps(void *p, struct loop_caps *k)
 	memset(k, 0, sizeof(*k));
 	for (int r = 0; r < POL_RES_COUNT; r++) {
 		k->res[r] = true;
-		if (res_table[r]->sim_range)
-			res_table[r]->sim_range(m->cfg, &k->lo[r], &k->hi[r]);
+		if (res_table[r]->sim.range)
+			res_table[r]->sim.range(m->cfg, &k->lo[r], &k->hi[r]);
 	}
 	for (int c = 0; c < m->ncpus; c++)
 		act_cpumask_set(&k->cpus, c);
@@ -74,8 +74,8 @@ static int sm_add(void *p, int i, const char *name, pid_t pid, const struct act_
 	/* cores not managed: the workload runs on every cpu */
 	m->wl[i].cores = cpus ? act_cpumask_count(cpus) : m->ncpus;
 	for (int r = 0; r < POL_RES_COUNT; r++)
-		if (res_table[r]->sim_set)
-			res_table[r]->sim_set(&m->wl[i], alloc[r]);
+		if (res_table[r]->sim.set)
+			res_table[r]->sim.set(&m->wl[i], alloc[r]);
 	return sm_apply(m, i);
 }
 
@@ -96,8 +96,8 @@ static int sm_set(void *p, enum pol_res r, int i, long v)
 {
 	struct simmach *m = p;
 
-	if (res_table[r]->sim_set)
-		res_table[r]->sim_set(&m->wl[i], v);
+	if (res_table[r]->sim.set)
+		res_table[r]->sim.set(&m->wl[i], v);
 	return sm_apply(m, i);
 }
 

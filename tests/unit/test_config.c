@@ -13,9 +13,28 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "res/res.h"
 
 static struct cfg cfg;
 static char err[512];
+
+/* A resource's key (res/res.h) of [resources] (wl -1) or of workload wl: its
+ * value in the program's unit, and the line it was given at. */
+static long rv(const struct cfg *c, int wl, const char *key)
+{
+	long v = -1;
+
+	assert_int_equal(res_cfg_value(c, wl, key, &v, NULL), 0);
+	return v;
+}
+
+static int rline(const struct cfg *c, int wl, const char *key)
+{
+	int line = -1;
+
+	assert_int_equal(res_cfg_value(c, wl, key, NULL, &line), 0);
+	return line;
+}
 
 /* Substitute every "@PID@" with our own pid (a process that surely exists). */
 static const char *pidsub(const char *text)
@@ -88,18 +107,18 @@ static void test_good_full(void **state)
 	assert_string_equal(cfg.log, "/tmp/x.jsonl");
 	assert_string_equal(cfg.cgroup_parent, "parties-test-1");
 	assert_int_equal(act_cpumask_count(&cfg.cpus), 2);
-	assert_true(cfg.quota);
-	assert_int_equal(cfg.quota_step_mc, 50);
-	assert_int_equal(cfg.freq, CFG_OFF);
+	assert_true(rv(&cfg, -1, "quota"));
+	assert_int_equal(rv(&cfg, -1, "quota_step"), 50);
+	assert_int_equal(rv(&cfg, -1, "freq"), CFG_OFF);
 	assert_int_equal(cfg.nwl, 2);
 	assert_string_equal(cfg.wl[0].name, "web");
 	assert_int_equal(cfg.wl[0].pid, getpid());
 	assert_true(cfg.wl[0].target_ns == 25000000.0);
 	assert_true(cfg.wl[0].has_cpus);
 	assert_true(act_cpumask_isset(&cfg.wl[0].cpus, 0));
-	assert_int_equal(cfg.wl[0].quota_mc, 500);
+	assert_int_equal(rv(&cfg, 0, "quota"), 500);
 	assert_true(cfg.wl[1].target_ns == 500000.0);
-	assert_int_equal(cfg.wl[1].max_cores, 1);
+	assert_int_equal(rv(&cfg, 1, "max_cores"), 1);
 	assert_int_equal(cfg.wl[1].ebee_mode, EBEE_MODE_IO);
 	assert_int_equal(cfg.wl[1].ebee_latency, CFG_LAT_SERVICE);
 	assert_true(cfg.wl[1].line_of[CFG_WL_EBEE_LATENCY] > 0);
@@ -116,12 +135,12 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.cgroup_parent, "parties");
 	assert_int_equal(cfg.avg_window_ms, 1000);
 	assert_int_equal(cfg.stale_intervals, 3);
-	assert_true(cfg.cores);
-	assert_false(cfg.quota);
-	assert_int_equal(cfg.freq, CFG_AUTO);
-	assert_int_equal(cfg.freq_step_khz, 100000);
-	assert_int_equal(cfg.wl[0].min_cores, 1);
-	assert_int_equal(cfg.wl[0].cores, 0);
+	assert_true(rv(&cfg, -1, "cores"));
+	assert_false(rv(&cfg, -1, "quota"));
+	assert_int_equal(rv(&cfg, -1, "freq"), CFG_AUTO);
+	assert_int_equal(rv(&cfg, -1, "freq_step_mhz"), 100000);
+	assert_int_equal(rv(&cfg, 0, "min_cores"), 1);
+	assert_int_equal(rv(&cfg, 0, "cores"), 0);
 	assert_int_equal(cfg.nparams, 0);
 	assert_true(act_cpumask_count(&cfg.cpus) >= 1);
 }
@@ -393,8 +412,9 @@ static void test_duplicates(void **state)
 
 static void test_policy_errors(void **state)
 {
-	expect_error("[controller]\npolicy = heracles\n",
-		     "t.ini:2: policy: unknown policy 'heracles' (have: parties, static, util, mmc)");
+	expect_error(
+	    "[controller]\npolicy = heracles\n",
+	    "t.ini:2: policy: unknown policy 'heracles' (have: parties, static, util, mmc)");
 	expect_error("[policy parties]\nslack_up = 0.05\ncooldown_s = soon\n",
 		     "t.ini:3: [policy parties] cooldown_s: 'soon' is not a number");
 	expect_error("[policy clite]\nx = 1\n", "t.ini:1: [policy clite]: unknown policy 'clite'");
@@ -469,16 +489,16 @@ static void test_out_of_range(void **state)
 static void test_cfs_period(void **state)
 {
 	assert_int_equal(load("[workload a]\npid = @PID@\ntarget_ms = 1\n"), 0);
-	assert_int_equal(cfg.cfs_period_us, 100000);
+	assert_int_equal(rv(&cfg, -1, "cfs_period_us"), 100000);
 	assert_int_equal(load("[resources]\nquota = true\ncfs_period_us = 10000\n"
 			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
 			 0);
-	assert_int_equal(cfg.cfs_period_us, 10000);
-	assert_int_equal(cfg.line_of[CFG_CFS_PERIOD_US], 3);
+	assert_int_equal(rv(&cfg, -1, "cfs_period_us"), 10000);
+	assert_int_equal(rline(&cfg, -1, "cfs_period_us"), 3);
 	assert_int_equal(load("[resources]\ncfs_period_us = 1000000\n"
 			      "[workload a]\npid = @PID@\ntarget_ms = 1\n"),
 			 0);
-	assert_int_equal(cfg.cfs_period_us, 1000000);
+	assert_int_equal(rv(&cfg, -1, "cfs_period_us"), 1000000);
 	expect_error("[resources]\ncfs_period_us = 999\n",
 		     "t.ini:2: cfs_period_us: '999' is not a whole number in 1000..1000000");
 	expect_error("[resources]\ncfs_period_us = 1000001\n",

@@ -25,6 +25,7 @@
 #include "../lib/fake_topo.h"
 #include "config.h"
 #include "loop.h"
+#include "res/res.h"
 
 /* ---------------------------------------------------------------- fake machine */
 struct fake_mach {
@@ -259,13 +260,15 @@ static void test_whole_split_numbering(void **state)
 /* qemu numbering, three workloads fair-shared: whole cores only. */
 static void test_whole_fair_share(void **state)
 {
+	long smt = -1;
 	struct fx *f = fx_new(2, 2, 2, FT_ADJACENT,
 			      "[workload a]\ntarget_ms = 1\npid = 1\n"
 			      "[workload b]\ntarget_ms = 1\npid = 1\n"
 			      "[workload c]\ntarget_ms = 1\npid = 1\n");
 
 	assert_int_equal(f->ret, 0);
-	assert_int_equal(f->cfg.smt, POL_SMT_WHOLE); /* the default */
+	assert_int_equal(res_cfg_value(&f->cfg, -1, "smt", &smt, NULL), 0);
+	assert_int_equal(smt, POL_SMT_WHOLE); /* the default */
 	/* min 1 each first (a node 0, b node 1, c node 0), then the last core to a */
 	assert_string_equal(wl_cpus(f, 0), "0-1,6-7");
 	assert_string_equal(wl_cpus(f, 1), "4-5");
