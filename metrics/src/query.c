@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The queries: rate, latest, average and percentile latencies over a
+ * workload's window (or several workloads' windows together), the
+ * library-wide counters, and the flush that makes them current. Each holds
+ * lock for O(log n) work only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+int ebee_flush(struct ebee *eb)
+{
+	int n;
+
+	if (!eb)
+		return -EINVAL;
+	pthread_mutex_lock(&eb->lock);
+	n = ebee_loader_consume(eb->loader);
+	pthread_mutex_unlock(&eb->lock);
+	return n < 0 ? n : 0;
+}
+
+static int query_check(const struct ebee *eb, enum ebee_latency lat)
+{
+	if (!eb || lat < 0 || lat >= NLAT)
+		return -EINVAL;
+	if (lat == EBEE_LAT_SOJOURN && eb->path != EBEE_PATH_SOCKET)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* pid's window of latency lat, expired by age; the lock is held. */
+static int query_window(struct ebee *eb, pid_t pid, enum ebee_latency lat, struct ebee_window **win)
+{
+	struct wl *w = ebee_wl_find(eb, pid);
+
+	if (!w)
+		return -ENOENT;
+	*win = w->win[ebee_wl_kind(w)][lat];
+	if (!*win)
+		return -ENODATA;
+	if (eb->opts.window_age_ns)
+		ebee_window_expire(*win, ebee_now_ns());
+	return 0;
+}
+
+/* Look up pid and its window under the lock, which stays held on success.
+ * out is the caller's result pointer: NULL is -EINVAL before anything else. */
+static int query_begin(struct ebee *eb, pid_t pid, enum ebee_latency lat, const void *out,
+		       struct ebee_window **win)
+{
+	int err = out ? query_check(eb, lat) : -EINVAL;
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&eb->lock);
+	err = query_window(eb, pid, lat, win);
+	if (err)
+		pthread_mutex_unlock(&eb->lock);
+	return err;
+}
+
+int ebee_get_rps(struct ebee *eb, pid_t pid, double *rps)
+{
+	struct ebee_window *win;
+	int err = query_begin(eb, pid, EBEE_LAT_SERVICE, rps, &win);
+
+	if (err)
+		return err;
+	err = ebee_window_rps(win, rps);
+	pthread_mutex_unlock(&eb->lock);
+	return err;
+}
+
+int ebee_get_latest_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, uint64_t *lat_ns)
+{
+	struct ebee_window *win;
+	int err = query_begin(eb, pid, lat, lat_ns, &win);
+
+	if (err)
+		return err;
+	err = ebee_window_latest(win, lat_ns);
+	pthread_mutex_unlock(&eb->lock);
+	return err;
+}
+
+int ebee_get_average_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double *avg_ns)
+{
+	struct ebee_window *win;
+	int err = query_begin(eb, pid, lat, avg_ns, &win);
+
+	if (err)
+		return err;
+	err = ebee_window_average(win, avg_ns);
+	pthread_mutex_unlock(&eb->lock);
+	return err;
+}
+
+int ebee_get_latency_percentile_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double p,
+				   double *val_ns)
+{
+	struct ebee_window *win;
+	int err;
+
+	if (!(p >= 0 && p <= 100))
+		return -EINVAL;
+	err = query_begin(eb, pid, lat, val_ns, &win);
+	if (err)
+		return err;
+	err = ebee_window_percentile(win, p, val_ns);
+	pthread_mutex_unlock(&eb->lock);
+	return err;
+}
+
+int ebee_get_latency_percentile_joint(struct ebee *eb, const pid_t *pids, size_t npids,
+				      enum ebee_latency lat, double p, double *val_ns)
+{
+	struct ebee_window **wins;
+	size_t n = 0;
+	int err = val_ns ? query_check(eb, lat) : -EINVAL;
+
+	if (err)
+		return err;
+	if (!pids || !npids || !val_ns || !(p >= 0 && p <= 100))
+		return -EINVAL;
+	wins = malloc(npids * sizeof(*wins));
+	if (!wins)
+		return -ENOMEM;
+	pthread_mutex_lock(&eb->lock);
+	for (size_t i = 0; i < npids && !err; i++) {
+		bool dup = false;
+
+		err = query_window(eb, pids[i], lat, &wins[n]);
+		if (err == -ENODATA) {
+			err = 0; /* no window of that latency yet: no requests */
+		} else if (!err) {
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = wins[j] == wins[n]; /* a pid listed twice counts once */
+			n += !dup;
+		}
+	}
+	if (!err)
+		err = n ? ebee_window_percentile_union(wins, n, p, val_ns) : -ENODATA;
+	pthread_mutex_unlock(&eb->lock);
+	free(wins);
+	return err;
+}
+
+int ebee_get_latest_latency(struct ebee *eb, pid_t pid, uint64_t *lat_ns)
+{
+	return ebee_get_latest_latency_of(eb, pid, EBEE_LAT_SERVICE, lat_ns);
+}
+
+int ebee_get_average_latency(struct ebee *eb, pid_t pid, double *avg_ns)
+{
+	return ebee_get_average_latency_of(eb, pid, EBEE_LAT_SERVICE, avg_ns);
+}
+
+int ebee_get_latency_percentile(struct ebee *eb, pid_t pid, double p, double *val_ns)
+{
+	return ebee_get_latency_percentile_of(eb, pid, EBEE_LAT_SERVICE, p, val_ns);
+}
+
+int ebee_get_global_stats(struct ebee *eb, struct ebee_global_stats *st)
+{
+	struct ebee_global_stats s = {};
+	size_t sz;
+
+	if (!eb || !st || st->sz < sizeof(size_t))
+		return -EINVAL;
+	sz = st->sz < sizeof(s) ? st->sz : sizeof(s);
+	pthread_mutex_lock(&eb->lock);
+	s.sz = sz;
+	s.records = eb->records;
+	s.probes = eb->probes_now | (eb->grpc_probes_now ? EBEE_PROBE_GRPC : 0) |
+		   (eb->dgram_probes_now ? EBEE_PROBE_DGRAM : 0);
+	s.workloads = eb->nwls;
+	pthread_mutex_unlock(&eb->lock);
+	s.grpc_streams = ebee_grpc_stream_count(eb->grpc); /* gRPC */
+	s.dropped = ebee_loader_counter(eb->loader, EBEE_CNT_DROPPED) +
+		    ebee_grpc_counter(eb->grpc, EBEE_GCNT_DROPPED); /* both rings */
+	s.conn_entries = ebee_loader_conn_count(eb->loader);
+	s.path = eb->path;
+	s.attach_io = eb->attach.io;
+	s.attach_arrive = eb->attach.arrive;
+	s.attach_state = eb->attach.state;
+	memcpy(st, &s, sz);
+	return 0;
+}
