@@ -102,13 +102,11 @@ void ebee_ksync_frame_missed(struct ebee *eb)
 			  wid, (unsigned long long)cgid, strerror(-r));
 }
 
-/* Make the kernel flags and the attached probe groups match the workloads.
- * Called with ctl held and lock NOT held: attaching can take seconds. */
-int ebee_ksync(struct ebee *eb, char *msg, size_t msg_len)
+/* Each workload's kernel flags as its state asks; returns the probe groups
+ * they need together. */
+static int sync_flags(struct ebee *eb, unsigned int *need)
 {
-	unsigned int need = 0;
 	uint64_t now = ebee_now_ns();
-	char m[256], b1[64], b2[64];
 	int err;
 
 	for (struct wl *w = eb->wls; w; w = w->next) {
@@ -117,7 +115,7 @@ int ebee_ksync(struct ebee *eb, char *msg, size_t msg_len)
 		if (w->exited)
 			continue;
 		f = ebee_wl_flags(w, now);
-		need |= ebee_ksync_probes(eb, f);
+		*need |= ebee_ksync_probes(eb, f);
 		/* Once more on the round after a change: a process forked while
 		 * the copies were updated may hold the old flags. */
 		if (f != w->kflags || w->kflags_resync) {
@@ -130,50 +128,94 @@ int ebee_ksync(struct ebee *eb, char *msg, size_t msg_len)
 			pthread_mutex_unlock(&eb->lock);
 		}
 	}
-	/* gRPC: the uprobes are the grpc object's. */
-	if (eb->grpc && !!(need & EBEE_PROBE_GRPC) != ebee_grpc_probes(eb->grpc)) {
-		err = ebee_grpc_set_probes(eb->grpc, need & EBEE_PROBE_GRPC, msg ? msg : m,
-					   msg ? msg_len : sizeof(m));
-		pthread_mutex_lock(&eb->lock);
-		eb->grpc_probes_now = ebee_grpc_probes(eb->grpc);
-		pthread_mutex_unlock(&eb->lock);
-		if (err) {
-			ebee_logf(eb, EBEE_LOG_WARN, "%s", msg ? msg : m);
-			return err;
-		}
-		ebee_logf(eb, EBEE_LOG_DEBUG, "ebee: grpc uprobes %s",
-			  need & EBEE_PROBE_GRPC ? "attached" : "detached");
+	return 0;
+}
+
+/* gRPC: the uprobes are the grpc object's. */
+static int sync_grpc(struct ebee *eb, unsigned int need, char *msg, size_t msg_len)
+{
+	int err;
+
+	if (!eb->grpc || !!(need & EBEE_PROBE_GRPC) == ebee_grpc_probes(eb->grpc))
+		return 0;
+	err = ebee_grpc_set_probes(eb->grpc, need & EBEE_PROBE_GRPC, msg, msg_len);
+	pthread_mutex_lock(&eb->lock);
+	eb->grpc_probes_now = ebee_grpc_probes(eb->grpc);
+	pthread_mutex_unlock(&eb->lock);
+	if (err) {
+		ebee_logf(eb, EBEE_LOG_WARN, "%s", msg);
+		return err;
 	}
-	need &= ~EBEE_PROBE_GRPC;
-	/* dgram: the UDP object's programs. */
-	if (eb->dgram && !!(need & EBEE_PROBE_DGRAM) != ebee_dgram_probes(eb->dgram)) {
-		err = ebee_dgram_set_probes(eb->dgram, need & EBEE_PROBE_DGRAM, msg ? msg : m,
-					    msg ? msg_len : sizeof(m));
-		pthread_mutex_lock(&eb->lock);
-		eb->dgram_probes_now = ebee_dgram_probes(eb->dgram);
-		pthread_mutex_unlock(&eb->lock);
-		if (err) {
-			ebee_logf(eb, EBEE_LOG_WARN, "%s", msg ? msg : m);
-			return err;
-		}
-		ebee_logf(eb, EBEE_LOG_DEBUG, "ebee: dgram probes %s",
-			  need & EBEE_PROBE_DGRAM ? "attached" : "detached");
+	ebee_logf(eb, EBEE_LOG_DEBUG, "ebee: grpc uprobes %s",
+		  need & EBEE_PROBE_GRPC ? "attached" : "detached");
+	return 0;
+}
+
+/* dgram: the UDP object's programs. */
+static int sync_dgram(struct ebee *eb, unsigned int need, char *msg, size_t msg_len)
+{
+	int err;
+
+	if (!eb->dgram || !!(need & EBEE_PROBE_DGRAM) == ebee_dgram_probes(eb->dgram))
+		return 0;
+	err = ebee_dgram_set_probes(eb->dgram, need & EBEE_PROBE_DGRAM, msg, msg_len);
+	pthread_mutex_lock(&eb->lock);
+	eb->dgram_probes_now = ebee_dgram_probes(eb->dgram);
+	pthread_mutex_unlock(&eb->lock);
+	if (err) {
+		ebee_logf(eb, EBEE_LOG_WARN, "%s", msg);
+		return err;
 	}
-	need &= ~EBEE_PROBE_DGRAM;
-	if (need & EBEE_PROBE_SOCK_FRAME)
-		sync_frame_scope(eb);
+	ebee_logf(eb, EBEE_LOG_DEBUG, "ebee: dgram probes %s",
+		  need & EBEE_PROBE_DGRAM ? "attached" : "detached");
+	return 0;
+}
+
+/* The main object's probe groups. */
+static int sync_main(struct ebee *eb, unsigned int need, char *msg, size_t msg_len)
+{
+	char b1[64], b2[64];
+	int err;
+
 	if (need == ebee_loader_probes(eb->loader))
 		return 0;
 	ebee_probes_str(ebee_loader_probes(eb->loader), b1, sizeof(b1));
 	ebee_probes_str(need, b2, sizeof(b2));
-	err = ebee_loader_set_probes(eb->loader, need, msg ? msg : m, msg ? msg_len : sizeof(m));
+	err = ebee_loader_set_probes(eb->loader, need, msg, msg_len);
 	pthread_mutex_lock(&eb->lock);
 	eb->probes_now = ebee_loader_probes(eb->loader);
 	pthread_mutex_unlock(&eb->lock);
 	if (err) {
-		ebee_logf(eb, EBEE_LOG_WARN, "%s", msg ? msg : m);
+		ebee_logf(eb, EBEE_LOG_WARN, "%s", msg);
 		return err;
 	}
 	ebee_logf(eb, EBEE_LOG_DEBUG, "ebee: probes [%s] -> [%s]", b1, b2);
 	return 0;
+}
+
+/* Make the kernel flags and the attached probe groups match the workloads.
+ * Called with ctl held and lock NOT held: attaching can take seconds. */
+int ebee_ksync(struct ebee *eb, char *msg, size_t msg_len)
+{
+	unsigned int need = 0;
+	char m[256];
+	int err;
+
+	if (!msg) {
+		msg = m;
+		msg_len = sizeof(m);
+	}
+	err = sync_flags(eb, &need);
+	if (!err)
+		err = sync_grpc(eb, need, msg, msg_len);
+	if (err)
+		return err;
+	need &= ~EBEE_PROBE_GRPC;
+	err = sync_dgram(eb, need, msg, msg_len);
+	if (err)
+		return err;
+	need &= ~EBEE_PROBE_DGRAM;
+	if (need & EBEE_PROBE_SOCK_FRAME)
+		sync_frame_scope(eb);
+	return sync_main(eb, need, msg, msg_len);
 }

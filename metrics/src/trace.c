@@ -159,6 +159,19 @@ static size_t trace_adopt_existing(struct ebee *eb, pid_t pid, bool no_children,
 	return nadopted;
 }
 
+/* Takes back what trace_arm(), trace_publish() and the cgroups' entry did
+ * when the probes could not follow: under eb->ctl. */
+static void trace_unwind(struct ebee *eb, struct wl *w)
+{
+	pthread_mutex_lock(&eb->lock);
+	ebee_wl_unlink(eb, w);
+	pthread_mutex_unlock(&eb->lock);
+	ebee_loader_workload_del(eb->loader, w->pid);
+	if (eb->cg2)
+		ebee_cg2_wl_del(eb->cg2, w->pid);
+	ebee_ksync(eb, NULL, 0);
+}
+
 int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts *opts)
 {
 	enum ebee_mode mode = OPT(opts, mode, EBEE_MODE_AUTO);
@@ -181,7 +194,6 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	err = ebee_wl_new(eb, pid, mode, no_children, &w);
 	if (err)
 		return err;
-
 	pthread_mutex_lock(&eb->ctl);
 	old = ebee_wl_find(eb, pid);
 	/* Workload entry first (gates the programs), then the root, then the
@@ -205,13 +217,7 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 		  ebee_mode_str(mode), nkids, nadopted);
 	return 0;
 unwind:
-	pthread_mutex_lock(&eb->lock);
-	ebee_wl_unlink(eb, w);
-	pthread_mutex_unlock(&eb->lock);
-	ebee_loader_workload_del(eb->loader, pid);
-	if (eb->cg2)
-		ebee_cg2_wl_del(eb->cg2, pid);
-	ebee_ksync(eb, NULL, 0);
+	trace_unwind(eb, w);
 unlock:
 	pthread_mutex_unlock(&eb->ctl);
 	ebee_wl_free(w);

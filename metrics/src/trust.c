@@ -45,6 +45,52 @@ static void stats_overlap(struct ebee_stats *s, const struct ebee_fstat *f)
 			 (unsigned long long)f->overlap);
 }
 
+/* What the framing counters say cannot be counted exactly, each reason
+ * added to the warning. */
+static void framing_warnings(struct ebee_stats *s, const struct ebee_fstat *f)
+{
+	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
+		const char *why = ebee_framer_warning(i);
+		char more[sizeof(s->warning)];
+
+		if (f->conns[i] && !why && ebee_framer_check(i, f, more, sizeof(more)) > 0)
+			why = more;
+		if (f->conns[i] && why)
+			warn_add(s, "%s on %llu connection(s): %s", ebee_framer_name(i),
+				 (unsigned long long)f->conns[i], why);
+	}
+	if (f->unseen)
+		warn_add(s,
+			 "%llu connection(s) began with bytes ebee did not see (they came "
+			 "with the handshake and were lost, or did not parse): counted by length",
+			 (unsigned long long)f->unseen);
+	if (f->desync_conns)
+		warn_add(s,
+			 "%llu framed connection(s) lost sync (%llu time(s): %llu at a sequence "
+			 "gap, %llu at bytes that did not parse, %llu at a walk cut short): "
+			 "requests in the gap are not counted",
+			 (unsigned long long)f->desync_conns, (unsigned long long)f->desync,
+			 (unsigned long long)f->desync_gap,
+			 (unsigned long long)(f->desync - f->desync_gap - f->desync_cut),
+			 (unsigned long long)f->desync_cut);
+	if (f->late)
+		warn_add(s,
+			 "%llu connection(s) counted by length once their requests came one "
+			 "at a time later sent several together: the bursts read before a "
+			 "sample (one in %d segments arriving between requests) saw it may "
+			 "count as one request each",
+			 (unsigned long long)f->late, EBEE_FV_SAMPLE);
+	stats_overlap(s, f);
+	if (f->untimed)
+		warn_add(s,
+			 "%llu HTTP/2 stream(s) beyond %d in flight on a connection were "
+			 "not counted",
+			 (unsigned long long)f->untimed, EBEE_H2_SLOTS);
+	if (f->unmatched)
+		warn_add(s, "%llu response(s) had no request to pair with",
+			 (unsigned long long)f->unmatched);
+}
+
 /* framing, untrusted and warning of ebee_get_stats(): the framer most of
  * the workload's connections use, and what the framing counters say cannot
  * be counted exactly (docs/design.md 4.9). */
@@ -86,46 +132,7 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	s->handshake_data = f.hsdata;
 	s->unseen = f.unseen;
 	s->reordered = f.reordered;
-	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
-		const char *why = ebee_framer_warning(i);
-		char more[sizeof(s->warning)];
-
-		if (f.conns[i] && !why && ebee_framer_check(i, &f, more, sizeof(more)) > 0)
-			why = more;
-		if (f.conns[i] && why)
-			warn_add(s, "%s on %llu connection(s): %s", ebee_framer_name(i),
-				 (unsigned long long)f.conns[i], why);
-	}
-	if (f.unseen)
-		warn_add(s,
-			 "%llu connection(s) began with bytes ebee did not see (they came "
-			 "with the handshake and were lost, or did not parse): counted by length",
-			 (unsigned long long)f.unseen);
-	if (f.desync_conns)
-		warn_add(s,
-			 "%llu framed connection(s) lost sync (%llu time(s): %llu at a sequence "
-			 "gap, %llu at bytes that did not parse, %llu at a walk cut short): "
-			 "requests in the gap are not counted",
-			 (unsigned long long)f.desync_conns, (unsigned long long)f.desync,
-			 (unsigned long long)f.desync_gap,
-			 (unsigned long long)(f.desync - f.desync_gap - f.desync_cut),
-			 (unsigned long long)f.desync_cut);
-	if (f.late)
-		warn_add(s,
-			 "%llu connection(s) counted by length once their requests came one "
-			 "at a time later sent several together: the bursts read before a "
-			 "sample (one in %d segments arriving between requests) saw it may "
-			 "count as one request each",
-			 (unsigned long long)f.late, EBEE_FV_SAMPLE);
-	stats_overlap(s, &f);
-	if (f.untimed)
-		warn_add(s,
-			 "%llu HTTP/2 stream(s) beyond %d in flight on a connection were "
-			 "not counted",
-			 (unsigned long long)f.untimed, EBEE_H2_SLOTS);
-	if (f.unmatched)
-		warn_add(s, "%llu response(s) had no request to pair with",
-			 (unsigned long long)f.unmatched);
+	framing_warnings(s, &f);
 }
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)

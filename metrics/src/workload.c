@@ -139,6 +139,25 @@ static void describe(const struct ebee_evidence *ev, char *buf, size_t len)
 		 (unsigned long long)ev->dgram_reqs);
 }
 
+/* Auto in conn mode, which runs without the io probes: bring them back now
+ * and then for a short look, then judge what that look saw. */
+static void auto_conn(struct ebee *eb, struct wl *w, enum ebee_mode d, const char *why,
+		      uint64_t now, uint64_t epoch_len)
+{
+	if (w->recheck_until_ns == 0 && now >= w->next_recheck_ns) {
+		memset(&w->ev, 0, sizeof(w->ev));
+		w->epoch_ns = now;
+		w->recheck_until_ns = now + (uint64_t)eb->opts.auto_recheck_len_ms * 1000000ull;
+	} else if (w->recheck_until_ns && now >= w->recheck_until_ns) {
+		if (d == EBEE_MODE_IO)
+			set_mode(eb, w, d, why);
+		memset(&w->ev, 0, sizeof(w->ev));
+		w->epoch_ns = now;
+		w->recheck_until_ns = 0;
+		w->next_recheck_ns = now + epoch_len;
+	}
+}
+
 void ebee_wl_auto(struct ebee *eb, struct wl *w, uint64_t now)
 {
 	uint64_t epoch_len = (uint64_t)eb->opts.auto_recheck_ms * 1000000ull;
@@ -179,21 +198,7 @@ void ebee_wl_auto(struct ebee *eb, struct wl *w, uint64_t now)
 		w->next_recheck_ns = now + epoch_len;
 		break;
 	case EBEE_MODE_CONN:
-		/* conn runs without the io probes; bring them back now and then
-		 * for a short look, then judge what that look saw. */
-		if (w->recheck_until_ns == 0 && now >= w->next_recheck_ns) {
-			memset(&w->ev, 0, sizeof(w->ev));
-			w->epoch_ns = now;
-			w->recheck_until_ns =
-			    now + (uint64_t)eb->opts.auto_recheck_len_ms * 1000000ull;
-		} else if (w->recheck_until_ns && now >= w->recheck_until_ns) {
-			if (d == EBEE_MODE_IO)
-				set_mode(eb, w, d, why);
-			memset(&w->ev, 0, sizeof(w->ev));
-			w->epoch_ns = now;
-			w->recheck_until_ns = 0;
-			w->next_recheck_ns = now + epoch_len;
-		}
+		auto_conn(eb, w, d, why, now, epoch_len);
 		break;
 	default:
 		break;
