@@ -153,6 +153,19 @@ void ebee_ksync_frame_missed(struct ebee *eb);
 int ebee_scan_grpc(struct ebee *eb, struct wl *w, bool starting);
 void ebee_scan_dgram(struct ebee *eb, struct wl *w);
 
+/* trust.c: what a workload's trust verdict rests on, copied with lock held
+ * (ebee_trust_snap()), and the verdict made from it and the kernel's framing
+ * counters with lock not held (ebee_trust_judge(): the one ebee_get_stats()
+ * gives) into the caller's out, whose sz it honours. */
+struct ebee_trust_snap {
+	pid_t pid;
+	enum ebee_mode mode;
+	char warning[sizeof(((struct wl *)0)->warning)];
+};
+void ebee_trust_snap(const struct wl *w, struct ebee_trust_snap *t);
+void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size_t n,
+		      struct ebee_trust *out);
+
 /* threads.c */
 int ebee_threads_on_record(void *ctx, const struct ebee_rec *r);
 int ebee_threads_start(struct ebee *eb, char *msg, size_t msg_len);

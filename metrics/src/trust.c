@@ -135,6 +135,37 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	framing_warnings(s, &f);
 }
 
+void ebee_trust_snap(const struct wl *w, struct ebee_trust_snap *t)
+{
+	t->pid = w->pid;
+	t->mode = w->mode;
+	memcpy(t->warning, w->warning, sizeof(t->warning));
+}
+
+/* Each workload judged as ebee_get_stats() judges it (its stats_framing()
+ * from the same mode and warning); the first untrusted one, as listed, says
+ * why. */
+void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size_t n,
+		      struct ebee_trust *out)
+{
+	struct ebee_trust t = {};
+	size_t sz = out->sz < sizeof(t) ? out->sz : sizeof(t);
+
+	t.sz = sz;
+	for (size_t i = 0; i < n; i++) {
+		struct ebee_stats s = { .mode = snaps[i].mode };
+
+		snprintf(s.warning, sizeof(s.warning), "%s", snaps[i].warning);
+		stats_framing(eb, snaps[i].pid, &s);
+		if (!s.untrusted || t.nuntrusted++)
+			continue;
+		t.untrusted = true;
+		t.pid = snaps[i].pid;
+		memcpy(t.warning, s.warning, sizeof(t.warning));
+	}
+	memcpy(out, &t, sz);
+}
+
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 {
 	struct ebee_stats s = {};
