@@ -2,8 +2,9 @@
 /*
  * The queries: rate, latest, average and percentile latencies over a
  * workload's window (or several workloads' windows together), the
- * library-wide counters, and the flush that makes them current. Each holds
- * lock for O(log n) work only.
+ * library-wide counters, and the flush that makes them current; the rate and
+ * percentile also with their trust (the _trust forms: the verdict is
+ * trust.c's). Each holds lock for O(log n) work only.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * ebee's two threads and the record handler. The consumer drains the ring
- * buffers into the windows (ebee_threads_on_record) under lock; the housekeeper, every
- * HOUSEKEEPING_NS, notices exited workloads, runs the scanners, makes and
- * revisits the mode choice and keeps the kernel in step (ksync.c).
+ * buffers into the windows (ebee_threads_on_record()) under lock; the
+ * housekeeper, every HOUSEKEEPING_NS, notices exited workloads, runs the
+ * scanners (scan.c), makes and revisits the mode choice (workload.c) and
+ * keeps the kernel in step (ksync.c).
  */
 #include <errno.h>
 #include <signal.h>

@@ -3,7 +3,8 @@
  * The trust verdict: ebee_get_stats() and what it says about whether a
  * workload's figures can be taken as exact (untrusted, and the warning that
  * says why): the framing counters (docs/design.md 4.9), clients that do not
- * wait for their responses, UDP traffic no pattern matches.
+ * wait for their responses, UDP traffic no pattern matches. The same verdict
+ * goes with a figure (ebee_trust_judge(), for query.c's _trust forms).
  */
 #include <errno.h>
 #include <stdarg.h>
