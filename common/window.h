@@ -7,7 +7,7 @@
  * A ring of at most `cap` records {end_ns, lat_ns}, optionally also bounded by
  * age, with O(1) rps / latest / average (running sum) and an order-statistic
  * structure over the latencies so that ANY percentile is exact in O(log n).
- * Not thread-safe: the caller (metrics/src/ebee.c) holds the workload lock.
+ * Not thread-safe: the caller (metrics/src/core.h: struct ebee) holds the workload lock.
  */
 #ifndef EBEE_WINDOW_H
 #define EBEE_WINDOW_H

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cgroupfs.h"
+#include "log.h"
 #include "source.h"
 
 struct src_ebee {
@@ -83,29 +84,21 @@ static void other_p99(struct ebee_src *e, const pid_t *pids, int n, double p99,
 }
 
 /* Figures ebee cannot vouch for (a multiplexed or encrypted protocol counted
- * by length, a stream that lost sync) drive nothing unless the workload says
- * trust_unframed = yes: the interval is STALE, and the reason goes to stderr
- * once per workload (the log's stale_why has it every interval). */
-static void untrusted(struct ebee_src *e, const pid_t *pids, int n, struct src_sample *out)
+ * by length, a stream that lost sync), as the p99's query returned their
+ * trust, drive nothing unless the workload says trust_unframed = yes: the
+ * interval is STALE, and the reason is logged once per workload (the decision
+ * log's stale_why has it every interval). */
+static void untrusted(struct ebee_src *e, const struct ebee_trust *t, struct src_sample *out)
 {
-	for (int i = 0; i < n; i++) {
-		struct ebee_stats st = { .sz = sizeof(st) };
-
-		if (ebee_get_stats(e->lib->eb, pids[i], &st) || !st.untrusted)
-			continue;
-		if (e->trust_unframed)
-			return;
-		out->state = POL_LAT_STALE;
-		snprintf(out->why, sizeof(out->why), "ebee: untrusted: %.70s", st.warning);
-		if (!e->told_untrusted) {
-			fprintf(
-			    stderr,
-			    "parties: ebee cannot count pid %d's requests exactly: %s; not acting "
-			    "on them (trust_unframed = yes would)\n",
-			    (int)pids[i], st.warning);
-			e->told_untrusted = true;
-		}
+	if (!t->untrusted || e->trust_unframed)
 		return;
+	out->state = POL_LAT_STALE;
+	snprintf(out->why, sizeof(out->why), "ebee: untrusted: %.70s", t->warning);
+	if (!e->told_untrusted) {
+		log_msg("ebee cannot count pid %d's requests exactly: %s; not acting on them "
+			"(trust_unframed = yes would)",
+			(int)t->pid, t->warning);
+		e->told_untrusted = true;
 	}
 }
 
@@ -116,12 +109,14 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	struct ebee_src *e = s->priv;
 	const pid_t *pids = e->dir[0] ? e->pids : &e->pid;
 	int n = e->dir[0] ? e->npids : 1, err;
+	struct ebee_trust trust = { .sz = sizeof(trust) };
 	double p99, rps, rps_sum = NAN;
 
 	if (e->dir[0])
 		cgroup_scan(e);
 	ebee_flush(e->lib->eb);
-	err = n ? ebee_get_latency_percentile_joint(e->lib->eb, pids, n, e->lat, 99.0, &p99)
+	err = n ? ebee_get_latency_percentile_joint_trust(e->lib->eb, pids, n, e->lat, 99.0, &p99,
+							  &trust)
 		: -ENODATA;
 	if (err == -ENODATA) {
 		out->state = POL_LAT_IDLE;
@@ -151,7 +146,7 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	out->rps = rps_sum;
 	out->p99_ns = p99; /* ebee's ns */
 	other_p99(e, pids, n, p99, out);
-	untrusted(e, pids, n, out);
+	untrusted(e, &trust, out);
 	return 0;
 }
 
@@ -229,8 +224,8 @@ static int pick_latency(struct src_ebee *lib, enum ebee_latency *lat, bool lat_e
 		errno = EOPNOTSUPP;
 		return -1;
 	}
-	fprintf(stderr, "parties: no socket tracepoints in this kernel: ebee feeds the service "
-			"latency, not the sojourn latency\n");
+	log_msg("no socket tracepoints in this kernel: ebee feeds the service latency, not the "
+		"sojourn latency");
 	*lat = EBEE_LAT_SERVICE;
 	return 0;
 }

@@ -271,6 +271,40 @@ struct ebee_stats {
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);
 
+/*
+ * A figure with its trust, in one call: the rate or percentile of the
+ * queries above, and whether ebee can vouch for the requests it counted, the
+ * verdict ebee_get_stats() gives as untrusted and warning. The figure and the
+ * workload state the verdict rests on (mode, the UDP warning) are read under
+ * one hold of the library's lock, so a mode switch cannot fall between them;
+ * the kernel's framing counters are read right after, as ebee_get_stats()
+ * reads them.
+ *
+ * trust may be NULL (then each call is the query without _trust). Its sz is
+ * the caller's sizeof(struct ebee_trust): a caller built against an older
+ * ebee.h gets the fields it knows; below sizeof(size_t) is -EINVAL. It is
+ * filled when the call returns 0 or -ENODATA (the pids are traced), and left
+ * alone on any other error.
+ */
+struct ebee_trust {
+	size_t sz;		 /* set by the caller: sizeof(struct ebee_trust) */
+	bool untrusted;		 /* some pid the figure covers: its ebee_stats.untrusted */
+	pid_t pid;		 /* the first such pid, in the order listed; 0 if none */
+	unsigned int nuntrusted; /* how many of the pids listed are untrusted */
+	char warning[256];	 /* that pid's ebee_stats.warning: why */
+};
+
+/* ebee_get_rps() with the trust of pid's figures. */
+int ebee_get_rps_trust(struct ebee *eb, pid_t pid, double *rps, struct ebee_trust *trust);
+/* ebee_get_latency_percentile_of() with the trust of pid's figures. */
+int ebee_get_latency_percentile_trust(struct ebee *eb, pid_t pid, enum ebee_latency lat, double p,
+				      double *val_ns, struct ebee_trust *trust);
+/* ebee_get_latency_percentile_joint() with the trust of every pid listed
+ * (one untrusted pid makes the figure untrusted). */
+int ebee_get_latency_percentile_joint_trust(struct ebee *eb, const pid_t *pids, size_t npids,
+					    enum ebee_latency lat, double p, double *val_ns,
+					    struct ebee_trust *trust);
+
 /* Library-wide counters. */
 struct ebee_global_stats {
 	size_t sz;

@@ -4,7 +4,7 @@
 # traces for 10 ms and closes. Under emulation (the VM lane) starts are most of ebee's
 # tests' time, and every user pays one per start of ebee or parties.
 # Interleaved, side by side in one run (median of per-round ratios):
-#   heap:  as built: the open's BTF buffers served from the heap (metrics/src/ebee.c,
+#   heap:  as built: the open's BTF buffers served from the heap (metrics/src/open.c,
 #          open_heap_begin);
 #   mmap:  the same binary with glibc's thresholds set through GLIBC_TUNABLES, which ebee
 #          leaves alone: each buffer a fresh mmap, as before;

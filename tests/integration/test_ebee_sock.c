@@ -493,6 +493,138 @@ static void test_attach_method_reported_and_loaded(void **state)
 	ebee_close(e);
 }
 
+/* ---------------------------------------------------------------- trust */
+
+/* Clients of two echo servers (tests/lib/echo_server.py), a few connections
+ * each: to argv[1] a ClientHello offering h2 then TLS application-data records
+ * one at a time (ebee frames them by record but cannot trust them: the
+ * server's choice of protocol is hidden), to argv[2] plain lines one at a time
+ * (counted by length, exactly). */
+static const char trust_clients_py[] =
+	"import socket, ssl, sys\n"
+	"ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)\n"
+	"ctx.check_hostname = False\n"
+	"ctx.verify_mode = ssl.CERT_NONE\n"
+	"ctx.set_alpn_protocols(['h2', 'http/1.1'])\n"
+	"i, o = ssl.MemoryBIO(), ssl.MemoryBIO()\n"
+	"try:\n"
+	"    ctx.wrap_bio(i, o).do_handshake()\n"
+	"except ssl.SSLWantReadError:\n"
+	"    pass\n"
+	"hello = o.read()\n"
+	"rec = lambda b: b'\\x17\\x03\\x03' + len(b).to_bytes(2, 'big') + b\n"
+	"for _ in range(8):\n"
+	"    for port, msgs in ((sys.argv[1], (hello, rec(b'hi'), rec(b'ho'))),\n"
+	"                       (sys.argv[2], (b'one\\n', b'two\\n', b'three\\n'))):\n"
+	"        s = socket.create_connection(('127.0.0.1', int(port)))\n"
+	"        for m in msgs:\n"
+	"            s.sendall(m)\n"
+	"            got = b''\n"
+	"            while len(got) < len(m):\n"
+	"                got += s.recv(65536)\n"
+	"        s.close()\n";
+
+static pid_t start_echo(int *port, const char *name)
+{
+	char ready[600];
+	pid_t pid;
+
+	snprintf(ready, sizeof(ready), "%s/%s.port", tu_tmpdir(), name);
+	unlink(ready);
+	pid = tu_spawn((char *const[]){ "python3", "tests/lib/echo_server.py", "0", ready, NULL },
+		       NULL);
+	assert_true(pid > 0);
+	assert_int_equal(tu_wait_file(ready, 10), 0);
+	*port = (int)tu_read_num(ready);
+	assert_true(*port > 0);
+	assert_int_equal(tu_wait_port(*port, 10), 0);
+	return pid;
+}
+
+/* The figure queries' trust is ebee_get_stats()'s verdict: untrusted with the
+ * same warning for TLS offering h2, trusted for plain lines; a joint figure is
+ * untrusted by its one untrusted pid, and a caller's smaller struct gets only
+ * the fields it knows. */
+static void test_figure_carries_trust(void **state)
+{
+	struct ebee_trace_opts to = topts(EBEE_MODE_IO);
+	struct ebee_trust t = { .sz = sizeof(t) }, small;
+	struct ebee_stats sh, sp;
+	char tp[16], pp[16], out[256];
+	int tls_port, plain_port;
+	pid_t tls, plain, both[3];
+	double v, v0, rps;
+
+	NEED_ROOT();
+	NEED_SOCKET_PATH("framing reads the bytes on the socket path only");
+	tls = start_echo(&tls_port, "tls");
+	plain = start_echo(&plain_port, "plain");
+	assert_int_equal(ebee_start_tracing(eb, tls, &to), 0);
+	assert_int_equal(ebee_start_tracing(eb, plain, &to), 0);
+	snprintf(tp, sizeof(tp), "%d", tls_port);
+	snprintf(pp, sizeof(pp), "%d", plain_port);
+	assert_int_equal(tu_run((char *const[]){ "python3", "-c", (char *)trust_clients_py, tp,
+						 pp, NULL },
+				out, sizeof(out), 30),
+			 0);
+	sh = settle(eb, tls);
+	sp = settle(eb, plain);
+	printf("  tls offering h2: framing %s, untrusted %d (%s); plain: framing %s, untrusted %d\n",
+	       sh.framing, sh.untrusted, sh.warning, sp.framing, sp.untrusted);
+	assert_true(sh.untrusted);
+	assert_non_null(strstr(sh.warning, "offered h2"));
+	assert_false(sp.untrusted);
+
+	/* One pid: the percentile, and the rate, each with its trust. */
+	assert_int_equal(ebee_get_latency_percentile_trust(eb, tls, EBEE_LAT_SERVICE, 99, &v, &t),
+			 0);
+	assert_int_equal(ebee_get_latency_percentile_of(eb, tls, EBEE_LAT_SERVICE, 99, &v0), 0);
+	assert_true(v == v0);
+	assert_true(t.untrusted);
+	assert_int_equal(t.pid, tls);
+	assert_int_equal(t.nuntrusted, 1);
+	assert_string_equal(t.warning, sh.warning);
+	memset(&t, 0xff, sizeof(t));
+	t.sz = sizeof(t);
+	assert_int_equal(ebee_get_rps_trust(eb, plain, &rps, &t), 0);
+	assert_false(t.untrusted);
+	assert_int_equal(t.pid, 0);
+	assert_int_equal(t.nuntrusted, 0);
+	assert_string_equal(t.warning, "");
+
+	/* Several pids together (one listed twice, counted once). */
+	both[0] = plain;
+	both[1] = tls;
+	both[2] = tls;
+	assert_int_equal(ebee_get_latency_percentile_joint_trust(eb, both, 3, EBEE_LAT_SERVICE,
+								 99, &v, &t),
+			 0);
+	assert_int_equal(ebee_get_latency_percentile_joint(eb, both, 3, EBEE_LAT_SERVICE, 99, &v0),
+			 0);
+	assert_true(v == v0);
+	assert_true(t.untrusted);
+	assert_int_equal(t.pid, tls);
+	assert_int_equal(t.nuntrusted, 1);
+	assert_string_equal(t.warning, sh.warning);
+
+	/* An older caller's struct: what it knows, nothing past it; a size
+	 * too small for sz itself is refused. */
+	memset(&small, 0xab, sizeof(small));
+	small.sz = offsetof(struct ebee_trust, pid);
+	assert_int_equal(ebee_get_rps_trust(eb, tls, &rps, &small), 0);
+	assert_true(small.untrusted);
+	assert_int_equal(small.sz, offsetof(struct ebee_trust, pid));
+	assert_int_equal((unsigned char)small.warning[0], 0xab);
+	small.sz = 1;
+	assert_int_equal(ebee_get_rps_trust(eb, tls, &rps, &small), -EINVAL);
+	assert_int_equal(ebee_get_rps_trust(eb, 999999, &rps, &t), -ENOENT);
+
+	assert_int_equal(ebee_stop_tracing(eb, tls), 0);
+	assert_int_equal(ebee_stop_tracing(eb, plain), 0);
+	tu_stop(tls);
+	tu_stop(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -504,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_overload_io),
 		cmocka_unit_test(test_queries_never_wait_for_attach),
 		cmocka_unit_test(test_switch_does_not_contaminate),
+		cmocka_unit_test(test_figure_carries_trust),
 	};
 
 	return TP_RUN_BOTH(tests, group_setup, group_teardown);
