@@ -37,8 +37,7 @@ static void wl_mark_exited(struct ebee *eb, struct wl *w)
 	req = ebee_wl_requests(w);
 	pthread_mutex_unlock(&eb->lock);
 	ebee_dgram_workload_del(eb->dgram, w->pid);
-	if (eb->cg2)
-		ebee_cg2_wl_del(eb->cg2, w->pid);
+	ebee_cg2_wl_del(eb->cg2, w->pid);
 	ebee_logf(eb, EBEE_LOG_INFO, "ebee: pid %d exited; %llu requests traced", w->pid,
 		  (unsigned long long)req);
 }

@@ -167,8 +167,7 @@ static void trace_unwind(struct ebee *eb, struct wl *w)
 	ebee_wl_unlink(eb, w);
 	pthread_mutex_unlock(&eb->lock);
 	ebee_loader_workload_del(eb->loader, w->pid);
-	if (eb->cg2)
-		ebee_cg2_wl_del(eb->cg2, w->pid);
+	ebee_cg2_wl_del(eb->cg2, w->pid);
 	ebee_ksync(eb, NULL, 0);
 }
 
@@ -246,8 +245,7 @@ int ebee_stop_tracing(struct ebee *eb, pid_t pid)
 		ebee_loader_workload_del(eb->loader, pid);
 	ebee_grpc_workload_del(eb->grpc, pid); /* gRPC */
 	ebee_dgram_workload_del(eb->dgram, pid);
-	if (eb->cg2)
-		ebee_cg2_wl_del(eb->cg2, pid);
+	ebee_cg2_wl_del(eb->cg2, pid);
 	ebee_ksync(eb, NULL, 0);
 	pthread_mutex_unlock(&eb->ctl);
 	ebee_wl_free(w);
