@@ -366,6 +366,12 @@ $(BUILD)/parties.service: systemd/parties.service.in $(BUILD)/paths
 $(BUILD)/man/%.8: man/%.8.in $(BUILD)/paths
 	$(Q)mkdir -p $(@D)
 	$(Q)$(SUBST) $< > $@
+# ebee(8) names the framers from their one list (EBEE_FRAMERS, bpf/frame/frame.h).
+$(BUILD)/man/ebee.8: man/ebee.8.in bpf/frame/frame.h $(BUILD)/paths
+	$(Q)mkdir -p $(@D)
+	$(Q)n=$$(printf '#include "frame/frame.h"\n#define N(ID, stem, name, kind) name\n@ EBEE_FRAMERS(N)\n' | \
+		$(CC) -E -P -Ibpf -x c - | sed -n 's/^@ //p' | tr -d '"' | xargs | sed 's/ /, /g') && \
+		$(SUBST) -e "s|@FRAMINGS@|$$n|g" $< > $@
 # parties.ini(5) is generated from the annotated example, so the two cannot disagree.
 $(BUILD)/man/parties.ini.5: configs/example.ini man/ini2man.py $(BUILD)/paths
 	$(Q)mkdir -p $(@D)

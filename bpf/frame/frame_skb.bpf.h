@@ -45,12 +45,7 @@
 #ifndef EBEE_FRAME_SKB_BPF_H
 #define EBEE_FRAME_SKB_BPF_H
 
-#include "frame/resp.h"
-#include "frame/http1.h"
-#include "frame/tls.h"
-#include "frame/http2.h"
-#include "frame/mctext.h"
-#include "frame/mcbin.h"
+#include "frame/dispatch.h"
 
 #define ETH_P_IP_   0x0800
 #define ETH_P_IPV6_ 0x86DD
@@ -176,10 +171,10 @@ static __always_inline struct ebee_fstat *fstat_get(__u32 wid)
 	return bpf_map_lookup_elem(&fstats, &wid);
 }
 
+/* Whether the connection's framer parses its bytes (the list's kinds). */
 static __always_inline bool fr_framed(const struct ebee_sconn *c)
 {
-	return c->fr == EBEE_FR_RESP || c->fr == EBEE_FR_HTTP1 || c->fr == EBEE_FR_HTTP2 ||
-	       c->fr == EBEE_FR_TLS || c->fr == EBEE_FR_MCTEXT || c->fr == EBEE_FR_MCBIN;
+	return ebee_fr_framed(c->fr);
 }
 
 /* Whether the connection's bytes are parsed now: framed, and not counted by
@@ -197,7 +192,7 @@ static __always_inline bool fr_parsed(const struct ebee_sconn *c)
  * speaks one request at a time. */
 static __always_inline bool fr_verifiable(int fr)
 {
-	return fr == EBEE_FR_MCTEXT || fr == EBEE_FR_MCBIN;
+	return ebee_fr_verifiable(fr); /* kind VERIFY in the list */
 }
 
 /* memcached: the requests no response answers, and a meta command in quiet
@@ -348,27 +343,15 @@ struct fr_loop {
 	struct ebee_fstash *st; /* the held segment the walk goes on with, or NULL */
 };
 
-/* One byte through the framer the connection has, dispatched by id. A
- * global function: the verifier checks it once, on its own (inlined into
- * the walk, the framers' branches along every path of it overflowed the
- * verifier's limits and took seconds to check). */
+/* One byte through the framer the connection has, dispatched by id (the
+ * list's, dispatch.h). A global function: the verifier checks it once, on
+ * its own (inlined into the walk, the framers' branches along every path
+ * of it overflowed the verifier's limits and took seconds to check). */
 __noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, __u32 *head_bits)
 {
 	if (!d || !head_bits)
 		return EBEE_FEV_ERR;
-	if (fr == EBEE_FR_RESP)
-		return resp ? ebee_resp_rsp_step(d, ch) : ebee_resp_req_step(d, ch);
-	if (fr == EBEE_FR_HTTP1)
-		return ebee_http_step(d, ch, resp, head_bits);
-	if (fr == EBEE_FR_TLS)
-		return ebee_tls_step(d, ch, resp, head_bits);
-	if (fr == EBEE_FR_HTTP2)
-		return ebee_h2_step(d, ch, resp);
-	if (fr == EBEE_FR_MCTEXT)
-		return resp ? ebee_mctext_rsp_step(d, ch) : ebee_mctext_req_step(d, ch, head_bits);
-	if (fr == EBEE_FR_MCBIN)
-		return ebee_mcbin_step(d, ch, resp);
-	return EBEE_FEV_ERR;
+	return ebee_fr_step(d, ch, fr, resp, head_bits);
 }
 
 /* An HTTP/2 frame header from the walk's buffer at k, in one call (as its

@@ -311,4 +311,36 @@ static __always_inline int ebee_http_step(struct ebee_fdir *d, __u8 c, int resp,
 	return EBEE_FEV_ERR;
 }
 
+/* The list's interface (frame.h): a request line's method (its first four
+ * bytes); a response starts with 'H' (HTTP/), a request with a capital. */
+static __always_inline int ebee_http1_detect(const __u8 *b, __u32 n)
+{
+	if (n < 4)
+		return 0;
+	switch (ebee_fr_word(b)) {
+	case 0x47455420: /* "GET " */
+	case 0x504f5354: /* "POST" */
+	case 0x50555420: /* "PUT " */
+	case 0x48454144: /* "HEAD" */
+	case 0x44454c45: /* "DELE"TE */
+	case 0x4f505449: /* "OPTI"ONS */
+	case 0x50415443: /* "PATC"H */
+	case 0x434f4e4e: /* "CONN"ECT */
+	case 0x54524143: /* "TRAC"E */
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline int ebee_http1_may_start(int resp, __u8 c)
+{
+	return resp ? c == 'H' : (c >= 'A' && c <= 'Z');
+}
+
+static __always_inline int ebee_http1_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+						 __u32 *head_bits)
+{
+	return ebee_http_step(d, c, resp, head_bits);
+}
+
 #endif /* EBEE_FRAME_HTTP1_H */

@@ -175,4 +175,23 @@ static __always_inline int ebee_resp_rsp_step(struct ebee_fdir *d, __u8 c)
 	return EBEE_FEV_ERR;
 }
 
+/* The list's interface (frame.h): a client's first byte '*' (an array of
+ * bulk strings); a message starts with a type byte. */
+static __always_inline int ebee_resp_detect(const __u8 *b, __u32 n)
+{
+	return n >= 1 && b[0] == '*';
+}
+
+static __always_inline int ebee_resp_may_start(int resp, __u8 c)
+{
+	return resp ? (c == '+' || c == '-' || c == ':' || c == '$' || c == '*') : c == '*';
+}
+
+static __always_inline int ebee_resp_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+						__u32 *head_bits)
+{
+	(void)head_bits;
+	return resp ? ebee_resp_rsp_step(d, c) : ebee_resp_req_step(d, c);
+}
+
 #endif /* EBEE_FRAME_RESP_H */

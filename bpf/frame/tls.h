@@ -399,4 +399,23 @@ static __always_inline int ebee_tls_step(struct ebee_fdir *d, __u8 c, int resp, 
 	return ev;
 }
 
+/* The list's interface (frame.h): a handshake record, SSL 3.0 .. TLS 1.3;
+ * a record starts with its content type (20 .. 24). */
+static __always_inline int ebee_tls_detect(const __u8 *b, __u32 n)
+{
+	return n >= 3 && b[0] == 0x16 && b[1] == 0x03 && b[2] <= 0x04;
+}
+
+static __always_inline int ebee_tls_may_start(int resp, __u8 c)
+{
+	(void)resp;
+	return c >= 20 && c <= 24;
+}
+
+static __always_inline int ebee_tls_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+					       __u32 *head_bits)
+{
+	return ebee_tls_step(d, c, resp, head_bits);
+}
+
 #endif /* EBEE_FRAME_TLS_H */

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
-/* The framer registry and the byte driver (framer.h). */
+/* The framer registry, made from the list (EBEE_FRAMERS, bpf/frame/frame.h),
+ * and the byte driver (framer.h). */
 #include <errno.h>
 #include "framer.h"
 
 static const struct ebee_framer_ops *const framers[EBEE_FR_MAX] = {
-	[EBEE_FR_LENGTH] = &ebee_framer_length, [EBEE_FR_RESP] = &ebee_framer_resp,
-	[EBEE_FR_HTTP1] = &ebee_framer_http1,	[EBEE_FR_HTTP2] = &ebee_framer_http2,
-	[EBEE_FR_TLS] = &ebee_framer_tls,	[EBEE_FR_MCTEXT] = &ebee_framer_mctext,
-	[EBEE_FR_MCBIN] = &ebee_framer_mcbin,
+#define EBEE_FRAMER_OPS_(ID, stem, name, kind) [EBEE_FR_##ID] = &ebee_framer_##stem,
+	EBEE_FRAMERS(EBEE_FRAMER_OPS_)
+#undef EBEE_FRAMER_OPS_
+};
+
+static const char *const names[EBEE_FR_MAX] = {
+#define EBEE_FRAMER_NAME_(ID, stem, name, kind) [EBEE_FR_##ID] = name,
+	EBEE_FRAMERS(EBEE_FRAMER_NAME_)
+#undef EBEE_FRAMER_NAME_
 };
 
 const struct ebee_framer_ops *ebee_framer_get(int id)
@@ -17,9 +23,7 @@ const struct ebee_framer_ops *ebee_framer_get(int id)
 
 const char *ebee_framer_name(int id)
 {
-	const struct ebee_framer_ops *o = ebee_framer_get(id);
-
-	return o ? o->name : "";
+	return id >= 0 && id < EBEE_FR_MAX && names[id] ? names[id] : "";
 }
 
 const char *ebee_framer_warning(int id)

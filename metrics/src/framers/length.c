@@ -10,6 +10,5 @@
 #include "framer.h"
 
 const struct ebee_framer_ops ebee_framer_length = {
-	.id = EBEE_FR_LENGTH,
-	.name = "length",
+	.step = NULL, /* recognised only (kind ONLY) */
 };

@@ -9,11 +9,6 @@
 #include "framer.h"
 #include "frame/mctext.h"
 
-static int mctext_step(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits)
-{
-	return resp ? ebee_mctext_rsp_step(d, c) : ebee_mctext_req_step(d, c, head_bits);
-}
-
 static int mctext_check(const struct ebee_fstat *f, char *buf, size_t len)
 {
 	if (!f->mc_quiet)
@@ -25,8 +20,6 @@ static int mctext_check(const struct ebee_fstat *f, char *buf, size_t len)
 }
 
 const struct ebee_framer_ops ebee_framer_mctext = {
-	.id = EBEE_FR_MCTEXT,
-	.name = "memcache",
-	.step = mctext_step,
+	.step = ebee_mctext_frame_step,
 	.check = mctext_check,
 };

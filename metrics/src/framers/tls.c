@@ -11,11 +11,6 @@
 #include "framer.h"
 #include "frame/tls.h"
 
-static int tls_step(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits)
-{
-	return ebee_tls_step(d, c, resp, head_bits);
-}
-
 static int tls_check(const struct ebee_fstat *f, char *buf, size_t len)
 {
 	int n = 0;
@@ -35,8 +30,6 @@ static int tls_check(const struct ebee_fstat *f, char *buf, size_t len)
 }
 
 const struct ebee_framer_ops ebee_framer_tls = {
-	.id = EBEE_FR_TLS,
-	.name = "tls",
-	.step = tls_step,
+	.step = ebee_tls_frame_step,
 	.check = tls_check,
 };
