@@ -46,6 +46,19 @@ static __always_inline int frame_detect_late(struct __sk_buff *skb, const struct
 	return 0;
 }
 
+/* The server spoke first: the length pattern (-1), unless it is an HTTP/2
+ * server's SETTINGS, which may go before the client's preface arrives (gRPC
+ * servers send them at once): its bytes are parsed as HTTP/2's from here
+ * (0, EBEE_FF_H2SRV), the framer decided by the client's first bytes. */
+static __always_inline int frame_detect_server(struct bpf_sock *bsk, struct ebee_sconn *c,
+					       const __u8 *b, __u32 n)
+{
+	if (!ebee_h2_is_settings(b, n) || frame_storage(bsk, c, EBEE_FR_HTTP2))
+		return -1;
+	c->fflags |= EBEE_FF_H2SRV;
+	return 0;
+}
+
 /* The first payload of a connection: choose its framer. 0 when its bytes
  * are to be parsed, by c->fr, or while EBEE_FF_H2SRV by HTTP/2's server
  * side. */
@@ -70,14 +83,8 @@ static __always_inline int frame_detect(struct __sk_buff *skb, const struct tcph
 	    bpf_skb_load_bytes(skb, off, b, ((n - 1) & 15) + 1))
 		goto length;
 	if (egress) {
-		/* The server spoke first: the length pattern, unless it is
-		 * an HTTP/2 server's SETTINGS, which may go before the
-		 * client's preface arrives (gRPC servers send them at once):
-		 * its bytes are parsed as HTTP/2's from here, the framer
-		 * decided by the client's first bytes. */
-		if (!ebee_h2_is_settings(b, n) || frame_storage(bsk, c, EBEE_FR_HTTP2))
+		if (frame_detect_server(bsk, c, b, n))
 			goto length;
-		c->fflags |= EBEE_FF_H2SRV;
 		return 0;
 	}
 	fr = ebee_fr_detect(b, n);

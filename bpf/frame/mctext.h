@@ -86,7 +86,8 @@ static __always_inline void ebee_mc_req_token(struct ebee_fdir *d, __u32 n)
 	d->pos = 0;
 }
 
-/* Client -> server. */
+/* Client -> server. One case per state of the command line: longer than a
+ * screen as a whole, read one case at a time. */
 static __always_inline int ebee_mctext_req_step(struct ebee_fdir *d, __u8 c, __u32 *bits)
 {
 	switch (d->st) {

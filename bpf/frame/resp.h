@@ -93,7 +93,8 @@ static __always_inline int ebee_resp_elem_done(struct ebee_fdir *d)
 }
 
 /* Server -> client. d->pos holds the aggregate's multiplier (2 for maps)
- * and, in bit 7, a minus sign. */
+ * and, in bit 7, a minus sign. One case per state of a reply: longer than a
+ * screen as a whole, read one case at a time. */
 static __always_inline int ebee_resp_rsp_step(struct ebee_fdir *d, __u8 c)
 {
 	__u32 n;

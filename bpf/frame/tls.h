@@ -321,7 +321,9 @@ static __always_inline int ebee_tls_client_rec(struct ebee_fdir *d, __u32 len, _
 	return EBEE_FEV_NONE;
 }
 
-/* One byte of one direction (resp: server -> client). */
+/* One byte of one direction (resp: server -> client). One case per state
+ * of a record header, then the record's body: longer than a screen as a
+ * whole, read one case at a time. */
 static __always_inline int ebee_tls_step(struct ebee_fdir *d, __u8 c, int resp, __u32 *bits)
 {
 	__u8 *b = ebee_tls_b(bits, resp);
