@@ -70,7 +70,7 @@ static void test_detect(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		assert_int_equal(ebee_framer_detect((const uint8_t *)cases[i].b, cases[i].n),
+		assert_int_equal(ebee_fr_detect((const uint8_t *)cases[i].b, cases[i].n),
 				 cases[i].fr);
 	assert_string_equal(ebee_framer_name(EBEE_FR_RESP), "resp");
 	assert_string_equal(ebee_framer_name(EBEE_FR_HTTP1), "http1");

@@ -191,7 +191,7 @@ static void want_ev(struct evs *w, int ev, uint32_t id, size_t off)
 
 static void test_detect_trusted(void **state)
 {
-	assert_int_equal(ebee_framer_detect((const uint8_t *)PREFACE, 24), EBEE_FR_HTTP2);
+	assert_int_equal(ebee_fr_detect((const uint8_t *)PREFACE, 24), EBEE_FR_HTTP2);
 	assert_string_equal(ebee_framer_name(EBEE_FR_HTTP2), "http2");
 	/* Framed now: no warning of its own. */
 	assert_null(ebee_framer_warning(EBEE_FR_HTTP2));

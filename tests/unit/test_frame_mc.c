@@ -119,7 +119,7 @@ static void test_detect(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int fr = ebee_framer_detect((const uint8_t *)cases[i].b, strlen(cases[i].b));
+		int fr = ebee_fr_detect((const uint8_t *)cases[i].b, strlen(cases[i].b));
 
 		if (fr != cases[i].fr)
 			fail_msg("\"%s\": framer %d, want %d", cases[i].b, fr, cases[i].fr);

@@ -49,9 +49,6 @@ const char *ebee_framer_name(int id);
 const char *ebee_framer_warning(int id);
 /* Its check of a workload's counters (ops.check), 0 when it has none. */
 int ebee_framer_check(int id, const struct ebee_fstat *f, char *buf, size_t len);
-/* Which framer a client stream starting with these bytes gets (the
- * kernel's choice, ebee_fr_detect); n >= 1. */
-int ebee_framer_detect(const uint8_t *b, size_t n);
 
 /* What feeding bytes found. */
 struct ebee_frame_counts {

@@ -42,11 +42,6 @@ int ebee_framer_check(int id, const struct ebee_fstat *f, char *buf, size_t len)
 	return o && o->check ? o->check(f, buf, len) : 0;
 }
 
-int ebee_framer_detect(const uint8_t *b, size_t n)
-{
-	return ebee_fr_detect(b, n > 16 ? 16 : (uint32_t)n);
-}
-
 int ebee_framer_feed(const struct ebee_framer_ops *ops, struct ebee_fdir *d, const uint8_t *b,
 		     size_t n, int resp, uint32_t *head_bits, struct ebee_frame_counts *out)
 {
