@@ -642,7 +642,7 @@ static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 	if (c->fr != EBEE_FR_NONE) {
 		if (!(c->fflags & EBEE_FF_NOTED))
 			frame_note(c);
-		/* Its framer pairs its requests (frame_skb.bpf.h). */
+		/* Its framer pairs its requests (frame/pair.bpf.h). */
 		if (fr_parsed(c)) {
 			/* Counted by length until a sample found requests
 			 * together (EBEE_FV_NEVER): the response written by
@@ -683,7 +683,7 @@ static __always_inline int on_sock_send(struct sock *sk, long ret)
 	c = sock_lookup(sk, &now);
 	if (c && fr_parsed(c)) {
 		if (ret > 0)
-			frame_mark_write(sk); /* where its responses end (frame_skb.bpf.h) */
+			frame_mark_write(sk); /* where its responses end (frame/pair.bpf.h) */
 		return 0;
 	}
 	if (!c || !(c->wflags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE)

@@ -115,7 +115,7 @@ struct ebee_sconn {
 #define EBEE_FN_UNSEEN 0x2 /* they went by unseen: counted by length */
 
 /* struct ebee_sconn.fverify. A framer whose protocol is one response per
- * request (memcached's: frame_skb.bpf.h, fr_verifiable) parses a
+ * request (memcached's: frame/state.bpf.h, fr_verifiable) parses a
  * connection's bytes until it has seen EBEE_FV_SOLO requests in a row each
  * arrive alone (nothing pipelined behind it, nothing unanswered); from
  * then the io pattern counts them by length, as exact there and at the cost
