@@ -33,8 +33,10 @@
 /*
  * The framers: one line each, the one list the rest is made from (the enum
  * below; the kernel's step, detection, resync and framed set, dispatch.h;
- * user space's table and names, metrics/src/framers/framers.c; the names in
- * the help texts and the man page, checked or made from it). In id order:
+ * user space's table and names, metrics/src/framers/framers.c; ebee(8)'s
+ * list of names, at build time). The help texts that name the framers in
+ * prose (ebee trace --help, the Prometheus HELP, ebee.h) are written by hand
+ * and checked against it (tests/unit/test_frame_list.c). In id order:
  * the ids index struct ebee_fstat.conns and the names are in outputs, so a
  * new framer goes last. X(ID, stem, name, kind):
  *   ID    its id, EBEE_FR_<ID>
@@ -54,14 +56,15 @@
  *                 to come one at a time (EBEE_FV_*)
  */
 /* clang-format off */
-#define EBEE_FRAMERS(X)                                                                            \
+#define EBEE_FRAMERS(X) \
 	X(LENGTH, length, "length",          ONLY)   /* no framer: the io pattern's bursts */     \
 	X(RESP,   resp,   "resp",            PARSE)  /* redis RESP: every command one request */  \
 	X(HTTP1,  http1,  "http1",           PARSE)  /* HTTP/1.x, pipelining included */          \
 	X(HTTP2,  http2,  "http2",           PARSE)  /* HTTP/2 (h2c, gRPC), by stream id */       \
 	X(TLS,    tls,    "tls",             PARSE)  /* TLS records: request-response turns */    \
 	X(MCTEXT, mctext, "memcache",        VERIFY) /* memcached text, meta commands included */ \
-	X(MCBIN,  mcbin,  "memcache-binary", VERIFY) /* memcached binary protocol */
+	X(MCBIN,  mcbin,  "memcache-binary", VERIFY) /* memcached binary protocol */              \
+	/* (the end of the list: a new framer goes on the line above) */
 /* clang-format on */
 
 /* Framer ids: struct ebee_sconn.fr, the index of struct ebee_fstat.conns. */
