@@ -111,7 +111,7 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # libebee.so are installed alone, so they cannot lean on libcommon.a; the version script keeps
 # it unexported from the .so, and the installed .a is sealed the same way ($(LIBEBEE_DIST)). A
 # program built here that links both archives takes one copy (the same object).
-EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/framers/*.c) common/procfs.c common/window.c
+EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/frame/*.c) common/procfs.c common/window.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
 ACT_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ACT_SRCS))
@@ -366,10 +366,10 @@ $(BUILD)/parties.service: systemd/parties.service.in $(BUILD)/paths
 $(BUILD)/man/%.8: man/%.8.in $(BUILD)/paths
 	$(Q)mkdir -p $(@D)
 	$(Q)$(SUBST) $< > $@
-# ebee(8) names the framers from their one list (EBEE_FRAMERS, bpf/frame/frame.h).
+# ebee(8) names the framers from their one list (EBEE_FRAME_LIST, bpf/frame/frame.h).
 $(BUILD)/man/ebee.8: man/ebee.8.in bpf/frame/frame.h $(BUILD)/paths
 	$(Q)mkdir -p $(@D)
-	$(Q)n=$$(printf '#include "frame/frame.h"\n#define N(ID, stem, name, kind) name\n@ EBEE_FRAMERS(N)\n' | \
+	$(Q)n=$$(printf '#include "frame/frame.h"\n#define N(ID, stem, name, kind) name\n@ EBEE_FRAME_LIST(N)\n' | \
 		$(CC) -E -P -Ibpf -x c - | sed -n 's/^@ //p' | tr -d '"' | xargs | sed 's/ /, /g') && \
 		$(SUBST) -e "s|@FRAMINGS@|$$n|g" $< > $@
 # parties.ini(5) is generated from the annotated example, so the two cannot disagree.

@@ -99,7 +99,7 @@ __noinline int frame_adopt(struct __sk_buff *skb, const struct tcphdr *th, struc
 	if (!v || v->seq != c->rcv_isn || (!egress && v->seq + v->plen != seq))
 		return 0;
 	fr = v->c.fr;
-	if (fr == EBEE_FR_LENGTH) {
+	if (fr == EBEE_FRAME_LENGTH) {
 		bpf_map_delete_elem(&sfirsts, &k);
 		return -1;
 	}
@@ -108,14 +108,14 @@ __noinline int frame_adopt(struct __sk_buff *skb, const struct tcphdr *th, struc
 	 * entry over a moment ago (its framer set, or about to be: then
 	 * this segment is lost to it, and said). */
 	if (bpf_sk_storage_get(&sframes, bsk, 0, 0)) {
-		if (c->fr != EBEE_FR_NONE)
+		if (c->fr != EBEE_FRAME_NONE)
 			return 1;
 		goto unseen;
 	}
 	if (!v->ok)
 		goto unseen;
 	f = bpf_sk_storage_get(&sframes, bsk, &v->f, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!f || (fr == EBEE_FR_HTTP2 &&
+	if (!f || (fr == EBEE_FRAME_HTTP2 &&
 		   !bpf_sk_storage_get(&sh2s, bsk, &v->h2, BPF_SK_STORAGE_GET_F_CREATE)))
 		goto unseen;
 	c->fnote |= EBEE_FN_HSDATA;
@@ -150,15 +150,15 @@ static __always_inline void frame_listen(struct __sk_buff *skb, struct tcphdr *t
 		return;
 	v->seq = seq;
 	v->plen = plen;
-	fr = ebee_fr_detect(v->b, n);
+	fr = ebee_frame_detect(v->b, n);
 	v->c.fr = fr;
-	if (fr == EBEE_FR_LENGTH)
+	if (fr == EBEE_FRAME_LENGTH)
 		return;
-	fr_reset(&v->f.in);
+	frame_reset(&v->f.in);
 	v->f.in.next = seq;
 	v->f.in.init = 1;
-	frame_walk(skb, &v->c, &v->f, &v->f.in, fr == EBEE_FR_HTTP2 ? &v->h2 : NULL, off, plen, seq,
-		   fr, 0, th->fin, 0, 0, 0);
+	frame_walk(skb, &v->c, &v->f, &v->f.in, fr == EBEE_FRAME_HTTP2 ? &v->h2 : NULL, off, plen,
+		   seq, fr, 0, th->fin, 0, 0, 0);
 	/* Parsed to its end and in sync: the connection may go on from here. */
 	v->ok = !(v->f.in.flags & EBEE_FD_HUNT) && v->c.fr == fr;
 }

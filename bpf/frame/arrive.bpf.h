@@ -29,7 +29,7 @@ static __always_inline void frame_arrive(struct __sk_buff *skb, struct bpf_sock 
 	struct tcphdr th;
 	__u32 off, seq, end;
 
-	if (c->state == EBEE_CS_READING || (c->flags & EBEE_CF_ARRIVED) || fr_parsed(c) ||
+	if (c->state == EBEE_CS_READING || (c->flags & EBEE_CF_ARRIVED) || frame_parsed(c) ||
 	    (c->wid && !(c->wflags & EBEE_F_IO)))
 		return;
 	if (frame_tcp(skb, &th, &off) || skb->len <= off || !(tp = bpf_tcp_sock(bsk)))

@@ -19,7 +19,7 @@ static __always_inline int frame_storage(struct bpf_sock *bsk, struct ebee_sconn
 	 * ago), never reset here: each direction sets itself up at its own
 	 * first segment (frame_skb), since the other may be parsing already. */
 	f = bpf_sk_storage_get(&sframes, bsk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!f || (fr == EBEE_FR_HTTP2 &&
+	if (!f || (fr == EBEE_FRAME_HTTP2 &&
 		   !bpf_sk_storage_get(&sh2s, bsk, 0, BPF_SK_STORAGE_GET_F_CREATE)))
 		return -1;
 	return 0;
@@ -53,7 +53,7 @@ static __always_inline int frame_detect_late(struct __sk_buff *skb, const struct
 static __always_inline int frame_detect_server(struct bpf_sock *bsk, struct ebee_sconn *c,
 					       const __u8 *b, __u32 n)
 {
-	if (!ebee_h2_is_settings(b, n) || frame_storage(bsk, c, EBEE_FR_HTTP2))
+	if (!ebee_h2_is_settings(b, n) || frame_storage(bsk, c, EBEE_FRAME_HTTP2))
 		return -1;
 	c->fflags |= EBEE_FF_H2SRV;
 	return 0;
@@ -87,9 +87,9 @@ static __always_inline int frame_detect(struct __sk_buff *skb, const struct tcph
 			goto length;
 		return 0;
 	}
-	fr = ebee_fr_detect(b, n);
+	fr = ebee_frame_detect(b, n);
 	if (c->fflags & EBEE_FF_H2SRV) {
-		if (fr != EBEE_FR_HTTP2)
+		if (fr != EBEE_FRAME_HTTP2)
 			goto length;
 		/* The framer before the flag goes (the storages exist
 		 * already), as frame_length does. */
@@ -98,7 +98,7 @@ static __always_inline int frame_detect(struct __sk_buff *skb, const struct tcph
 		c->fflags &= ~EBEE_FF_H2SRV;
 		return 0;
 	}
-	if (fr == EBEE_FR_LENGTH) {
+	if (fr == EBEE_FRAME_LENGTH) {
 		c->fr = fr;
 		return -1;
 	}

@@ -3,7 +3,7 @@
  * Framing: requests as their protocol delimits them, from the bytes of a
  * connection in stream order (bpf/frame/frame_skb.bpf.h feeds them from
  * cgroup_skb programs). Shared by the BPF programs and user space (the unit
- * tests run the very parsers the kernel runs, metrics/src/framers/): plain C
+ * tests run the very parsers the kernel runs, metrics/src/frame/): plain C
  * on fixed-width types, no loops, no helpers.
  *
  * A parser is a step function, one byte at a time, over the state of one
@@ -33,16 +33,16 @@
 /*
  * The framers: one line each, the one list the rest is made from (the enum
  * below; the kernel's step, detection, resync and framed set, dispatch.h;
- * user space's table and names, metrics/src/framers/framers.c; ebee(8)'s
+ * user space's table and names, metrics/src/frame/frame_ops.c; ebee(8)'s
  * list of names, at build time). The help texts that name the framers in
  * prose (ebee trace --help, the Prometheus HELP, ebee.h) are written by hand
  * and checked against it (tests/unit/test_frame_list.c). In id order:
  * the ids index struct ebee_fstat.conns and the names are in outputs, so a
  * new framer goes last. X(ID, stem, name, kind):
- *   ID    its id, EBEE_FR_<ID>
+ *   ID    its id, EBEE_FRAME_<ID>
  *   stem  its two files: bpf/frame/<stem>.h, the parser (kernel and user
- *         space), and metrics/src/framers/<stem>.c, struct ebee_framer_ops
- *         ebee_framer_<stem> (a stem must not be a predefined macro: linux)
+ *         space), and metrics/src/frame/<stem>.c, struct ebee_frame_ops
+ *         ebee_frame_<stem> (a stem must not be a predefined macro: linux)
  *   name  what users see: JSON framing, the Prometheus label, help, man page
  *   kind  ONLY    recognised only, counted by length: no parser header
  *         PARSE   parsed by its step; its header defines, __always_inline,
@@ -56,7 +56,7 @@
  *                 to come one at a time (EBEE_FV_*)
  */
 /* clang-format off */
-#define EBEE_FRAMERS(X) \
+#define EBEE_FRAME_LIST(X) \
 	X(LENGTH, length, "length",          ONLY)   /* no framer: the io pattern's bursts */     \
 	X(RESP,   resp,   "resp",            PARSE)  /* redis RESP: every command one request */  \
 	X(HTTP1,  http1,  "http1",           PARSE)  /* HTTP/1.x, pipelining included */          \
@@ -68,25 +68,25 @@
 /* clang-format on */
 
 /* Framer ids: struct ebee_sconn.fr, the index of struct ebee_fstat.conns. */
-enum ebee_fr {
-	EBEE_FR_NONE = 0, /* no data seen yet (or the framing hooks are off) */
-#define EBEE_FR_ENUM_(ID, stem, name, kind) EBEE_FR_##ID,
-	EBEE_FRAMERS(EBEE_FR_ENUM_)
-#undef EBEE_FR_ENUM_
-	    EBEE_FR_MAX,
+enum ebee_frame {
+	EBEE_FRAME_NONE = 0, /* no data seen yet (or the framing hooks are off) */
+#define EBEE_FRAME_ENUM_(ID, stem, name, kind) EBEE_FRAME_##ID,
+	EBEE_FRAME_LIST(EBEE_FRAME_ENUM_)
+#undef EBEE_FRAME_ENUM_
+	    EBEE_FRAME_MAX,
 };
 
-/* The kinds, as flags (EBEE_FR_FLAGS_<kind>: EBEE_FRK_*) for expressions,
- * and as emitters (EBEE_FR_IF_PARSED_<kind>(code): the code for a parsed
+/* The kinds, as flags (EBEE_FRAME_FLAGS_<kind>: EBEE_FRAME_KIND_*) for expressions,
+ * and as emitters (EBEE_FRAME_IF_PARSED_<kind>(code): the code for a parsed
  * framer, nothing for one recognised only, whose functions do not exist). */
-#define EBEE_FRK_PARSE	     0x1 /* parsed by its step */
-#define EBEE_FRK_VERIFY	     0x2 /* counted by length once verified */
-#define EBEE_FR_FLAGS_ONLY   0
-#define EBEE_FR_FLAGS_PARSE  EBEE_FRK_PARSE
-#define EBEE_FR_FLAGS_VERIFY (EBEE_FRK_PARSE | EBEE_FRK_VERIFY)
-#define EBEE_FR_IF_PARSED_ONLY(...)
-#define EBEE_FR_IF_PARSED_PARSE(...)  __VA_ARGS__
-#define EBEE_FR_IF_PARSED_VERIFY(...) __VA_ARGS__
+#define EBEE_FRAME_KIND_PARSE	0x1 /* parsed by its step */
+#define EBEE_FRAME_KIND_VERIFY	0x2 /* counted by length once verified */
+#define EBEE_FRAME_FLAGS_ONLY	0
+#define EBEE_FRAME_FLAGS_PARSE	EBEE_FRAME_KIND_PARSE
+#define EBEE_FRAME_FLAGS_VERIFY (EBEE_FRAME_KIND_PARSE | EBEE_FRAME_KIND_VERIFY)
+#define EBEE_FRAME_IF_PARSED_ONLY(...)
+#define EBEE_FRAME_IF_PARSED_PARSE(...)	 __VA_ARGS__
+#define EBEE_FRAME_IF_PARSED_VERIFY(...) __VA_ARGS__
 
 /* Events of a step function. */
 #define EBEE_FEV_NONE	    0
@@ -106,7 +106,7 @@ enum ebee_fr {
 #define EBEE_FD_INTERIM 0x40 /* HTTP response: 1xx, not the final response */
 #define EBEE_FD_PUSH	0x80 /* RESP response: a push (RESP3 '>'), not a reply */
 
-#define EBEE_FR_DEPTH 4 /* RESP: nesting of aggregate replies followed */
+#define EBEE_FRAME_DEPTH 4 /* RESP: nesting of aggregate replies followed */
 
 /* One direction of one connection. */
 struct ebee_fdir {
@@ -114,7 +114,7 @@ struct ebee_fdir {
 	__u32 skip; /* bytes to pass over before parsing again */
 	__u32 num;  /* number being parsed (length, count, status) */
 	__u32 left; /* RESP request: bulk strings left; HTTP: header name match state */
-	__u32 stack[EBEE_FR_DEPTH]; /* RESP reply: elements left at each level */
+	__u32 stack[EBEE_FRAME_DEPTH]; /* RESP reply: elements left at each level */
 	__u16 msgs;  /* HTTP: requests seen (ingress) / responses finished (egress) */
 	__u8 st;     /* parser state */
 	__u8 depth;  /* RESP reply: open aggregates */
@@ -127,24 +127,24 @@ struct ebee_fdir {
 };
 
 /* A request no response will answer: counted for the walk (d->unans). */
-static __always_inline int ebee_fr_unanswered(struct ebee_fdir *d)
+static __always_inline int ebee_frame_unanswered(struct ebee_fdir *d)
 {
 	d->unans++;
 	return EBEE_FEV_UNANSWERED;
 }
 
-static __always_inline int ebee_fr_is_digit(__u8 c)
+static __always_inline int ebee_frame_is_digit(__u8 c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static __always_inline __u8 ebee_fr_lower(__u8 c)
+static __always_inline __u8 ebee_frame_lower(__u8 c)
 {
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
 /* The first four bytes at b, big-endian: a word the detections compare. */
-static __always_inline __u32 ebee_fr_word(const __u8 *b)
+static __always_inline __u32 ebee_frame_word(const __u8 *b)
 {
 	return (__u32)b[0] << 24 | (__u32)b[1] << 16 | (__u32)b[2] << 8 | b[3];
 }

@@ -53,7 +53,7 @@ static __always_inline int frame_gate(struct __sk_buff *skb, struct bpf_sock *bs
 {
 	if (!egress)
 		frame_arrive(skb, bsk, c);
-	if (c->fr != EBEE_FR_NONE && !fr_framed(c))
+	if (c->fr != EBEE_FRAME_NONE && !frame_framed(c))
 		return -1;
 	/* Counted by length (verified): what the gate costs, but for one
 	 * ingress segment in EBEE_FV_SAMPLE of those arriving while the
@@ -85,7 +85,7 @@ static __always_inline int frame_choose(struct __sk_buff *skb, const struct tcph
 	 * unseen, once in 11 runs of test_ebee_frame_gogrpc.sh on this host. */
 	ff = c->fflags;
 	asm volatile("" ::: "memory");
-	if (c->fr != EBEE_FR_NONE || (egress && (ff & EBEE_FF_H2SRV)))
+	if (c->fr != EBEE_FRAME_NONE || (egress && (ff & EBEE_FF_H2SRV)))
 		return 0;
 	if (!plen)
 		return -1;
@@ -105,13 +105,13 @@ static __always_inline void frame_dir_init(const struct ebee_sconn *c, struct eb
 					   __u32 seq, int egress, int verify)
 {
 	if (verify) {
-		fr_reset(d);
+		frame_reset(d);
 		d->unans = 0;
 		d->next = seq;
 		d->init = 1;
 	}
 	if (!d->init) {
-		fr_reset(d);
+		frame_reset(d);
 		d->next = egress ? c->snd_isn : c->rcv_isn;
 		d->init = 1;
 	}
@@ -141,7 +141,7 @@ static __always_inline int frame_fin(struct ebee_sconn *c, struct ebee_sframe *f
 	}
 	if (plen)
 		return 0;
-	if (th->fin && c->fr == EBEE_FR_TLS)
+	if (th->fin && c->fr == EBEE_FRAME_TLS)
 		frame_tls_close(c, f);
 	return -1;
 }
@@ -156,9 +156,9 @@ static __always_inline int frame_late_start(struct __sk_buff *skb, struct ebee_f
 
 	if (d->init != 2)
 		return 0;
-	if (bpf_skb_load_bytes(skb, off, &ch, 1) || !ebee_fr_may_start(fr, egress, ch))
+	if (bpf_skb_load_bytes(skb, off, &ch, 1) || !ebee_frame_may_start(fr, egress, ch))
 		return -1;
-	fr_reset(d);
+	frame_reset(d);
 	d->next = seq;
 	d->init = 1;
 	return 0;
@@ -181,7 +181,7 @@ static __always_inline int frame_in_order(struct __sk_buff *skb, struct bpf_sock
 			return -1;
 		if (!egress && f->stashed)
 			frame_stash_drop(bsk, f); /* this direction lost sync anyway */
-		fr_desync(c, f, d, 1);		  /* a gap: bytes this parser never saw */
+		frame_desync(c, f, d, 1);	  /* a gap: bytes this parser never saw */
 	}
 	if (d->flags & EBEE_FD_HUNT) {
 		if (frame_hunt(skb, c, d, *off, *seq, *plen, diff, fr, egress))
@@ -229,13 +229,13 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	if (frame_choose(skb, &th, bsk, c, off, plen, seq, egress))
 		return;
 	/* Still none: an HTTP/2 server's bytes before the client's. */
-	fr = c->fr == EBEE_FR_NONE ? EBEE_FR_HTTP2 : c->fr;
+	fr = c->fr == EBEE_FRAME_NONE ? EBEE_FRAME_HTTP2 : c->fr;
 	f = bpf_sk_storage_get(&sframes, bsk, 0, 0);
 	if (!f)
 		return;
 	d = egress ? &f->out : &f->in;
 	frame_dir_init(c, d, seq, egress, verify);
-	if (fr == EBEE_FR_HTTP2 && !(h2 = frame_h2_table(bsk, f)))
+	if (fr == EBEE_FRAME_HTTP2 && !(h2 = frame_h2_table(bsk, f)))
 		return;
 	if (frame_fin(c, f, d, &th, plen, egress) ||
 	    frame_late_start(skb, d, off, seq, fr, egress) ||

@@ -401,7 +401,7 @@ static __always_inline void ebee_h2_mark_read(struct ebee_h2tab *t, __u32 copied
  * resynchronises (its streams stay unpaired). */
 static __always_inline int ebee_http2_detect(const __u8 *b, __u32 n)
 {
-	return n >= 4 && ebee_fr_word(b) == 0x50524920; /* "PRI " */
+	return n >= 4 && ebee_frame_word(b) == 0x50524920; /* "PRI " */
 }
 
 static __always_inline int ebee_http2_may_start(int resp, __u8 c)

@@ -68,7 +68,7 @@ static __always_inline int ebee_mcbin_step(struct ebee_fdir *d, __u8 c, int resp
 	d->pos = 0;
 	if (!resp) {
 		d->skip = d->num;
-		return ebee_mb_quiet(d->left) ? ebee_fr_unanswered(d) : EBEE_FEV_START;
+		return ebee_mb_quiet(d->left) ? ebee_frame_unanswered(d) : EBEE_FEV_START;
 	}
 	p = !ebee_mb_quiet(d->left) && (d->left != MB_OP_STAT || !d->num || d->depth);
 	if (!d->num)

@@ -114,15 +114,15 @@ static __always_inline int ebee_mctext_req_step(struct ebee_fdir *d, __u8 c, __u
 			}
 			if (d->msgs & MT_QUIET) {
 				*bits |= EBEE_MC_QUIET;
-				return ebee_fr_unanswered(d);
+				return ebee_frame_unanswered(d);
 			}
 			if ((d->left & MC_QUIT) ||
 			    ((d->msgs & MT_NOREPLY) && !(d->left & (MC_META | MC_NONR))))
-				return ebee_fr_unanswered(d);
+				return ebee_frame_unanswered(d);
 			return EBEE_FEV_START;
 		}
 		if (d->depth && (d->left & MC_DATA) == d->depth) {
-			if (!ebee_fr_is_digit(c))
+			if (!ebee_frame_is_digit(c))
 				return EBEE_FEV_ERR;
 			d->num = d->num * 10 + (c - '0');
 			if (d->num > 0x40000000)
@@ -200,7 +200,7 @@ static __always_inline int ebee_mctext_rsp_step(struct ebee_fdir *d, __u8 c)
 			return d->left & MC_MULTI ? EBEE_FEV_NONE : EBEE_FEV_END;
 		}
 		if (d->depth && (d->left & MC_DATA) == d->depth) {
-			if (!ebee_fr_is_digit(c))
+			if (!ebee_frame_is_digit(c))
 				return EBEE_FEV_ERR;
 			d->num = d->num * 10 + (c - '0');
 			if (d->num > 0x40000000)
@@ -291,7 +291,7 @@ static __always_inline int ebee_mctext_detect_word(const __u8 *b, __u32 n, __u32
 static __always_inline int ebee_mctext_detect(const __u8 *b, __u32 n)
 {
 	return n >= 4 && b[0] >= 'a' && b[0] <= 'z' &&
-	       ebee_mctext_detect_word(b, n, ebee_fr_word(b));
+	       ebee_mctext_detect_word(b, n, ebee_frame_word(b));
 }
 
 static __always_inline int ebee_mctext_may_start(int resp, __u8 c)

@@ -7,7 +7,7 @@
  * skipped up to it; a segment after it (a gap: lost or out-of-order data, or
  * bytes the parser rejected) loses sync: counted against the workload
  * (desync, a warning in user space), and the direction waits for a segment
- * that begins where a message may begin (ebee_fr_may_start), where its parser
+ * that begins where a message may begin (ebee_frame_may_start), where its parser
  * restarts (resync). Requests lost in a gap are not counted, responses then
  * paired with later requests shift their latencies: the warning says so.
  */
@@ -16,7 +16,7 @@
 
 #include "frame/state.bpf.h"
 
-static __always_inline void fr_reset(struct ebee_fdir *d)
+static __always_inline void frame_reset(struct ebee_fdir *d)
 {
 	d->st = 0;
 	d->skip = 0;
@@ -28,8 +28,8 @@ static __always_inline void fr_reset(struct ebee_fdir *d)
 }
 
 /* why: 0 bytes that did not parse, 1 a sequence gap, 2 a walk cut short. */
-static __always_inline void fr_desync(struct ebee_sconn *c, struct ebee_sframe *f,
-				      struct ebee_fdir *d, int why)
+static __always_inline void frame_desync(struct ebee_sconn *c, struct ebee_sframe *f,
+					 struct ebee_fdir *d, int why)
 {
 	struct ebee_fstat *s = fstat_get(c->wid);
 
@@ -64,12 +64,12 @@ static __always_inline int frame_hunt(struct __sk_buff *skb, struct ebee_sconn *
 	__u8 ch;
 
 	if (diff < 0 || bpf_skb_load_bytes(skb, off, &ch, 1) ||
-	    !ebee_fr_may_start(fr, egress, ch)) {
+	    !ebee_frame_may_start(fr, egress, ch)) {
 		if (diff >= 0)
 			d->next = seq + plen;
 		return -1;
 	}
-	fr_reset(d);
+	frame_reset(d);
 	d->next = seq;
 	if ((s = fstat_get(c->wid)))
 		__sync_fetch_and_add(&s->resync, 1);

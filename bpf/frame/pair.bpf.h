@@ -43,9 +43,9 @@ static __always_inline void frame_mark_read(struct sock *sk, struct ebee_sconn *
 	if (!f || !tp)
 		return;
 	copied = tp->copied_seq;
-	if (c->fr == EBEE_FR_MCTEXT || c->fr == EBEE_FR_MCBIN)
+	if (c->fr == EBEE_FRAME_MCTEXT || c->fr == EBEE_FRAME_MCBIN)
 		frame_mc_note(c, f);
-	if (c->fr == EBEE_FR_HTTP2) {
+	if (c->fr == EBEE_FRAME_HTTP2) {
 		t = bpf_sk_storage_get(&sh2s, sk, 0, 0);
 		if (t && !((f->in.flags | f->out.flags) & EBEE_FD_HUNT))
 			frame_h2_read(t, copied);
@@ -108,14 +108,14 @@ __noinline int frame_emit(__u32 wid, __u64 end, __u64 lat, __u64 soj, __u32 n)
 	return 0;
 }
 
-static __always_inline __u64 fr_since(__u64 end, __u64 t)
+static __always_inline __u64 frame_since(__u64 end, __u64 t)
 {
 	return end > t ? end - t : 0;
 }
 
 /* frame_answer's loop state, on its stack (bpf_loop takes only a stack
  * pointer). */
-struct fr_ans {
+struct frame_ans {
 	struct ebee_sconn *c;
 	struct ebee_sframe *f;
 	__u64 now;
@@ -124,9 +124,9 @@ struct fr_ans {
 };
 
 /* One queue entry per call: its requests answered, as many as are left. */
-static long fr_answer_cb(__u64 i, void *ctx)
+static long frame_answer_cb(__u64 i, void *ctx)
 {
-	struct fr_ans *a = ctx;
+	struct frame_ans *a = ctx;
 	struct ebee_sconn *c = a->c;
 	struct ebee_sframe *f = a->f;
 	struct ebee_freq *e;
@@ -167,12 +167,12 @@ static long fr_answer_cb(__u64 i, void *ctx)
  * the verifier processed for frame_io). */
 __noinline int frame_answer(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n, __u64 now)
 {
-	struct fr_ans a = { .c = c, .f = f, .now = now, .n = n };
+	struct frame_ans a = { .c = c, .f = f, .now = now, .n = n };
 	struct ebee_fstat *s;
 
 	if (!c || !f)
 		return 0;
-	bpf_loop(EBEE_FQ_LEN, fr_answer_cb, &a, 0);
+	bpf_loop(EBEE_FQ_LEN, frame_answer_cb, &a, 0);
 	if ((a.n || a.n_bad) && (s = fstat_get(c->wid)))
 		__sync_fetch_and_add(&s->unmatched, a.n + a.n_bad);
 	return 0;

@@ -20,7 +20,7 @@
  * reset already, or did not fit (counted then as untimed); one of a stream
  * the client never opened is unmatched. Global, verified once. */
 __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struct ebee_h2tab *t,
-			      struct fr_ws *ws)
+			      struct frame_ws *ws)
 {
 	struct ebee_fstat *s;
 	struct ebee_h2s *e;
@@ -58,7 +58,7 @@ __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struc
 	 * framers; a client's reset at its arrival. */
 	end = ws->resp ? frame_write_ns(f, ws->ev_seq, ws->now) : ws->now;
 	if (c->wid && (c->wflags & EBEE_F_IO))
-		frame_emit(c->wid, end, fr_since(end, svc), fr_since(end, arr), 1);
+		frame_emit(c->wid, end, frame_since(end, svc), frame_since(end, arr), 1);
 	c->nreq++;
 	if (ws->ev == EBEE_FEV_ABORT && (s = fstat_get(c->wid)))
 		__sync_fetch_and_add(&s->aborted, 1);

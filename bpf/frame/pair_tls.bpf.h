@@ -14,7 +14,7 @@
  * record before that, whose end egress keeps (pend_seq, pend_ns). Ingress:
  * responses over (END), then requests begun (START). */
 static __always_inline void frame_tls_pair(struct ebee_sconn *c, struct ebee_sframe *f,
-					   const struct fr_ws *ws, int egress)
+					   const struct frame_ws *ws, int egress)
 {
 	struct ebee_fstat *s;
 

@@ -16,7 +16,7 @@
  * for a verification sample, whether it found requests together. 1 when
  * what the walk found is to be paired, 0 when not. */
 static __always_inline int frame_walked(struct ebee_sconn *c, struct ebee_sframe *f,
-					struct ebee_fdir *d, const struct fr_ws *ws, __u32 end,
+					struct ebee_fdir *d, const struct frame_ws *ws, __u32 end,
 					int verify)
 {
 	if (verify) {
@@ -25,12 +25,12 @@ static __always_inline int frame_walked(struct ebee_sconn *c, struct ebee_sframe
 		if (ws->err || ws->pos < ws->end || (ws->starts <= 1 && !d->unans))
 			return 0;
 		frame_unverify(c, f);
-	} else if ((ws->err || ws->pos < ws->end) && c->fr == EBEE_FR_NONE) {
+	} else if ((ws->err || ws->pos < ws->end) && c->fr == EBEE_FRAME_NONE) {
 		/* Not HTTP/2 after all: no framer lost sync. */
 		frame_length(c);
 		return 0;
 	} else if (ws->err || ws->pos < ws->end) {
-		fr_desync(c, f, d, ws->err ? 0 : 2);
+		frame_desync(c, f, d, ws->err ? 0 : 2);
 	}
 	d->next = end;
 	return 1;
@@ -46,7 +46,7 @@ static __always_inline void frame_mc_take(struct ebee_sconn *c, struct ebee_sfra
 		__sync_fetch_and_add(&f->unans, d->unans);
 		d->unans = 0;
 		frame_mc_note(c, f);
-	} else if (c->fr == EBEE_FR_MCTEXT && (f->head_bits & EBEE_MC_QUIET)) {
+	} else if (c->fr == EBEE_FRAME_MCTEXT && (f->head_bits & EBEE_MC_QUIET)) {
 		frame_mc_note(c, f);
 	}
 }
@@ -61,7 +61,7 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 				       int fr, int egress, int fin, int verify, __u32 ext,
 				       __u32 xoff)
 {
-	struct fr_ws ws = {
+	struct frame_ws ws = {
 		.pos = off,
 		.end = off + plen + ext, /* ext: the held segment's bytes after the skb's */
 		.xpos = off + plen,
@@ -75,7 +75,7 @@ static __always_inline void frame_walk(struct __sk_buff *skb, struct ebee_sconn 
 	frame_walk_loop(skb, c, f, h2, &ws);
 	if (!frame_walked(c, f, d, &ws, seq + plen + ext, verify))
 		return;
-	if (c->fr == EBEE_FR_TLS) {
+	if (c->fr == EBEE_FRAME_TLS) {
 		frame_tls_pair(c, f, &ws, egress);
 		if (fin)
 			frame_tls_close(c, f);

@@ -52,9 +52,9 @@ static __always_inline struct ebee_fstat *fstat_get(__u32 wid)
 }
 
 /* Whether the connection's framer parses its bytes (the list's kinds). */
-static __always_inline bool fr_framed(const struct ebee_sconn *c)
+static __always_inline bool frame_framed(const struct ebee_sconn *c)
 {
-	return ebee_fr_framed(c->fr);
+	return ebee_frame_framed(c->fr);
 }
 
 /* The connection counted by length. The framer before the flag goes:
@@ -63,7 +63,7 @@ static __always_inline bool fr_framed(const struct ebee_sconn *c)
  * "not parsed". */
 static __always_inline int frame_length(struct ebee_sconn *c)
 {
-	c->fr = EBEE_FR_LENGTH;
+	c->fr = EBEE_FRAME_LENGTH;
 	asm volatile("" ::: "memory");
 	c->fflags &= ~EBEE_FF_H2SRV;
 	return -1;
@@ -71,9 +71,9 @@ static __always_inline int frame_length(struct ebee_sconn *c)
 
 /* Whether the connection's bytes are parsed now: framed, and not counted by
  * length after verification (EBEE_FV_LENGTH: the io pattern counts). */
-static __always_inline bool fr_parsed(const struct ebee_sconn *c)
+static __always_inline bool frame_parsed(const struct ebee_sconn *c)
 {
-	return fr_framed(c) && c->fverify != EBEE_FV_LENGTH;
+	return frame_framed(c) && c->fverify != EBEE_FV_LENGTH;
 }
 
 /* Framers whose requests may be counted by length once verified to arrive
@@ -82,9 +82,9 @@ static __always_inline bool fr_parsed(const struct ebee_sconn *c)
  * pipelined. memcached's, the costliest to parse per request (a 64-byte key
  * walked twice, command and VALUE line) of the protocols a saturated server
  * speaks one request at a time. */
-static __always_inline bool fr_verifiable(int fr)
+static __always_inline bool frame_verifiable(int fr)
 {
-	return ebee_fr_verifiable(fr); /* kind VERIFY in the list */
+	return ebee_frame_verifiable(fr); /* kind VERIFY in the list */
 }
 
 /* memcached: the requests no response answers, and a meta command in quiet
@@ -114,7 +114,7 @@ static __always_inline void frame_note(struct ebee_sconn *c)
 	struct ebee_fstat *s;
 	__u32 fr = c->fr;
 
-	if (!c->wid || fr == EBEE_FR_NONE || (c->fflags & EBEE_FF_NOTED) || fr >= EBEE_FR_MAX)
+	if (!c->wid || fr == EBEE_FRAME_NONE || (c->fflags & EBEE_FF_NOTED) || fr >= EBEE_FRAME_MAX)
 		return;
 	s = fstat_get(c->wid);
 	if (!s)

@@ -15,7 +15,7 @@
  * Exact for a client with one request at a time on its connection (HTTP/1.1
  * keep-alive without pipelining, most RPC over TLS); wrong where requests
  * overlap on one connection, which the records do not show. What is seen of
- * that is reported (struct ebee_fstat, metrics/src/framers/tls.c):
+ * that is reported (struct ebee_fstat, metrics/src/frame/tls.c):
  *   - multiplexing possible: the ClientHello's ALPN offers h2, and the server's
  *     choice cannot be read (TLS 1.3 sends it encrypted; TLS 1.2's ServerHello
  *     has it in the clear and is believed), or the ClientHello could not be

@@ -50,10 +50,10 @@ static __always_inline void frame_unverify(struct ebee_sconn *c, struct ebee_sfr
  * waiting before it, it counts towards verification; anything else starts
  * the count again. */
 static __always_inline void frame_solo(struct ebee_sconn *c, struct ebee_sframe *f,
-				       const struct ebee_fdir *d, const struct fr_ws *ws, int fr,
+				       const struct ebee_fdir *d, const struct frame_ws *ws, int fr,
 				       int egress)
 {
-	if (egress || !fr_verifiable(fr) || c->fverify != EBEE_FV_FRAMING)
+	if (egress || !frame_verifiable(fr) || c->fverify != EBEE_FV_FRAMING)
 		return;
 	if (ws->starts == 1 && !d->unans && f->head == f->tail && !ws->err)
 		f->solo++;
@@ -64,10 +64,10 @@ static __always_inline void frame_solo(struct ebee_sconn *c, struct ebee_sframe 
 /* Enough alone, all answered, the client side between requests: by length
  * from here, sampled (frame_verified). */
 static __always_inline void frame_verify_check(struct ebee_sconn *c, struct ebee_sframe *f,
-					       const struct fr_ws *ws, int fr, int egress)
+					       const struct frame_ws *ws, int fr, int egress)
 {
 	if (egress && ws->ends && f->solo >= EBEE_FV_SOLO && c->fverify == EBEE_FV_FRAMING &&
-	    f->head == f->tail && fr_verifiable(fr) && !f->in.st && !f->in.pos && !f->in.skip &&
+	    f->head == f->tail && frame_verifiable(fr) && !f->in.st && !f->in.pos && !f->in.skip &&
 	    (f->in.flags & EBEE_FD_SYNC))
 		frame_verified(c);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Framing in the kernel: the byte walk, the steps of the connection's
- * parser over a buffer of its bytes (struct fr_ws), skips passed over,
+ * parser over a buffer of its bytes (struct frame_ws), skips passed over,
  * events tallied for pairing; an HTTP/2 frame header in one call.
  */
 #ifndef EBEE_FRAME_WALK_BPF_H
@@ -11,7 +11,7 @@
 
 /* The walk over one skb's payload. The part a global function may see (no
  * pointers: a global function takes what it is handed as plain memory). */
-struct fr_ws {
+struct frame_ws {
 	__u32 pos, end;			     /* skb offsets: next byte to parse, end of payload */
 	__u32 cpos, clen;		     /* bytes of the skb in buf */
 	__u32 seq0, off0;		     /* sequence number of the byte at skb offset off0 */
@@ -34,7 +34,7 @@ __noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, _
 {
 	if (!d || !head_bits)
 		return EBEE_FEV_ERR;
-	return ebee_fr_step(d, ch, fr, resp, head_bits);
+	return ebee_frame_step(d, ch, fr, resp, head_bits);
 }
 
 /* An HTTP/2 frame header from the walk's buffer at k, in one call (as its
@@ -42,7 +42,7 @@ __noinline int frame_step(struct ebee_fdir *d, __u32 ch, __u32 fr, __u32 resp, _
  * walk's loop. The bytes are copied one by one, each index masked, the
  * compiler made to forget k's bound so that it keeps the masks: the
  * verifier does not see the bound in the registers it indexes with. */
-__noinline int frame_h2_header(struct ebee_fdir *d, struct fr_ws *ws, __u32 k)
+__noinline int frame_h2_header(struct ebee_fdir *d, struct frame_ws *ws, __u32 k)
 {
 	__u8 h[H2_HDR_LEN];
 
@@ -60,7 +60,7 @@ __noinline int frame_h2_header(struct ebee_fdir *d, struct fr_ws *ws, __u32 k)
  * err), 0 when the next byte needs the buffer refilled. Up to a buffer's
  * worth of steps per call: one bpf_loop callback per byte cost about twice
  * the parsing itself. Global, verified once. */
-__noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *head_bits)
+__noinline int frame_walk_chunk(struct frame_ws *ws, struct ebee_fdir *d, __u32 *head_bits)
 {
 	__u32 n, k;
 	int ev;
@@ -81,8 +81,8 @@ __noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *he
 		if (ws->pos < ws->cpos || ws->pos >= ws->cpos + ws->clen)
 			return 0; /* refill */
 		k = ws->pos - ws->cpos;
-		if (ws->fr == EBEE_FR_HTTP2 && ebee_h2_at_header(d) && k + H2_HDR_LEN <= ws->clen &&
-		    k <= sizeof(ws->buf) - H2_HDR_LEN) {
+		if (ws->fr == EBEE_FRAME_HTTP2 && ebee_h2_at_header(d) &&
+		    k + H2_HDR_LEN <= ws->clen && k <= sizeof(ws->buf) - H2_HDR_LEN) {
 			/* An HTTP/2 frame header whole in the buffer: one call,
 			 * its event the last byte's. */
 			ws->pos += H2_HDR_LEN - 1;
@@ -91,7 +91,7 @@ __noinline int frame_walk_chunk(struct fr_ws *ws, struct ebee_fdir *d, __u32 *he
 			ev = frame_step(d, ws->buf[k & (sizeof(ws->buf) - 1)], ws->fr, ws->resp,
 					head_bits);
 		}
-		if (ws->fr == EBEE_FR_HTTP2 && ev != EBEE_FEV_NONE && ev != EBEE_FEV_ERR) {
+		if (ws->fr == EBEE_FRAME_HTTP2 && ev != EBEE_FEV_NONE && ev != EBEE_FEV_ERR) {
 			/* Paired by stream id, now: the caller's, with the table. */
 			ws->ev = ev;
 			ws->ev_id = ebee_h2_event_id(d);

@@ -15,28 +15,28 @@
  * walk needs at most as many steps as the skb has payload bytes; capped here
  * (a 64 KiB GSO skb, BIG TCP's larger ones get this many): a walk cut short
  * loses sync, counted. */
-#define FR_STEPS (1u << 18)
+#define FRAME_STEPS (1u << 18)
 
 /* bpf_loop's context, on frame_walk_loop's stack (bpf_loop takes only a
  * stack pointer): the pointers the callback needs, each with the type the
  * verifier gave it there, which a pointer read from plain memory would not
  * keep. */
-struct fr_loop {
+struct frame_loop {
 	struct __sk_buff *skb;
 	struct ebee_sconn *c;	/* HTTP/2: the connection, */
 	struct ebee_sframe *f;	/* its framing state (the direction's: ws->resp) */
 	struct ebee_h2tab *h2;	/* and its streams in flight; NULL for other framers */
-	struct fr_ws *ws;	/* the walk, on frame_io's stack */
+	struct frame_ws *ws;	/* the walk, on frame_io's stack */
 	struct ebee_fstash *st; /* the held segment the walk goes on with, or NULL */
 };
 
 /* bpf_loop's callback: the bytes into the buffer when the next one is not
  * there (and no skip is pending), then the steps they allow, then the
  * HTTP/2 event that stopped them, if one did. */
-static long fr_walk_cb(__u64 i, void *ctx)
+static long frame_walk_cb(__u64 i, void *ctx)
 {
-	struct fr_loop *l = ctx;
-	struct fr_ws *ws = l->ws;
+	struct frame_loop *l = ctx;
+	struct frame_ws *ws = l->ws;
 	struct ebee_fdir *d;
 	__u32 n;
 	int done;
@@ -91,9 +91,9 @@ static long fr_walk_cb(__u64 i, void *ctx)
  * reached the call (about 1 300 times, half of all the instructions the
  * verifier processed for ebee, most of ebee's start). */
 __noinline int frame_walk_loop(struct __sk_buff *skb, struct ebee_sconn *c, struct ebee_sframe *f,
-			       struct ebee_h2tab *h2, struct fr_ws *ws)
+			       struct ebee_h2tab *h2, struct frame_ws *ws)
 {
-	struct fr_loop l = { .skb = skb, .c = c, .f = f, .h2 = h2, .ws = ws };
+	struct frame_loop l = { .skb = skb, .c = c, .f = f, .h2 = h2, .ws = ws };
 	struct bpf_sock *bsk;
 	__u32 plen;
 
@@ -107,7 +107,7 @@ __noinline int frame_walk_loop(struct __sk_buff *skb, struct ebee_sconn *c, stru
 			ws->end = ws->xpos;
 	}
 	plen = ws->end - ws->pos;
-	bpf_loop(plen < FR_STEPS ? plen + 1 : FR_STEPS, fr_walk_cb, &l, 0);
+	bpf_loop(plen < FRAME_STEPS ? plen + 1 : FRAME_STEPS, frame_walk_cb, &l, 0);
 	if (l.st) {
 		f->stashed = 0;
 		asm volatile("" ::: "memory");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The framers' one list (EBEE_FRAMERS, bpf/frame/frame.h) against everything
+ * The framers' one list (EBEE_FRAME_LIST, bpf/frame/frame.h) against everything
  * a framer must have: fails for a framer missing anywhere. Its id in order,
  * its user half in the registry, its name (unique, fitting ebee_stats.framing),
  * a step the kernel's dispatch reaches when parsed, none when recognised only
@@ -18,20 +18,20 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../metrics/src/framers/framer.h"
+#include "../../metrics/src/frame/frame_ops.h"
 #include "ebee.h"
 
 struct entry {
 	int id;
 	const char *stem, *name;
-	int kind; /* EBEE_FRK_* */
-	const struct ebee_framer_ops *ops;
+	int kind; /* EBEE_FRAME_KIND_* */
+	const struct ebee_frame_ops *ops;
 };
 
 static const struct entry list[] = {
 #define ENTRY_(ID, stem, name, kind) \
-	{ EBEE_FR_##ID, #stem, name, EBEE_FR_FLAGS_##kind, &ebee_framer_##stem },
-	EBEE_FRAMERS(ENTRY_)
+	{ EBEE_FRAME_##ID, #stem, name, EBEE_FRAME_FLAGS_##kind, &ebee_frame_##stem },
+	EBEE_FRAME_LIST(ENTRY_)
 #undef ENTRY_
 };
 #define NLIST (sizeof(list) / sizeof(list[0]))
@@ -39,15 +39,15 @@ static const struct entry list[] = {
 static void test_ids_and_table(void **state)
 {
 	(void)state;
-	assert_int_equal(EBEE_FR_MAX, NLIST + 1); /* EBEE_FR_NONE, then the list */
-	assert_string_equal(ebee_framer_name(EBEE_FR_NONE), "");
-	assert_null(ebee_framer_get(EBEE_FR_NONE));
+	assert_int_equal(EBEE_FRAME_MAX, NLIST + 1); /* EBEE_FRAME_NONE, then the list */
+	assert_string_equal(ebee_frame_name(EBEE_FRAME_NONE), "");
+	assert_null(ebee_frame_get(EBEE_FRAME_NONE));
 	for (size_t i = 0; i < NLIST; i++) {
 		const struct entry *e = &list[i];
 
 		assert_int_equal(e->id, (int)i + 1);
-		assert_ptr_equal(ebee_framer_get(e->id), e->ops);
-		assert_string_equal(ebee_framer_name(e->id), e->name);
+		assert_ptr_equal(ebee_frame_get(e->id), e->ops);
+		assert_string_equal(ebee_frame_name(e->id), e->name);
 	}
 }
 
@@ -69,7 +69,7 @@ static void test_names(void **state)
 	}
 }
 
-/* Parsed: a step in the table, and the kernel's dispatch (ebee_fr_step, what
+/* Parsed: a step in the table, and the kernel's dispatch (ebee_frame_step, what
  * frame_step runs) reaches that very step: both agree byte for byte on a few
  * bytes of each direction. Recognised only: neither. */
 static void test_steps(void **state)
@@ -80,9 +80,10 @@ static void test_steps(void **state)
 	for (size_t i = 0; i < NLIST; i++) {
 		const struct entry *e = &list[i];
 
-		assert_int_equal(ebee_fr_framed(e->id), (e->kind & EBEE_FRK_PARSE) != 0);
-		assert_int_equal(ebee_fr_verifiable(e->id), (e->kind & EBEE_FRK_VERIFY) != 0);
-		if (!(e->kind & EBEE_FRK_PARSE)) {
+		assert_int_equal(ebee_frame_framed(e->id), (e->kind & EBEE_FRAME_KIND_PARSE) != 0);
+		assert_int_equal(ebee_frame_verifiable(e->id),
+				 (e->kind & EBEE_FRAME_KIND_VERIFY) != 0);
+		if (!(e->kind & EBEE_FRAME_KIND_PARSE)) {
 			assert_null(e->ops->step);
 			continue;
 		}
@@ -93,7 +94,7 @@ static void test_steps(void **state)
 
 			for (size_t k = 0; k < sizeof(bytes) - 1; k++) {
 				int ea = e->ops->step(&a, bytes[k], resp, &ha);
-				int eb = ebee_fr_step(&b, bytes[k], e->id, resp, &hb);
+				int eb = ebee_frame_step(&b, bytes[k], e->id, resp, &hb);
 
 				assert_int_equal(ea, eb);
 				if (ea == EBEE_FEV_ERR)
@@ -103,7 +104,7 @@ static void test_steps(void **state)
 		}
 	}
 	assert_int_equal(
-	    ebee_fr_step(&(struct ebee_fdir){ 0 }, 'x', EBEE_FR_LENGTH, 0, &(uint32_t){ 0 }),
+	    ebee_frame_step(&(struct ebee_fdir){ 0 }, 'x', EBEE_FRAME_LENGTH, 0, &(uint32_t){ 0 }),
 	    EBEE_FEV_ERR);
 }
 

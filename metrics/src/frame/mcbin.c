@@ -4,9 +4,9 @@
  * quiet opcodes (GETQ, SETQ...) are counted apart (unanswered); the
  * responses they get on a miss or an error are not paired.
  */
-#include "framer.h"
+#include "frame_ops.h"
 #include "frame/mcbin.h"
 
-const struct ebee_framer_ops ebee_framer_mcbin = {
+const struct ebee_frame_ops ebee_frame_mcbin = {
 	.step = ebee_mcbin_frame_step,
 };

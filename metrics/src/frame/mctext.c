@@ -6,7 +6,7 @@
  * goes, which FIFO pairing cannot follow: the workload is untrusted then.
  */
 #include <stdio.h>
-#include "framer.h"
+#include "frame_ops.h"
 #include "frame/mctext.h"
 
 static int mctext_check(const struct ebee_fstat *f, char *buf, size_t len)
@@ -19,7 +19,7 @@ static int mctext_check(const struct ebee_fstat *f, char *buf, size_t len)
 			(unsigned long long)f->mc_quiet);
 }
 
-const struct ebee_framer_ops ebee_framer_mctext = {
+const struct ebee_frame_ops ebee_frame_mctext = {
 	.step = ebee_mctext_frame_step,
 	.check = mctext_check,
 };

@@ -4,7 +4,7 @@
  * of streams in flight are bpf/frame/http2.h. Streams are paired with their
  * ends by stream id, so multiplexed requests are counted and timed one each.
  */
-#include "framer.h"
+#include "frame_ops.h"
 #include "frame/http2.h"
 
 static uint32_t http2_event_id(const struct ebee_fdir *d)
@@ -12,7 +12,7 @@ static uint32_t http2_event_id(const struct ebee_fdir *d)
 	return ebee_h2_event_id(d);
 }
 
-const struct ebee_framer_ops ebee_framer_http2 = {
+const struct ebee_frame_ops ebee_frame_http2 = {
 	.step = ebee_http2_frame_step,
 	.event_id = http2_event_id,
 };

@@ -8,7 +8,7 @@
  * again before any reply.
  */
 #include <stdio.h>
-#include "framer.h"
+#include "frame_ops.h"
 #include "frame/tls.h"
 
 static int tls_check(const struct ebee_fstat *f, char *buf, size_t len)
@@ -29,7 +29,7 @@ static int tls_check(const struct ebee_fstat *f, char *buf, size_t len)
 	return n;
 }
 
-const struct ebee_framer_ops ebee_framer_tls = {
+const struct ebee_frame_ops ebee_frame_tls = {
 	.step = ebee_tls_frame_step,
 	.check = tls_check,
 };
