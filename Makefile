@@ -129,7 +129,7 @@ $(BENCH_SKELS): $(BUILD)/%.skel.h: $(BUILD)/tests/bench/%.bpf.o
 # libcommon.a; the version script keeps them unexported from the .so, and the installed .a is
 # sealed the same way ($(LIBEBEE_DIST)). A program built here that links both archives takes
 # one copy (the same object).
-EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/framers/*.c) common/procfs.c common/window.c \
+EBEE_SRCS := $(wildcard metrics/src/*.c metrics/src/frame/*.c) common/procfs.c common/window.c \
 	     common/cgroupfs.c
 EBEE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EBEE_SRCS))
 ACT_SRCS  := $(wildcard actuators/*.c)
@@ -387,6 +387,12 @@ $(BUILD)/parties.service: systemd/parties.service.in $(BUILD)/paths
 $(BUILD)/man/%.8: man/%.8.in $(BUILD)/paths
 	$(Q)mkdir -p $(@D)
 	$(Q)$(SUBST) $< > $@
+# ebee(8) names the framers from their one list (EBEE_FRAME_LIST, bpf/frame/frame.h).
+$(BUILD)/man/ebee.8: man/ebee.8.in bpf/frame/frame.h $(BUILD)/paths
+	$(Q)mkdir -p $(@D)
+	$(Q)n=$$(printf '#include "frame/frame.h"\n#define N(ID, stem, name, kind) name\n@ EBEE_FRAME_LIST(N)\n' | \
+		$(CC) -E -P -Ibpf -x c - | sed -n 's/^@ //p' | tr -d '"' | xargs | sed 's/ /, /g') && \
+		$(SUBST) -e "s|@FRAMINGS@|$$n|g" $< > $@
 # parties.ini(5) is generated from the annotated example, so the two cannot disagree.
 $(BUILD)/man/parties.ini.5: configs/example.ini man/ini2man.py $(BUILD)/paths
 	$(Q)mkdir -p $(@D)

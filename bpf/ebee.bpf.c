@@ -637,13 +637,13 @@ static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 	c = sock_lookup(sk, &now);
 	if (!c)
 		return 0;
-	if (c->fr == EBEE_FR_NONE && ret > 0 && frame_scoped)
+	if (c->fr == EBEE_FRAME_NONE && ret > 0 && frame_scoped)
 		frame_missed(sk, c);
-	if (c->fr != EBEE_FR_NONE) {
+	if (c->fr != EBEE_FRAME_NONE) {
 		if (!(c->fflags & EBEE_FF_NOTED))
 			frame_note(c);
-		/* Its framer pairs its requests (frame_skb.bpf.h). */
-		if (fr_parsed(c)) {
+		/* Its framer pairs its requests (frame/pair.bpf.h). */
+		if (frame_parsed(c)) {
 			/* Counted by length until a sample found requests
 			 * together (EBEE_FV_NEVER): the response written by
 			 * then ends here, as the io pattern's would. */
@@ -681,9 +681,9 @@ static __always_inline int on_sock_send(struct sock *sk, long ret)
 	__u64 now = 0;
 
 	c = sock_lookup(sk, &now);
-	if (c && fr_parsed(c)) {
+	if (c && frame_parsed(c)) {
 		if (ret > 0)
-			frame_mark_write(sk); /* where its responses end (frame_skb.bpf.h) */
+			frame_mark_write(sk); /* where its responses end (frame/pair.bpf.h) */
 		return 0;
 	}
 	if (!c || !(c->wflags & EBEE_F_IO) || ret <= 0 || c->state == EBEE_CS_IDLE)

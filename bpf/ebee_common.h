@@ -101,7 +101,7 @@ struct ebee_sconn {
 	__u16 flags;	     /* EBEE_CF_* */
 	__u32 rcv_isn;	     /* framing: sequence number of the client's first byte */
 	__u32 snd_isn;	     /* ... and of the server's (EBEE_FF_SEQ) */
-	__u8 fr;	     /* framing: enum ebee_fr in force */
+	__u8 fr;	     /* framing: enum ebee_frame in force */
 	__u8 fflags;	     /* EBEE_FF_* */
 	__u8 fverify;	     /* framing: EBEE_FV_*, how a verifiable framer's requests count */
 	__u8 fsample;	     /* EBEE_FV_LENGTH: ingress segments since the last sample */
@@ -115,7 +115,7 @@ struct ebee_sconn {
 #define EBEE_FN_UNSEEN 0x2 /* they went by unseen: counted by length */
 
 /* struct ebee_sconn.fverify. A framer whose protocol is one response per
- * request (memcached's: frame_skb.bpf.h, fr_verifiable) parses a
+ * request (memcached's: frame/state.bpf.h, frame_verifiable) parses a
  * connection's bytes until it has seen EBEE_FV_SOLO requests in a row each
  * arrive alone (nothing pipelined behind it, nothing unanswered); from
  * then the io pattern counts them by length, as exact there and at the cost
@@ -134,7 +134,7 @@ struct ebee_sconn {
 #define EBEE_FF_TLSMUX 0x08 /* TLS: judged for struct ebee_fstat.tls_mux */
 #define EBEE_FF_TLSAGN 0x10 /* TLS: counted in struct ebee_fstat.tls_again */
 /* The server's first bytes were an HTTP/2 SETTINGS frame, parsed as HTTP/2
- * (fr still EBEE_FR_NONE) until the client's first bytes decide. */
+ * (fr still EBEE_FRAME_NONE) until the client's first bytes decide. */
 #define EBEE_FF_H2SRV 0x20
 #define EBEE_FF_MCQ   0x40 /* memcached: counted in struct ebee_fstat.mc_quiet */
 /* The server read bytes the framing hook never saw: the socket's cgroup is
@@ -182,7 +182,7 @@ struct ebee_sframe {
 
 /* Framing, per workload (map fstats, keyed by workload id). */
 struct ebee_fstat {
-	__u64 conns[EBEE_FR_MAX]; /* connections by framer in force */
+	__u64 conns[EBEE_FRAME_MAX]; /* connections by framer in force */
 	__u64 desync;		  /* sequence gaps or bytes that did not parse */
 	__u64 desync_conns;	  /* connections that lost sync at least once */
 	__u64 resync;		  /* resynchronised at a message start */
@@ -197,7 +197,7 @@ struct ebee_fstat {
 	__u64 verified;		  /* connections counted by length once verified (EBEE_FV_LENGTH) */
 	__u64 late;		  /* ... of them, found by a sample to send requests together */
 	__u64 desync_gap;	  /* of desync: at a sequence gap (the rest: bytes that did */
-	__u64 desync_cut;	  /* not parse, or a walk cut short at FR_STEPS: these) */
+	__u64 desync_cut;	  /* not parse, or a walk cut short at FRAME_STEPS: these) */
 	__u64 hsdata;		  /* connections whose first bytes came with the handshake */
 	__u64 unseen;		  /* connections whose first bytes ebee did not see (length) */
 	__u64 overlap;		  /* connections counted by length whose client sent more

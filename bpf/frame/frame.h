@@ -3,7 +3,7 @@
  * Framing: requests as their protocol delimits them, from the bytes of a
  * connection in stream order (bpf/frame/frame_skb.bpf.h feeds them from
  * cgroup_skb programs). Shared by the BPF programs and user space (the unit
- * tests run the very parsers the kernel runs, metrics/src/framers/): plain C
+ * tests run the very parsers the kernel runs, metrics/src/frame/): plain C
  * on fixed-width types, no loops, no helpers.
  *
  * A parser is a step function, one byte at a time, over the state of one
@@ -30,18 +30,63 @@
 #include <linux/types.h>
 #endif
 
+/*
+ * The framers: one line each, the one list the rest is made from (the enum
+ * below; the kernel's step, detection, resync and framed set, dispatch.h;
+ * user space's table and names, metrics/src/frame/frame_ops.c; ebee(8)'s
+ * list of names, at build time). The help texts that name the framers in
+ * prose (ebee trace --help, the Prometheus HELP, ebee.h) are written by hand
+ * and checked against it (tests/unit/test_frame_list.c). In id order:
+ * the ids index struct ebee_fstat.conns and the names are in outputs, so a
+ * new framer goes last. X(ID, stem, name, kind):
+ *   ID    its id, EBEE_FRAME_<ID>
+ *   stem  its two files: bpf/frame/<stem>.h, the parser (kernel and user
+ *         space), and metrics/src/frame/<stem>.c, struct ebee_frame_ops
+ *         ebee_frame_<stem> (a stem must not be a predefined macro: linux)
+ *   name  what users see: JSON framing, the Prometheus label, help, man page
+ *   kind  ONLY    recognised only, counted by length: no parser header
+ *         PARSE   parsed by its step; its header defines, __always_inline,
+ *                 ebee_<stem>_detect(b, n): whether a client's first n >= 1
+ *                   bytes b (up to 16) call for it (the framers' first bytes
+ *                   must not overlap: the list order decides nothing),
+ *                 ebee_<stem>_may_start(resp, c): whether a segment starting
+ *                   with byte c may start a message (resynchronising),
+ *                 ebee_<stem>_frame_step(d, c, resp, head_bits): one byte
+ *         VERIFY  PARSE, and counted by length once its requests are seen
+ *                 to come one at a time (EBEE_FV_*)
+ */
+/* clang-format off */
+#define EBEE_FRAME_LIST(X) \
+	X(LENGTH, length, "length",          ONLY)   /* no framer: the io pattern's bursts */     \
+	X(RESP,   resp,   "resp",            PARSE)  /* redis RESP: every command one request */  \
+	X(HTTP1,  http1,  "http1",           PARSE)  /* HTTP/1.x, pipelining included */          \
+	X(HTTP2,  http2,  "http2",           PARSE)  /* HTTP/2 (h2c, gRPC), by stream id */       \
+	X(TLS,    tls,    "tls",             PARSE)  /* TLS records: request-response turns */    \
+	X(MCTEXT, mctext, "memcache",        VERIFY) /* memcached text, meta commands included */ \
+	X(MCBIN,  mcbin,  "memcache-binary", VERIFY) /* memcached binary protocol */              \
+	/* (the end of the list: a new framer goes on the line above) */
+/* clang-format on */
+
 /* Framer ids: struct ebee_sconn.fr, the index of struct ebee_fstat.conns. */
-enum ebee_fr {
-	EBEE_FR_NONE = 0, /* no data seen yet (or the framing hooks are off) */
-	EBEE_FR_LENGTH,	  /* no framer: the io pattern's read/write bursts */
-	EBEE_FR_RESP,	  /* redis RESP: every command one request */
-	EBEE_FR_HTTP1,	  /* HTTP/1.x, pipelining included */
-	EBEE_FR_HTTP2,	  /* HTTP/2 (h2c, gRPC), paired by stream id */
-	EBEE_FR_TLS,	  /* TLS records: the request-response alternation (tls.h) */
-	EBEE_FR_MCTEXT,	  /* memcached text protocol, meta commands included */
-	EBEE_FR_MCBIN,	  /* memcached binary protocol */
-	EBEE_FR_MAX,
+enum ebee_frame {
+	EBEE_FRAME_NONE = 0, /* no data seen yet (or the framing hooks are off) */
+#define EBEE_FRAME_ENUM_(ID, stem, name, kind) EBEE_FRAME_##ID,
+	EBEE_FRAME_LIST(EBEE_FRAME_ENUM_)
+#undef EBEE_FRAME_ENUM_
+	    EBEE_FRAME_MAX,
 };
+
+/* The kinds, as flags (EBEE_FRAME_FLAGS_<kind>: EBEE_FRAME_KIND_*) for expressions,
+ * and as emitters (EBEE_FRAME_IF_PARSED_<kind>(code): the code for a parsed
+ * framer, nothing for one recognised only, whose functions do not exist). */
+#define EBEE_FRAME_KIND_PARSE	0x1 /* parsed by its step */
+#define EBEE_FRAME_KIND_VERIFY	0x2 /* counted by length once verified */
+#define EBEE_FRAME_FLAGS_ONLY	0
+#define EBEE_FRAME_FLAGS_PARSE	EBEE_FRAME_KIND_PARSE
+#define EBEE_FRAME_FLAGS_VERIFY (EBEE_FRAME_KIND_PARSE | EBEE_FRAME_KIND_VERIFY)
+#define EBEE_FRAME_IF_PARSED_ONLY(...)
+#define EBEE_FRAME_IF_PARSED_PARSE(...)	 __VA_ARGS__
+#define EBEE_FRAME_IF_PARSED_VERIFY(...) __VA_ARGS__
 
 /* Events of a step function. */
 #define EBEE_FEV_NONE	    0
@@ -61,7 +106,7 @@ enum ebee_fr {
 #define EBEE_FD_INTERIM 0x40 /* HTTP response: 1xx, not the final response */
 #define EBEE_FD_PUSH	0x80 /* RESP response: a push (RESP3 '>'), not a reply */
 
-#define EBEE_FR_DEPTH 4 /* RESP: nesting of aggregate replies followed */
+#define EBEE_FRAME_DEPTH 4 /* RESP: nesting of aggregate replies followed */
 
 /* One direction of one connection. */
 struct ebee_fdir {
@@ -69,7 +114,7 @@ struct ebee_fdir {
 	__u32 skip; /* bytes to pass over before parsing again */
 	__u32 num;  /* number being parsed (length, count, status) */
 	__u32 left; /* RESP request: bulk strings left; HTTP: header name match state */
-	__u32 stack[EBEE_FR_DEPTH]; /* RESP reply: elements left at each level */
+	__u32 stack[EBEE_FRAME_DEPTH]; /* RESP reply: elements left at each level */
 	__u16 msgs;  /* HTTP: requests seen (ingress) / responses finished (egress) */
 	__u8 st;     /* parser state */
 	__u8 depth;  /* RESP reply: open aggregates */
@@ -82,136 +127,26 @@ struct ebee_fdir {
 };
 
 /* A request no response will answer: counted for the walk (d->unans). */
-static __always_inline int ebee_fr_unanswered(struct ebee_fdir *d)
+static __always_inline int ebee_frame_unanswered(struct ebee_fdir *d)
 {
 	d->unans++;
 	return EBEE_FEV_UNANSWERED;
 }
 
-static __always_inline int ebee_fr_is_digit(__u8 c)
+static __always_inline int ebee_frame_is_digit(__u8 c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static __always_inline __u8 ebee_fr_lower(__u8 c)
+static __always_inline __u8 ebee_frame_lower(__u8 c)
 {
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
-/* Whether byte k ends a memcached command word: a space or CR after it. */
-static __always_inline int ebee_fr_mc_end(const __u8 *b, __u32 n, __u32 k)
+/* The first four bytes at b, big-endian: a word the detections compare. */
+static __always_inline __u32 ebee_frame_word(const __u8 *b)
 {
-	return k < n && (b[k] == ' ' || b[k] == '\r');
-}
-
-/* memcached text: a lowercase command word (its first four bytes w, the
- * longer ones by their first four and their end), then a space or CR. */
-static __always_inline int ebee_fr_detect_mc(const __u8 *b, __u32 n, __u32 w)
-{
-	int ok = 0;
-
-	switch (w >> 8) {
-	case 0x676574: /* get */
-	case 0x676174: /* gat */
-	case 0x736574: /* set */
-	case 0x616464: /* add */
-	case 0x636173: /* cas */
-		/* and gets, gats */
-		ok = ebee_fr_mc_end(b, n, 3) || ebee_fr_mc_end(b, n, 4);
-		break;
-	}
-	switch (w >> 16) {
-	case 0x6d67: /* mg */
-	case 0x6d73: /* ms */
-	case 0x6d64: /* md */
-	case 0x6d61: /* ma */
-	case 0x6d6e: /* mn */
-	case 0x6d65: /* me */
-		ok = ok || ebee_fr_mc_end(b, n, 2);
-		break;
-	}
-	switch (w) {
-	case 0x7265706c: /* "repl"ace */
-	case 0x70726570: /* "prep"end */
-		ok = ok || ebee_fr_mc_end(b, n, 7);
-		break;
-	case 0x61707065: /* "appe"nd */
-	case 0x64656c65: /* "dele"te */
-		ok = ok || ebee_fr_mc_end(b, n, 6);
-		break;
-	case 0x696e6372: /* incr */
-	case 0x64656372: /* decr */
-	case 0x71756974: /* quit */
-		ok = ok || ebee_fr_mc_end(b, n, 4);
-		break;
-	case 0x746f7563: /* "touc"h */
-	case 0x73746174: /* "stat"s */
-		ok = ok || ebee_fr_mc_end(b, n, 5);
-		break;
-	case 0x76657273: /* "vers"ion */
-		ok = ok || ebee_fr_mc_end(b, n, 7);
-		break;
-	case 0x666c7573: /* "flus"h_all */
-	case 0x76657262: /* "verb"osity */
-		ok = ok || ebee_fr_mc_end(b, n, 9);
-		break;
-	}
-	return ok ? EBEE_FR_MCTEXT : EBEE_FR_LENGTH;
-}
-
-/* Which framer the first bytes of a client's stream call for (b: up to n
- * bytes, n >= 1). */
-static __always_inline int ebee_fr_detect(const __u8 *b, __u32 n)
-{
-	__u32 w;
-
-	if (n >= 1 && b[0] == '*')
-		return EBEE_FR_RESP;
-	if (n >= 1 && b[0] == 0x80)
-		return EBEE_FR_MCBIN; /* a binary request header's magic */
-	if (n >= 3 && b[0] == 0x16 && b[1] == 0x03 && b[2] <= 0x04)
-		return EBEE_FR_TLS; /* handshake record, SSL 3.0 .. TLS 1.3 */
-	if (n < 4)
-		return EBEE_FR_LENGTH;
-	w = (__u32)b[0] << 24 | (__u32)b[1] << 16 | (__u32)b[2] << 8 | b[3];
-	switch (w) {
-	case 0x50524920: /* "PRI " of "PRI * HTTP/2.0" */
-		return EBEE_FR_HTTP2;
-	case 0x47455420: /* "GET " */
-	case 0x504f5354: /* "POST" */
-	case 0x50555420: /* "PUT " */
-	case 0x48454144: /* "HEAD" */
-	case 0x44454c45: /* "DELE"TE */
-	case 0x4f505449: /* "OPTI"ONS */
-	case 0x50415443: /* "PATC"H */
-	case 0x434f4e4e: /* "CONN"ECT */
-	case 0x54524143: /* "TRAC"E */
-		return EBEE_FR_HTTP1;
-	}
-	if (b[0] >= 'a' && b[0] <= 'z')
-		return ebee_fr_detect_mc(b, n, w);
-	return EBEE_FR_LENGTH;
-}
-
-/* Whether a segment starting with byte c may start a message of framer fr,
- * client (resp 0) or server (resp 1) side: where a lost direction tries to
- * resynchronise. */
-static __always_inline int ebee_fr_may_start(int fr, int resp, __u8 c)
-{
-	if (fr == EBEE_FR_RESP)
-		return resp ? (c == '+' || c == '-' || c == ':' || c == '$' || c == '*') : c == '*';
-	if (fr == EBEE_FR_HTTP1)
-		return resp ? c == 'H' : (c >= 'A' && c <= 'Z');
-	if (fr == EBEE_FR_TLS)
-		return c >= 20 && c <= 24; /* a record's content type */
-	/* memcached: a response word, a command word; a header's magic. */
-	if (fr == EBEE_FR_MCTEXT)
-		return resp ? (c >= 'A' && c <= 'Z') : (c >= 'a' && c <= 'z');
-	if (fr == EBEE_FR_MCBIN)
-		return c == (resp ? 0x81 : 0x80);
-	/* HTTP/2: a frame header cannot be told from payload; its streams
-	 * stay unpaired once lost. */
-	return 0;
+	return (__u32)b[0] << 24 | (__u32)b[1] << 16 | (__u32)b[2] << 8 | b[3];
 }
 
 #endif /* EBEE_FRAME_H */

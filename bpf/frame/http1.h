@@ -86,9 +86,9 @@ static __always_inline int ebee_http_done(struct ebee_fdir *d, int resp)
 
 static __always_inline int ebee_http_hex(__u8 c)
 {
-	if (ebee_fr_is_digit(c))
+	if (ebee_frame_is_digit(c))
 		return c - '0';
-	c = ebee_fr_lower(c);
+	c = ebee_frame_lower(c);
 	if (c >= 'a' && c <= 'f')
 		return c - 'a' + 10;
 	return -1;
@@ -177,7 +177,7 @@ static __always_inline int ebee_http_step(struct ebee_fdir *d, __u8 c, int resp,
 		if (resp) {
 			/* "HTTP/1.1 200 OK": the status is bytes 9..11. */
 			if (d->pos >= 9 && d->pos <= 11) {
-				if (!ebee_fr_is_digit(c))
+				if (!ebee_frame_is_digit(c))
 					return EBEE_FEV_ERR;
 				d->num = d->num * 10 + (c - '0');
 			}
@@ -218,7 +218,7 @@ static __always_inline int ebee_http_step(struct ebee_fdir *d, __u8 c, int resp,
 		}
 		if (c == '\n')
 			return EBEE_FEV_ERR;
-		lc = ebee_fr_lower(c);
+		lc = ebee_frame_lower(c);
 		if (lc != ebee_http_cl_char(d->pos))
 			d->left &= ~H_CAND_CL;
 		if (lc != ebee_http_te_char(d->pos))
@@ -227,7 +227,7 @@ static __always_inline int ebee_http_step(struct ebee_fdir *d, __u8 c, int resp,
 			d->pos++;
 		return EBEE_FEV_NONE;
 	case H_CL:
-		if (ebee_fr_is_digit(c)) {
+		if (ebee_frame_is_digit(c)) {
 			d->num = d->num * 10 + (c - '0');
 			return d->num > 0x40000000 ? EBEE_FEV_ERR : EBEE_FEV_NONE;
 		}
@@ -244,7 +244,7 @@ static __always_inline int ebee_http_step(struct ebee_fdir *d, __u8 c, int resp,
 			d->st = H_HSTART;
 			return EBEE_FEV_NONE;
 		}
-		lc = ebee_fr_lower(c);
+		lc = ebee_frame_lower(c);
 		if (lc == ebee_http_chunked_char(d->left)) {
 			if (++d->left == 7)
 				d->flags |= EBEE_FD_CHUNKED;
@@ -309,6 +309,38 @@ static __always_inline int ebee_http_step(struct ebee_fdir *d, __u8 c, int resp,
 		return EBEE_FEV_NONE;
 	}
 	return EBEE_FEV_ERR;
+}
+
+/* The list's interface (frame.h): a request line's method (its first four
+ * bytes); a response starts with 'H' (HTTP/), a request with a capital. */
+static __always_inline int ebee_http1_detect(const __u8 *b, __u32 n)
+{
+	if (n < 4)
+		return 0;
+	switch (ebee_frame_word(b)) {
+	case 0x47455420: /* "GET " */
+	case 0x504f5354: /* "POST" */
+	case 0x50555420: /* "PUT " */
+	case 0x48454144: /* "HEAD" */
+	case 0x44454c45: /* "DELE"TE */
+	case 0x4f505449: /* "OPTI"ONS */
+	case 0x50415443: /* "PATC"H */
+	case 0x434f4e4e: /* "CONN"ECT */
+	case 0x54524143: /* "TRAC"E */
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline int ebee_http1_may_start(int resp, __u8 c)
+{
+	return resp ? c == 'H' : (c >= 'A' && c <= 'Z');
+}
+
+static __always_inline int ebee_http1_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+						 __u32 *head_bits)
+{
+	return ebee_http_step(d, c, resp, head_bits);
 }
 
 #endif /* EBEE_FRAME_HTTP1_H */

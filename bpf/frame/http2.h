@@ -396,4 +396,26 @@ static __always_inline void ebee_h2_mark_read(struct ebee_h2tab *t, __u32 copied
 	}
 }
 
+/* The list's interface (frame.h): the client preface ("PRI * HTTP/2.0");
+ * a frame header cannot be told from payload, so a lost direction never
+ * resynchronises (its streams stay unpaired). */
+static __always_inline int ebee_http2_detect(const __u8 *b, __u32 n)
+{
+	return n >= 4 && ebee_frame_word(b) == 0x50524920; /* "PRI " */
+}
+
+static __always_inline int ebee_http2_may_start(int resp, __u8 c)
+{
+	(void)resp;
+	(void)c;
+	return 0;
+}
+
+static __always_inline int ebee_http2_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+						 __u32 *head_bits)
+{
+	(void)head_bits;
+	return ebee_h2_step(d, c, resp);
+}
+
 #endif /* EBEE_FRAME_HTTP2_H */

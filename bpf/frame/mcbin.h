@@ -68,7 +68,7 @@ static __always_inline int ebee_mcbin_step(struct ebee_fdir *d, __u8 c, int resp
 	d->pos = 0;
 	if (!resp) {
 		d->skip = d->num;
-		return ebee_mb_quiet(d->left) ? ebee_fr_unanswered(d) : EBEE_FEV_START;
+		return ebee_mb_quiet(d->left) ? ebee_frame_unanswered(d) : EBEE_FEV_START;
 	}
 	p = !ebee_mb_quiet(d->left) && (d->left != MB_OP_STAT || !d->num || d->depth);
 	if (!d->num)
@@ -76,6 +76,25 @@ static __always_inline int ebee_mcbin_step(struct ebee_fdir *d, __u8 c, int resp
 	d->skip = d->num - 1;
 	d->st = p ? MB_LAST_END : MB_LAST_NONE;
 	return EBEE_FEV_NONE;
+}
+
+/* The list's interface (frame.h): a header's magic, 0x80 for a request,
+ * 0x81 for a response. */
+static __always_inline int ebee_mcbin_detect(const __u8 *b, __u32 n)
+{
+	return n >= 1 && b[0] == 0x80;
+}
+
+static __always_inline int ebee_mcbin_may_start(int resp, __u8 c)
+{
+	return c == (resp ? 0x81 : 0x80);
+}
+
+static __always_inline int ebee_mcbin_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+						 __u32 *head_bits)
+{
+	(void)head_bits;
+	return ebee_mcbin_step(d, c, resp);
 }
 
 #endif /* EBEE_FRAME_MCBIN_H */

@@ -86,7 +86,8 @@ static __always_inline void ebee_mc_req_token(struct ebee_fdir *d, __u32 n)
 	d->pos = 0;
 }
 
-/* Client -> server. */
+/* Client -> server. One case per state of the command line: longer than a
+ * screen as a whole, read one case at a time. */
 static __always_inline int ebee_mctext_req_step(struct ebee_fdir *d, __u8 c, __u32 *bits)
 {
 	switch (d->st) {
@@ -113,15 +114,15 @@ static __always_inline int ebee_mctext_req_step(struct ebee_fdir *d, __u8 c, __u
 			}
 			if (d->msgs & MT_QUIET) {
 				*bits |= EBEE_MC_QUIET;
-				return ebee_fr_unanswered(d);
+				return ebee_frame_unanswered(d);
 			}
 			if ((d->left & MC_QUIT) ||
 			    ((d->msgs & MT_NOREPLY) && !(d->left & (MC_META | MC_NONR))))
-				return ebee_fr_unanswered(d);
+				return ebee_frame_unanswered(d);
 			return EBEE_FEV_START;
 		}
 		if (d->depth && (d->left & MC_DATA) == d->depth) {
-			if (!ebee_fr_is_digit(c))
+			if (!ebee_frame_is_digit(c))
 				return EBEE_FEV_ERR;
 			d->num = d->num * 10 + (c - '0');
 			if (d->num > 0x40000000)
@@ -199,7 +200,7 @@ static __always_inline int ebee_mctext_rsp_step(struct ebee_fdir *d, __u8 c)
 			return d->left & MC_MULTI ? EBEE_FEV_NONE : EBEE_FEV_END;
 		}
 		if (d->depth && (d->left & MC_DATA) == d->depth) {
-			if (!ebee_fr_is_digit(c))
+			if (!ebee_frame_is_digit(c))
 				return EBEE_FEV_ERR;
 			d->num = d->num * 10 + (c - '0');
 			if (d->num > 0x40000000)
@@ -221,6 +222,87 @@ static __always_inline int ebee_mctext_rsp_step(struct ebee_fdir *d, __u8 c)
 		return d->left & MC_VA ? EBEE_FEV_END : EBEE_FEV_NONE;
 	}
 	return EBEE_FEV_ERR;
+}
+
+/* Whether byte k ends a memcached command word: a space or CR after it. */
+static __always_inline int ebee_mctext_end(const __u8 *b, __u32 n, __u32 k)
+{
+	return k < n && (b[k] == ' ' || b[k] == '\r');
+}
+
+/* memcached text: a lowercase command word (its first four bytes w, the
+ * longer ones by their first four and their end), then a space or CR. */
+static __always_inline int ebee_mctext_detect_word(const __u8 *b, __u32 n, __u32 w)
+{
+	int ok = 0;
+
+	switch (w >> 8) {
+	case 0x676574: /* get */
+	case 0x676174: /* gat */
+	case 0x736574: /* set */
+	case 0x616464: /* add */
+	case 0x636173: /* cas */
+		/* and gets, gats */
+		ok = ebee_mctext_end(b, n, 3) || ebee_mctext_end(b, n, 4);
+		break;
+	}
+	switch (w >> 16) {
+	case 0x6d67: /* mg */
+	case 0x6d73: /* ms */
+	case 0x6d64: /* md */
+	case 0x6d61: /* ma */
+	case 0x6d6e: /* mn */
+	case 0x6d65: /* me */
+		ok = ok || ebee_mctext_end(b, n, 2);
+		break;
+	}
+	switch (w) {
+	case 0x7265706c: /* "repl"ace */
+	case 0x70726570: /* "prep"end */
+		ok = ok || ebee_mctext_end(b, n, 7);
+		break;
+	case 0x61707065: /* "appe"nd */
+	case 0x64656c65: /* "dele"te */
+		ok = ok || ebee_mctext_end(b, n, 6);
+		break;
+	case 0x696e6372: /* incr */
+	case 0x64656372: /* decr */
+	case 0x71756974: /* quit */
+		ok = ok || ebee_mctext_end(b, n, 4);
+		break;
+	case 0x746f7563: /* "touc"h */
+	case 0x73746174: /* "stat"s */
+		ok = ok || ebee_mctext_end(b, n, 5);
+		break;
+	case 0x76657273: /* "vers"ion */
+		ok = ok || ebee_mctext_end(b, n, 7);
+		break;
+	case 0x666c7573: /* "flus"h_all */
+	case 0x76657262: /* "verb"osity */
+		ok = ok || ebee_mctext_end(b, n, 9);
+		break;
+	}
+	return ok;
+}
+
+/* The list's interface (frame.h): a command word (lowercase); a response
+ * starts with a capital (VALUE, STORED, END...), a command with a lowercase
+ * letter. */
+static __always_inline int ebee_mctext_detect(const __u8 *b, __u32 n)
+{
+	return n >= 4 && b[0] >= 'a' && b[0] <= 'z' &&
+	       ebee_mctext_detect_word(b, n, ebee_frame_word(b));
+}
+
+static __always_inline int ebee_mctext_may_start(int resp, __u8 c)
+{
+	return resp ? (c >= 'A' && c <= 'Z') : (c >= 'a' && c <= 'z');
+}
+
+static __always_inline int ebee_mctext_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+						  __u32 *head_bits)
+{
+	return resp ? ebee_mctext_rsp_step(d, c) : ebee_mctext_req_step(d, c, head_bits);
 }
 
 #endif /* EBEE_FRAME_MCTEXT_H */

@@ -3,7 +3,7 @@
  * RESP (redis): a request is a command, an array of bulk strings
  * ("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n") or an inline command line;
  * a response is one top-level reply, whose aggregates ('*' arrays, RESP3 sets
- * and maps) are followed EBEE_FR_DEPTH deep. Pipelined commands are counted
+ * and maps) are followed EBEE_FRAME_DEPTH deep. Pipelined commands are counted
  * one each; RESP3 pushes ('>', pub/sub messages) are not replies. Bulk
  * payloads are skipped, never read. See frame.h for the step contract.
  */
@@ -25,7 +25,7 @@ static __always_inline int ebee_resp_req_step(struct ebee_fdir *d, __u8 c)
 		d->st = c == '*' ? RQ_NARGS : RQ_INLINE;
 		return EBEE_FEV_START;
 	case RQ_NARGS:
-		if (ebee_fr_is_digit(c)) {
+		if (ebee_frame_is_digit(c)) {
 			d->num = d->num * 10 + (c - '0');
 			return d->num > 0x100000 ? EBEE_FEV_ERR : EBEE_FEV_NONE;
 		}
@@ -43,7 +43,7 @@ static __always_inline int ebee_resp_req_step(struct ebee_fdir *d, __u8 c)
 		d->st = RQ_BLEN;
 		return EBEE_FEV_NONE;
 	case RQ_BLEN:
-		if (ebee_fr_is_digit(c)) {
+		if (ebee_frame_is_digit(c)) {
 			d->num = d->num * 10 + (c - '0');
 			return d->num > 0x20000000 ? EBEE_FEV_ERR : EBEE_FEV_NONE;
 		}
@@ -80,10 +80,10 @@ enum { RP_TYPE, RP_LINE, RP_BLEN, RP_BCR, RP_BLF, RP_ALEN };
 static __always_inline int ebee_resp_elem_done(struct ebee_fdir *d)
 {
 	d->st = RP_TYPE;
-	for (int i = 0; i < EBEE_FR_DEPTH; i++) {
-		if (!d->depth || d->depth > EBEE_FR_DEPTH)
+	for (int i = 0; i < EBEE_FRAME_DEPTH; i++) {
+		if (!d->depth || d->depth > EBEE_FRAME_DEPTH)
 			break;
-		if (--d->stack[(d->depth - 1) & (EBEE_FR_DEPTH - 1)])
+		if (--d->stack[(d->depth - 1) & (EBEE_FRAME_DEPTH - 1)])
 			return EBEE_FEV_NONE;
 		d->depth--;
 	}
@@ -93,7 +93,8 @@ static __always_inline int ebee_resp_elem_done(struct ebee_fdir *d)
 }
 
 /* Server -> client. d->pos holds the aggregate's multiplier (2 for maps)
- * and, in bit 7, a minus sign. */
+ * and, in bit 7, a minus sign. One case per state of a reply: longer than a
+ * screen as a whole, read one case at a time. */
 static __always_inline int ebee_resp_rsp_step(struct ebee_fdir *d, __u8 c)
 {
 	__u32 n;
@@ -136,7 +137,7 @@ static __always_inline int ebee_resp_rsp_step(struct ebee_fdir *d, __u8 c)
 		return c == '\n' ? ebee_resp_elem_done(d) : EBEE_FEV_NONE;
 	case RP_BLEN:
 	case RP_ALEN:
-		if (ebee_fr_is_digit(c)) {
+		if (ebee_frame_is_digit(c)) {
 			d->num = d->num * 10 + (c - '0');
 			return d->num > 0x20000000 ? EBEE_FEV_ERR : EBEE_FEV_NONE;
 		}
@@ -158,9 +159,9 @@ static __always_inline int ebee_resp_rsp_step(struct ebee_fdir *d, __u8 c)
 		n = d->num * (d->pos & 3);
 		if (!n)
 			return ebee_resp_elem_done(d);
-		if (d->depth >= EBEE_FR_DEPTH)
+		if (d->depth >= EBEE_FRAME_DEPTH)
 			return EBEE_FEV_ERR;
-		d->stack[d->depth & (EBEE_FR_DEPTH - 1)] = n;
+		d->stack[d->depth & (EBEE_FRAME_DEPTH - 1)] = n;
 		d->depth++;
 		d->st = RP_TYPE;
 		return EBEE_FEV_NONE;
@@ -173,6 +174,25 @@ static __always_inline int ebee_resp_rsp_step(struct ebee_fdir *d, __u8 c)
 		return c == '\n' ? ebee_resp_elem_done(d) : EBEE_FEV_ERR;
 	}
 	return EBEE_FEV_ERR;
+}
+
+/* The list's interface (frame.h): a client's first byte '*' (an array of
+ * bulk strings); a message starts with a type byte. */
+static __always_inline int ebee_resp_detect(const __u8 *b, __u32 n)
+{
+	return n >= 1 && b[0] == '*';
+}
+
+static __always_inline int ebee_resp_may_start(int resp, __u8 c)
+{
+	return resp ? (c == '+' || c == '-' || c == ':' || c == '$' || c == '*') : c == '*';
+}
+
+static __always_inline int ebee_resp_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+						__u32 *head_bits)
+{
+	(void)head_bits;
+	return resp ? ebee_resp_rsp_step(d, c) : ebee_resp_req_step(d, c);
 }
 
 #endif /* EBEE_FRAME_RESP_H */

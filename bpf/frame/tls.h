@@ -15,7 +15,7 @@
  * Exact for a client with one request at a time on its connection (HTTP/1.1
  * keep-alive without pipelining, most RPC over TLS); wrong where requests
  * overlap on one connection, which the records do not show. What is seen of
- * that is reported (struct ebee_fstat, metrics/src/framers/tls.c):
+ * that is reported (struct ebee_fstat, metrics/src/frame/tls.c):
  *   - multiplexing possible: the ClientHello's ALPN offers h2, and the server's
  *     choice cannot be read (TLS 1.3 sends it encrypted; TLS 1.2's ServerHello
  *     has it in the clear and is believed), or the ClientHello could not be
@@ -321,7 +321,9 @@ static __always_inline int ebee_tls_client_rec(struct ebee_fdir *d, __u32 len, _
 	return EBEE_FEV_NONE;
 }
 
-/* One byte of one direction (resp: server -> client). */
+/* One byte of one direction (resp: server -> client). One case per state
+ * of a record header, then the record's body: longer than a screen as a
+ * whole, read one case at a time. */
 static __always_inline int ebee_tls_step(struct ebee_fdir *d, __u8 c, int resp, __u32 *bits)
 {
 	__u8 *b = ebee_tls_b(bits, resp);
@@ -397,6 +399,25 @@ static __always_inline int ebee_tls_step(struct ebee_fdir *d, __u8 c, int resp, 
 	if (!d->left && d->st != T_TYPE && !d->skip)
 		d->st = T_TYPE; /* the record ended inside the hello: the rest unknown */
 	return ev;
+}
+
+/* The list's interface (frame.h): a handshake record, SSL 3.0 .. TLS 1.3;
+ * a record starts with its content type (20 .. 24). */
+static __always_inline int ebee_tls_detect(const __u8 *b, __u32 n)
+{
+	return n >= 3 && b[0] == 0x16 && b[1] == 0x03 && b[2] <= 0x04;
+}
+
+static __always_inline int ebee_tls_may_start(int resp, __u8 c)
+{
+	(void)resp;
+	return c >= 20 && c <= 24;
+}
+
+static __always_inline int ebee_tls_frame_step(struct ebee_fdir *d, __u8 c, int resp,
+					       __u32 *head_bits)
+{
+	return ebee_tls_step(d, c, resp, head_bits);
 }
 
 #endif /* EBEE_FRAME_TLS_H */

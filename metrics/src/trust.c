@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "framers/framer.h"
+#include "frame/frame_ops.h"
 #include "frame/http2.h"
 
 /* One more reason the figures cannot be taken as exact: untrusted, and the
@@ -50,14 +50,14 @@ static void stats_overlap(struct ebee_stats *s, const struct ebee_fstat *f)
  * added to the warning. */
 static void framing_warnings(struct ebee_stats *s, const struct ebee_fstat *f)
 {
-	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++) {
-		const char *why = ebee_framer_warning(i);
+	for (int i = EBEE_FRAME_LENGTH; i < EBEE_FRAME_MAX; i++) {
+		const char *why = ebee_frame_warning(i);
 		char more[sizeof(s->warning)];
 
-		if (f->conns[i] && !why && ebee_framer_check(i, f, more, sizeof(more)) > 0)
+		if (f->conns[i] && !why && ebee_frame_check(i, f, more, sizeof(more)) > 0)
 			why = more;
 		if (f->conns[i] && why)
-			warn_add(s, "%s on %llu connection(s): %s", ebee_framer_name(i),
+			warn_add(s, "%s on %llu connection(s): %s", ebee_frame_name(i),
 				 (unsigned long long)f->conns[i], why);
 	}
 	if (f->unseen)
@@ -98,7 +98,7 @@ static void framing_warnings(struct ebee_stats *s, const struct ebee_fstat *f)
 static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 {
 	struct ebee_fstat f = {};
-	int best = EBEE_FR_NONE;
+	int best = EBEE_FRAME_NONE;
 
 	if (s->warning[0]) /* the dgram pattern's */
 		s->untrusted = true;
@@ -120,10 +120,10 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 			stats_overlap(s, &f);
 		return;
 	}
-	for (int i = EBEE_FR_LENGTH; i < EBEE_FR_MAX; i++)
+	for (int i = EBEE_FRAME_LENGTH; i < EBEE_FRAME_MAX; i++)
 		if (f.conns[i] > (best ? f.conns[best] : 0))
 			best = i;
-	snprintf(s->framing, sizeof(s->framing), "%s", ebee_framer_name(best));
+	snprintf(s->framing, sizeof(s->framing), "%s", ebee_frame_name(best));
 	s->desync_conns = f.desync_conns;
 	s->aborted = f.aborted;
 	s->untimed = f.untimed;

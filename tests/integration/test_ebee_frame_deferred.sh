@@ -6,7 +6,7 @@
 # is filtered in the listener's context, before the connection exists: ebee once never
 # parsed it and counted the connection by length without a word (h2load --h1 -m 8 against
 # nginx `deferred`: 141 of 1000 requests, trusted). Now it is parsed at the listener and
-# the connection takes that state over (frame_adopt in bpf/frame/frame_skb.bpf.h):
+# the connection takes that state over (frame_adopt in bpf/frame/adopt.bpf.h):
 #   - h2c, h2load -c 2 -m 10: every request counted, framing http2, trusted, both
 #     connections' first bytes seen in the handshake (handshake_data 2);
 #   - HTTP/1.1 pipelined, h2load --h1 -c 2 -m 8: the same with framing http1;

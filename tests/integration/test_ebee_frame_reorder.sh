@@ -1,5 +1,5 @@
 #!/bin/bash
-# Client segments that reach ebee out of order (bpf/frame/frame_skb.bpf.h's sstash). ebee's
+# Client segments that reach ebee out of order (bpf/frame/stash.bpf.h's sstash). ebee's
 # framing hook sees a connection's segments before TCP puts them in order; on loopback each
 # is processed on the CPU that sent it, so a client writing from two threads, one segment
 # left in a busy CPU's backlog, has its next segment arrive first: taken as a gap, that

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../metrics/src/framers/framer.h"
+#include "../../metrics/src/frame/frame_ops.h"
 #include "../../bpf/frame/http2.h"
 
 #define PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -81,7 +81,7 @@ static void on_ev(void *arg, int ev, uint32_t id, size_t off)
 static struct ebee_frame_counts feed_cuts(const struct buf *b, int resp, const size_t *cuts,
 					  size_t ncuts, struct evs *v)
 {
-	const struct ebee_framer_ops *o = ebee_framer_get(EBEE_FR_HTTP2);
+	const struct ebee_frame_ops *o = ebee_frame_get(EBEE_FRAME_HTTP2);
 	struct ebee_frame_counts n = { .on_event = on_ev, .arg = v };
 	struct ebee_fdir d = { 0 };
 	size_t from = 0;
@@ -90,7 +90,7 @@ static struct ebee_frame_counts feed_cuts(const struct buf *b, int resp, const s
 	for (size_t i = 0; i < ncuts; i++) {
 		v->base = from;
 		assert_int_equal(
-		    ebee_framer_feed(o, &d, b->b + from, cuts[i] - from, resp, NULL, &n), 0);
+		    ebee_frame_feed(o, &d, b->b + from, cuts[i] - from, resp, NULL, &n), 0);
 		from = cuts[i];
 	}
 	return n;
@@ -191,11 +191,11 @@ static void want_ev(struct evs *w, int ev, uint32_t id, size_t off)
 
 static void test_detect_trusted(void **state)
 {
-	assert_int_equal(ebee_framer_detect((const uint8_t *)PREFACE, 24), EBEE_FR_HTTP2);
-	assert_string_equal(ebee_framer_name(EBEE_FR_HTTP2), "http2");
+	assert_int_equal(ebee_frame_detect((const uint8_t *)PREFACE, 24), EBEE_FRAME_HTTP2);
+	assert_string_equal(ebee_frame_name(EBEE_FRAME_HTTP2), "http2");
 	/* Framed now: no warning of its own. */
-	assert_null(ebee_framer_warning(EBEE_FR_HTTP2));
-	assert_non_null(ebee_framer_get(EBEE_FR_HTTP2)->step);
+	assert_null(ebee_frame_warning(EBEE_FRAME_HTTP2));
+	assert_non_null(ebee_frame_get(EBEE_FRAME_HTTP2)->step);
 	/* A server's SETTINGS may come before the client's preface. */
 	assert_true(ebee_h2_is_settings((const uint8_t *)"\0\0\x12\x04\0\0\0\0\0", 9));
 	assert_true(ebee_h2_is_settings((const uint8_t *)"\0\0\0\x04\0\0\0\0\0", 9));
@@ -348,14 +348,14 @@ static int nsteps;
 static int counting_step(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits)
 {
 	nsteps++;
-	return ebee_framer_http2.step(d, c, resp, head_bits);
+	return ebee_frame_http2.step(d, c, resp, head_bits);
 }
 
 static void test_huge_data_skipped(void **state)
 {
 	/* The largest frame there is (16 MiB - 1), fed in 64 KiB segments:
 	 * 10 steps (its header and its last byte), one END. */
-	struct ebee_framer_ops o = ebee_framer_http2;
+	struct ebee_frame_ops o = ebee_frame_http2;
 	struct buf b = { 0 };
 	struct ebee_frame_counts n = { 0 };
 	struct ebee_fdir d = { 0 };
@@ -365,7 +365,7 @@ static void test_huge_data_skipped(void **state)
 	for (size_t off = 0; off < b.n; off += 65536) {
 		size_t k = b.n - off < 65536 ? b.n - off : 65536;
 
-		ebee_framer_feed(&o, &d, b.b + off, k, 1, NULL, &n);
+		ebee_frame_feed(&o, &d, b.b + off, k, 1, NULL, &n);
 		if (off + k < b.n)
 			assert_int_equal(n.ends, 0);
 	}
@@ -414,7 +414,7 @@ static void conn_feed(struct conn *c, const struct buf *b, int resp, struct ebee
 	struct ebee_frame_counts n = { .on_event = conn_ev, .arg = c };
 
 	c->now = now;
-	assert_int_equal(ebee_framer_feed(&ebee_framer_http2, d, b->b, b->n, resp, NULL, &n), 0);
+	assert_int_equal(ebee_frame_feed(&ebee_frame_http2, d, b->b, b->n, resp, NULL, &n), 0);
 	assert_false(n.err);
 }
 

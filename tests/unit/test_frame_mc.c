@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../metrics/src/framers/framer.h"
+#include "../../metrics/src/frame/frame_ops.h"
 #include "frame/mctext.h"
 
 struct want {
@@ -27,13 +27,13 @@ struct want {
 static struct ebee_frame_counts feed3(int fr, const uint8_t *s, size_t len, int resp, size_t c1,
 				      size_t c2, uint32_t *bits)
 {
-	const struct ebee_framer_ops *o = ebee_framer_get(fr);
+	const struct ebee_frame_ops *o = ebee_frame_get(fr);
 	struct ebee_frame_counts n = { 0 };
 	struct ebee_fdir d = { 0 };
 
-	assert_int_equal(ebee_framer_feed(o, &d, s, c1, resp, bits, &n), 0);
-	assert_int_equal(ebee_framer_feed(o, &d, s + c1, c2 - c1, resp, bits, &n), 0);
-	assert_int_equal(ebee_framer_feed(o, &d, s + c2, len - c2, resp, bits, &n), 0);
+	assert_int_equal(ebee_frame_feed(o, &d, s, c1, resp, bits, &n), 0);
+	assert_int_equal(ebee_frame_feed(o, &d, s + c1, c2 - c1, resp, bits, &n), 0);
+	assert_int_equal(ebee_frame_feed(o, &d, s + c2, len - c2, resp, bits, &n), 0);
 	/* What the kernel's walk takes (d->unans) is what the events say. */
 	assert_int_equal(d.unans, n.unanswered);
 	return n;
@@ -74,8 +74,8 @@ static void expect(int fr, const char *s, int resp, struct want w)
 	expect_n(fr, s, strlen(s), resp, w);
 }
 
-#define REQ(s, st, un) expect(EBEE_FR_MCTEXT, s, 0, (struct want){ st, 0, un, false, 0 })
-#define RSP(s, en)     expect(EBEE_FR_MCTEXT, s, 1, (struct want){ 0, en, 0, false, 0 })
+#define REQ(s, st, un) expect(EBEE_FRAME_MCTEXT, s, 0, (struct want){ st, 0, un, false, 0 })
+#define RSP(s, en)     expect(EBEE_FRAME_MCTEXT, s, 1, (struct want){ 0, en, 0, false, 0 })
 
 static void test_detect(void **state)
 {
@@ -83,59 +83,59 @@ static void test_detect(void **state)
 		const char *b;
 		int fr;
 	} cases[] = {
-		{ "get k\r\n", EBEE_FR_MCTEXT },
-		{ "gets k1 k2\r\n", EBEE_FR_MCTEXT },
-		{ "gat 10 k\r\n", EBEE_FR_MCTEXT },
-		{ "set k 0 0 1\r\n", EBEE_FR_MCTEXT },
-		{ "cas k 0 0 1 5\r\n", EBEE_FR_MCTEXT },
-		{ "replace k 0 0 1\r\n", EBEE_FR_MCTEXT },
-		{ "append k 0 0 1\r\n", EBEE_FR_MCTEXT },
-		{ "prepend k 0 0 1\r\n", EBEE_FR_MCTEXT },
-		{ "delete k\r\n", EBEE_FR_MCTEXT },
-		{ "incr k 1\r\n", EBEE_FR_MCTEXT },
-		{ "decr k 1\r\n", EBEE_FR_MCTEXT },
-		{ "touch k 10\r\n", EBEE_FR_MCTEXT },
-		{ "stats\r\n", EBEE_FR_MCTEXT },
-		{ "stats slabs\r\n", EBEE_FR_MCTEXT },
-		{ "version\r\n", EBEE_FR_MCTEXT },
-		{ "flush_all\r\n", EBEE_FR_MCTEXT },
-		{ "verbosity 1\r\n", EBEE_FR_MCTEXT },
-		{ "mg k v\r\n", EBEE_FR_MCTEXT },
-		{ "ms k 2 T0\r\n", EBEE_FR_MCTEXT },
-		{ "md k\r\n", EBEE_FR_MCTEXT },
-		{ "ma k\r\n", EBEE_FR_MCTEXT },
-		{ "mn\r\n", EBEE_FR_MCTEXT },
-		{ "me k\r\n", EBEE_FR_MCTEXT },
-		{ "\x80\x00\x00\x01", EBEE_FR_MCBIN },
+		{ "get k\r\n", EBEE_FRAME_MCTEXT },
+		{ "gets k1 k2\r\n", EBEE_FRAME_MCTEXT },
+		{ "gat 10 k\r\n", EBEE_FRAME_MCTEXT },
+		{ "set k 0 0 1\r\n", EBEE_FRAME_MCTEXT },
+		{ "cas k 0 0 1 5\r\n", EBEE_FRAME_MCTEXT },
+		{ "replace k 0 0 1\r\n", EBEE_FRAME_MCTEXT },
+		{ "append k 0 0 1\r\n", EBEE_FRAME_MCTEXT },
+		{ "prepend k 0 0 1\r\n", EBEE_FRAME_MCTEXT },
+		{ "delete k\r\n", EBEE_FRAME_MCTEXT },
+		{ "incr k 1\r\n", EBEE_FRAME_MCTEXT },
+		{ "decr k 1\r\n", EBEE_FRAME_MCTEXT },
+		{ "touch k 10\r\n", EBEE_FRAME_MCTEXT },
+		{ "stats\r\n", EBEE_FRAME_MCTEXT },
+		{ "stats slabs\r\n", EBEE_FRAME_MCTEXT },
+		{ "version\r\n", EBEE_FRAME_MCTEXT },
+		{ "flush_all\r\n", EBEE_FRAME_MCTEXT },
+		{ "verbosity 1\r\n", EBEE_FRAME_MCTEXT },
+		{ "mg k v\r\n", EBEE_FRAME_MCTEXT },
+		{ "ms k 2 T0\r\n", EBEE_FRAME_MCTEXT },
+		{ "md k\r\n", EBEE_FRAME_MCTEXT },
+		{ "ma k\r\n", EBEE_FRAME_MCTEXT },
+		{ "mn\r\n", EBEE_FRAME_MCTEXT },
+		{ "me k\r\n", EBEE_FRAME_MCTEXT },
+		{ "\x80\x00\x00\x01", EBEE_FRAME_MCBIN },
 		/* HTTP stays HTTP: its methods are uppercase. */
-		{ "GET / HTTP/1.1\r\n", EBEE_FR_HTTP1 },
-		{ "DELETE /k HTTP/1.1", EBEE_FR_HTTP1 },
+		{ "GET / HTTP/1.1\r\n", EBEE_FRAME_HTTP1 },
+		{ "DELETE /k HTTP/1.1", EBEE_FRAME_HTTP1 },
 		/* Lowercase words that are no memcached command. */
-		{ "getaway\r\n", EBEE_FR_LENGTH },
-		{ "hello world\r\n", EBEE_FR_LENGTH },
-		{ "settings\r\n", EBEE_FR_LENGTH },
-		{ "mget k\r\n", EBEE_FR_LENGTH },
-		{ "statistics\r\n", EBEE_FR_LENGTH },
+		{ "getaway\r\n", EBEE_FRAME_LENGTH },
+		{ "hello world\r\n", EBEE_FRAME_LENGTH },
+		{ "settings\r\n", EBEE_FRAME_LENGTH },
+		{ "mget k\r\n", EBEE_FRAME_LENGTH },
+		{ "statistics\r\n", EBEE_FRAME_LENGTH },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int fr = ebee_framer_detect((const uint8_t *)cases[i].b, strlen(cases[i].b));
+		int fr = ebee_frame_detect((const uint8_t *)cases[i].b, strlen(cases[i].b));
 
 		if (fr != cases[i].fr)
 			fail_msg("\"%s\": framer %d, want %d", cases[i].b, fr, cases[i].fr);
 	}
-	assert_string_equal(ebee_framer_name(EBEE_FR_MCTEXT), "memcache");
-	assert_string_equal(ebee_framer_name(EBEE_FR_MCBIN), "memcache-binary");
-	assert_null(ebee_framer_warning(EBEE_FR_MCTEXT));
-	assert_null(ebee_framer_warning(EBEE_FR_MCBIN));
+	assert_string_equal(ebee_frame_name(EBEE_FRAME_MCTEXT), "memcache");
+	assert_string_equal(ebee_frame_name(EBEE_FRAME_MCBIN), "memcache-binary");
+	assert_null(ebee_frame_warning(EBEE_FRAME_MCTEXT));
+	assert_null(ebee_frame_warning(EBEE_FRAME_MCBIN));
 	/* Resynchronisation: a command word, a response word, a magic. */
-	assert_true(ebee_fr_may_start(EBEE_FR_MCTEXT, 0, 'g'));
-	assert_false(ebee_fr_may_start(EBEE_FR_MCTEXT, 0, 'G'));
-	assert_true(ebee_fr_may_start(EBEE_FR_MCTEXT, 1, 'V'));
-	assert_false(ebee_fr_may_start(EBEE_FR_MCTEXT, 1, '\r'));
-	assert_true(ebee_fr_may_start(EBEE_FR_MCBIN, 0, 0x80));
-	assert_false(ebee_fr_may_start(EBEE_FR_MCBIN, 0, 0x81));
-	assert_true(ebee_fr_may_start(EBEE_FR_MCBIN, 1, 0x81));
+	assert_true(ebee_frame_may_start(EBEE_FRAME_MCTEXT, 0, 'g'));
+	assert_false(ebee_frame_may_start(EBEE_FRAME_MCTEXT, 0, 'G'));
+	assert_true(ebee_frame_may_start(EBEE_FRAME_MCTEXT, 1, 'V'));
+	assert_false(ebee_frame_may_start(EBEE_FRAME_MCTEXT, 1, '\r'));
+	assert_true(ebee_frame_may_start(EBEE_FRAME_MCBIN, 0, 0x80));
+	assert_false(ebee_frame_may_start(EBEE_FRAME_MCBIN, 0, 0x81));
+	assert_true(ebee_frame_may_start(EBEE_FRAME_MCBIN, 1, 0x81));
 }
 
 static void test_text_gets(void **state)
@@ -154,9 +154,9 @@ static void test_text_gets(void **state)
 	/* LF alone ends a line too. */
 	REQ("get a\nget b\n", 2, 0);
 	/* A line that does not parse: a data block's missing CRLF. */
-	expect(EBEE_FR_MCTEXT, "VALUE k 0 2\r\nabc\r\nEND\r\n", 1,
+	expect(EBEE_FRAME_MCTEXT, "VALUE k 0 2\r\nabc\r\nEND\r\n", 1,
 	       (struct want){ 0, 0, 0, true, 0 });
-	expect(EBEE_FR_MCTEXT, "VALUE k 0 x\r\n", 1, (struct want){ 0, 0, 0, true, 0 });
+	expect(EBEE_FRAME_MCTEXT, "VALUE k 0 x\r\n", 1, (struct want){ 0, 0, 0, true, 0 });
 }
 
 static void test_text_storage(void **state)
@@ -179,9 +179,9 @@ static void test_text_storage(void **state)
 	/* quit: the server closes, no answer. */
 	REQ("get a\r\nquit\r\n", 1, 1);
 	/* The length token is not a number: lost. */
-	expect(EBEE_FR_MCTEXT, "set k 0 0 1x\r\nx\r\n", 0, (struct want){ 0, 0, 0, true, 0 });
+	expect(EBEE_FRAME_MCTEXT, "set k 0 0 1x\r\nx\r\n", 0, (struct want){ 0, 0, 0, true, 0 });
 	/* The data block is not followed by its CRLF: lost. */
-	expect(EBEE_FR_MCTEXT, "set k 0 0 1\r\nxx\r\n", 0, (struct want){ 1, 0, 0, true, 0 });
+	expect(EBEE_FRAME_MCTEXT, "set k 0 0 1\r\nxx\r\n", 0, (struct want){ 1, 0, 0, true, 0 });
 }
 
 static void test_text_others(void **state)
@@ -209,12 +209,12 @@ static void test_text_meta(void **state)
 	/* Miss, not stored, exists, a VA holding what looks like lines. */
 	RSP("EN\r\nNS\r\nEX\r\nVA 6\r\nHD\r\nEN\r\nVA 0\r\n\r\n", 5);
 	/* Quiet mode (q): answered only sometimes; unanswered, and flagged. */
-	expect(EBEE_FR_MCTEXT, "mg k1 v q\r\nmg k2 v q\r\nms k 1 q\r\nx\r\nmn\r\n", 0,
+	expect(EBEE_FRAME_MCTEXT, "mg k1 v q\r\nmg k2 v q\r\nms k 1 q\r\nx\r\nmn\r\n", 0,
 	       (struct want){ 1, 0, 3, false, EBEE_MC_QUIET });
 	/* A key named q is no flag; noreply is no meta flag. */
 	REQ("mg q v\r\nmd k noreply\r\n", 2, 0);
 	/* The datalen of ms is a number. */
-	expect(EBEE_FR_MCTEXT, "ms k T0\r\n", 0, (struct want){ 0, 0, 0, true, 0 });
+	expect(EBEE_FRAME_MCTEXT, "ms k T0\r\n", 0, (struct want){ 0, 0, 0, true, 0 });
 }
 
 /* A binary header: magic, opcode, key length, extras length, body length;
@@ -250,32 +250,32 @@ static void test_binary(void **state)
 	n += bin(b + n, 0x80, 0x09, 1, 0, 1);	      /* GETQ */
 	n += bin(b + n, 0x80, 0x11, 1, 8, 8 + 1 + 2); /* SETQ */
 	n += bin(b + n, 0x80, 0x0a, 0, 0, 0);	      /* NOOP */
-	expect_n(EBEE_FR_MCBIN, b, n, 0, (struct want){ 3, 0, 3, false, 0 });
+	expect_n(EBEE_FRAME_MCBIN, b, n, 0, (struct want){ 3, 0, 3, false, 0 });
 
 	n = 0;
 	n += bin(b + n, 0x81, 0x01, 0, 0, 0);	  /* SET: stored */
 	n += bin(b + n, 0x81, 0x00, 0, 4, 4 + 5); /* GET: a hit */
 	n += bin(b + n, 0x81, 0x09, 0, 4, 4 + 5); /* GETQ's hit: not paired */
 	n += bin(b + n, 0x81, 0x0a, 0, 0, 0);	  /* NOOP */
-	expect_n(EBEE_FR_MCBIN, b, n, 1, (struct want){ 0, 3, 0, false, 0 });
+	expect_n(EBEE_FRAME_MCBIN, b, n, 1, (struct want){ 0, 3, 0, false, 0 });
 
 	/* STAT: one packet per statistic, the empty one ends it. */
 	n = bin(b, 0x80, 0x10, 0, 0, 0);
-	expect_n(EBEE_FR_MCBIN, b, n, 0, (struct want){ 1, 0, 0, false, 0 });
+	expect_n(EBEE_FRAME_MCBIN, b, n, 0, (struct want){ 1, 0, 0, false, 0 });
 	n = 0;
 	n += bin(b + n, 0x81, 0x10, 3, 0, 3 + 4);
 	n += bin(b + n, 0x81, 0x10, 6, 0, 6 + 2);
 	n += bin(b + n, 0x81, 0x10, 0, 0, 0);
-	expect_n(EBEE_FR_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
+	expect_n(EBEE_FRAME_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
 	/* An unknown statistics group: an error, with a body, ends it. */
 	n = bin(b, 0x81, 0x10, 0, 0, 9);
 	b[7] = 0x01; /* status: key not found */
-	expect_n(EBEE_FR_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
+	expect_n(EBEE_FRAME_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
 	n = 0;
 	n += bin(b + n, 0x81, 0x10, 3, 0, 3 + 4);
 	b[6] = 0x00; /* status 0 */
 	n += bin(b + n, 0x81, 0x10, 0, 0, 0);
-	expect_n(EBEE_FR_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
+	expect_n(EBEE_FRAME_MCBIN, b, n, 1, (struct want){ 0, 1, 0, false, 0 });
 
 	/* Every quiet opcode gets no START. */
 	static const uint8_t quiet[] = { 0x09, 0x0d, 0x11, 0x12, 0x13, 0x14, 0x15,
@@ -286,23 +286,23 @@ static void test_binary(void **state)
 	for (int op = 0; op < 0x30; op++)
 		if (!memchr(quiet, op, sizeof(quiet)))
 			n += bin(b + n, 0x80, op, 0, 0, 0);
-	expect_n(EBEE_FR_MCBIN, b, n, 0,
+	expect_n(EBEE_FRAME_MCBIN, b, n, 0,
 		 (struct want){ 0x30 - sizeof(quiet), 0, sizeof(quiet), false, 0 });
 
 	/* A large body is skipped whole, split anywhere. */
 	static uint8_t big[24 + 100000];
 
 	n = bin(big, 0x81, 0x00, 0, 4, 100000);
-	expect_n(EBEE_FR_MCBIN, big, n, 1, (struct want){ 0, 1, 0, false, 0 });
+	expect_n(EBEE_FRAME_MCBIN, big, n, 1, (struct want){ 0, 1, 0, false, 0 });
 
 	/* A wrong magic loses sync: a response's magic on the client side, a
 	 * text command. */
 	n = bin(b, 0x80, 0x00, 1, 0, 1);
 	n += bin(b + n, 0x81, 0x00, 1, 0, 1);
-	expect_n(EBEE_FR_MCBIN, b, n, 0, (struct want){ 1, 0, 0, true, 0 });
-	expect(EBEE_FR_MCBIN, "get k\r\n", 0, (struct want){ 0, 0, 0, true, 0 });
+	expect_n(EBEE_FRAME_MCBIN, b, n, 0, (struct want){ 1, 0, 0, true, 0 });
+	expect(EBEE_FRAME_MCBIN, "get k\r\n", 0, (struct want){ 0, 0, 0, true, 0 });
 	n = bin(b, 0x80, 0x00, 0, 0, 0);
-	expect_n(EBEE_FR_MCBIN, b, n, 1, (struct want){ 0, 0, 0, true, 0 });
+	expect_n(EBEE_FRAME_MCBIN, b, n, 1, (struct want){ 0, 0, 0, true, 0 });
 }
 
 static void test_check(void **state)
@@ -310,13 +310,13 @@ static void test_check(void **state)
 	struct ebee_fstat f = { 0 };
 	char buf[256];
 
-	assert_int_equal(ebee_framer_check(EBEE_FR_MCTEXT, &f, buf, sizeof(buf)), 0);
+	assert_int_equal(ebee_frame_check(EBEE_FRAME_MCTEXT, &f, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "");
 	f.unanswered = 5; /* informational: no warning */
-	assert_int_equal(ebee_framer_check(EBEE_FR_MCTEXT, &f, buf, sizeof(buf)), 0);
-	assert_int_equal(ebee_framer_check(EBEE_FR_MCBIN, &f, buf, sizeof(buf)), 0);
+	assert_int_equal(ebee_frame_check(EBEE_FRAME_MCTEXT, &f, buf, sizeof(buf)), 0);
+	assert_int_equal(ebee_frame_check(EBEE_FRAME_MCBIN, &f, buf, sizeof(buf)), 0);
 	f.mc_quiet = 2;
-	assert_true(ebee_framer_check(EBEE_FR_MCTEXT, &f, buf, sizeof(buf)) > 0);
+	assert_true(ebee_frame_check(EBEE_FRAME_MCTEXT, &f, buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "quiet mode"));
 	assert_non_null(strstr(buf, "2 of them"));
 }

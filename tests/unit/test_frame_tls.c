@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../metrics/src/framers/framer.h"
+#include "../../metrics/src/frame/frame_ops.h"
 #include "../../bpf/frame/tls.h"
 #include "tls_captures.h"
 
@@ -161,7 +161,7 @@ static void hello(struct conv *cv, int resp, const char *const *alpn, int v13, s
  * piece when cut is past its end). */
 static struct seen run(const struct conv *cv, size_t cut)
 {
-	const struct ebee_framer_ops *o = ebee_framer_get(EBEE_FR_TLS);
+	const struct ebee_frame_ops *o = ebee_frame_get(EBEE_FRAME_TLS);
 	struct ebee_fdir in = { 0 }, out = { 0 };
 	struct seen s = { 0 };
 
@@ -171,10 +171,9 @@ static struct seen run(const struct conv *cv, size_t cut)
 		int resp = cv->fl[i].resp;
 		struct ebee_frame_counts c = { 0 };
 
-		assert_int_equal(ebee_framer_feed(o, resp ? &out : &in, b, k, resp, &s.bits, &c),
-				 0);
+		assert_int_equal(ebee_frame_feed(o, resp ? &out : &in, b, k, resp, &s.bits, &c), 0);
 		assert_int_equal(
-		    ebee_framer_feed(o, resp ? &out : &in, b + k, n - k, resp, &s.bits, &c), 0);
+		    ebee_frame_feed(o, resp ? &out : &in, b + k, n - k, resp, &s.bits, &c), 0);
 		if (resp) {
 			s.recs += c.ends;
 			assert_int_equal(c.starts, 0);
@@ -213,7 +212,7 @@ static struct seen expect(struct conv *cv, uint64_t starts, uint64_t overs, uint
 	}
 	{
 		/* One byte a segment. */
-		const struct ebee_framer_ops *o = ebee_framer_get(EBEE_FR_TLS);
+		const struct ebee_frame_ops *o = ebee_frame_get(EBEE_FRAME_TLS);
 		struct ebee_fdir in = { 0 }, out = { 0 };
 		uint32_t bits = 0;
 		uint64_t st = 0;
@@ -223,8 +222,8 @@ static struct seen expect(struct conv *cv, uint64_t starts, uint64_t overs, uint
 				struct ebee_frame_counts c = { 0 };
 				int resp = cv->fl[i].resp;
 
-				ebee_framer_feed(o, resp ? &out : &in, cv->buf + cv->fl[i].off + j,
-						 1, resp, &bits, &c);
+				ebee_frame_feed(o, resp ? &out : &in, cv->buf + cv->fl[i].off + j,
+						1, resp, &bits, &c);
 				st += resp ? 0 : c.starts;
 				assert_false(c.err);
 			}
@@ -480,20 +479,20 @@ static void test_not_records(void **state)
 		{ "\x17\x02\x03\x00\x01x", 6 }, /* version */
 		{ "\x17\x03\x03\x48\x01", 5 },	/* longer than a record may be */
 	};
-	const struct ebee_framer_ops *o = ebee_framer_get(EBEE_FR_TLS);
+	const struct ebee_frame_ops *o = ebee_frame_get(EBEE_FRAME_TLS);
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct ebee_fdir d = { 0 };
 		struct ebee_frame_counts c = { 0 };
 		uint32_t bits = 0;
 
-		ebee_framer_feed(o, &d, (const uint8_t *)bad[i].b, bad[i].n, (int)(i & 1), &bits,
-				 &c);
+		ebee_frame_feed(o, &d, (const uint8_t *)bad[i].b, bad[i].n, (int)(i & 1), &bits,
+				&c);
 		assert_true(c.err);
 	}
-	assert_true(ebee_fr_may_start(EBEE_FR_TLS, 0, 0x17));
-	assert_true(ebee_fr_may_start(EBEE_FR_TLS, 1, 0x15));
-	assert_false(ebee_fr_may_start(EBEE_FR_TLS, 1, 'H'));
+	assert_true(ebee_frame_may_start(EBEE_FRAME_TLS, 0, 0x17));
+	assert_true(ebee_frame_may_start(EBEE_FRAME_TLS, 1, 0x15));
+	assert_false(ebee_frame_may_start(EBEE_FRAME_TLS, 1, 'H'));
 }
 
 /* What user space says of a workload's counters. */
@@ -502,16 +501,16 @@ static void test_check(void **state)
 	struct ebee_fstat f = { 0 };
 	char buf[256];
 
-	assert_null(ebee_framer_warning(EBEE_FR_TLS));
-	assert_int_equal(ebee_framer_check(EBEE_FR_TLS, &f, buf, sizeof(buf)), 0);
+	assert_null(ebee_frame_warning(EBEE_FRAME_TLS));
+	assert_int_equal(ebee_frame_check(EBEE_FRAME_TLS, &f, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "");
 	f.tls_mux = 2;
-	assert_true(ebee_framer_check(EBEE_FR_TLS, &f, buf, sizeof(buf)) > 0);
+	assert_true(ebee_frame_check(EBEE_FRAME_TLS, &f, buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "2 of them offered h2"));
 	f.tls_again = 1;
-	ebee_framer_check(EBEE_FR_TLS, &f, buf, sizeof(buf));
+	ebee_frame_check(EBEE_FRAME_TLS, &f, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "; 1 had a client that wrote again"));
-	assert_true(ebee_framer_check(EBEE_FR_TLS, &f, buf, 10) > 10);
+	assert_true(ebee_frame_check(EBEE_FRAME_TLS, &f, buf, 10) > 10);
 	assert_int_equal(strlen(buf), 9);
 }
 

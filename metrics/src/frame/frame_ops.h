@@ -1,25 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Framers: how a protocol delimits its requests, one file each behind this
- * ops table (as the controller's policies are). The parsers themselves are
- * the headers under bpf/frame/, shared with the kernel, which runs them on
- * the bytes of each connection (bpf/frame/frame_skb.bpf.h, dispatched by
- * id); user space names them, says what their figures are worth, and runs
- * the same step functions on byte strings (unit tests, tools).
+ * ops table (as the controller's policies are), one line each in the list
+ * (EBEE_FRAME_LIST, bpf/frame/frame.h) that makes the table and the names. The
+ * parsers themselves are the headers under bpf/frame/, shared with the
+ * kernel, which runs them on the bytes of each connection
+ * (bpf/frame/frame_skb.bpf.h, dispatched by id, bpf/frame/dispatch.h); user
+ * space names them, says what their figures are worth, and runs the same
+ * step functions on byte strings (unit tests, tools).
  */
-#ifndef EBEE_FRAMER_H
-#define EBEE_FRAMER_H
+#ifndef EBEE_FRAME_OPS_H
+#define EBEE_FRAME_OPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "ebee_common.h"
+#include "frame/dispatch.h"
 
-struct ebee_framer_ops {
-	int id;		  /* enum ebee_fr */
-	const char *name; /* ebee_stats.framing */
+/* A framer's user half, ebee_frame_<stem> in metrics/src/frame/<stem>.c
+ * (its id and name are its line of the list). */
+struct ebee_frame_ops {
 	/* One byte of one direction (resp: server -> client); EBEE_FEV_*.
-	 * NULL: recognised only, counted by length. */
+	 * NULL: recognised only (kind ONLY), counted by length; else its
+	 * parser's ebee_<stem>_frame_step. */
 	int (*step)(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits);
 	/* NULL, or which request (HTTP/2: the stream id) the event the step
 	 * just returned belongs to, for framers that pair by id. */
@@ -32,20 +36,18 @@ struct ebee_framer_ops {
 	int (*check)(const struct ebee_fstat *f, char *buf, size_t len);
 };
 
-extern const struct ebee_framer_ops ebee_framer_length, ebee_framer_resp, ebee_framer_http1,
-    ebee_framer_http2, ebee_framer_tls, ebee_framer_mctext, ebee_framer_mcbin;
+#define EBEE_FRAME_DECL_(ID, stem, name, kind) extern const struct ebee_frame_ops ebee_frame_##stem;
+EBEE_FRAME_LIST(EBEE_FRAME_DECL_)
+#undef EBEE_FRAME_DECL_
 
 /* The framer of an id, or NULL. */
-const struct ebee_framer_ops *ebee_framer_get(int id);
-/* Its name; "" for EBEE_FR_NONE or an unknown id. */
-const char *ebee_framer_name(int id);
+const struct ebee_frame_ops *ebee_frame_get(int id);
+/* Its name (the list's); "" for EBEE_FRAME_NONE or an unknown id. */
+const char *ebee_frame_name(int id);
 /* Its warning, or NULL. */
-const char *ebee_framer_warning(int id);
+const char *ebee_frame_warning(int id);
 /* Its check of a workload's counters (ops.check), 0 when it has none. */
-int ebee_framer_check(int id, const struct ebee_fstat *f, char *buf, size_t len);
-/* Which framer a client stream starting with these bytes gets (the
- * kernel's choice, ebee_fr_detect); n >= 1. */
-int ebee_framer_detect(const uint8_t *b, size_t n);
+int ebee_frame_check(int id, const struct ebee_fstat *f, char *buf, size_t len);
 
 /* What feeding bytes found. */
 struct ebee_frame_counts {
@@ -63,7 +65,7 @@ struct ebee_frame_counts {
 /* Feed n bytes of one direction through ops->step, passing over what the
  * parser skips, exactly as the kernel's walk does (its per-skb step budget
  * aside). 0, or -EINVAL for a framer without a step. */
-int ebee_framer_feed(const struct ebee_framer_ops *ops, struct ebee_fdir *d, const uint8_t *b,
-		     size_t n, int resp, uint32_t *head_bits, struct ebee_frame_counts *out);
+int ebee_frame_feed(const struct ebee_frame_ops *ops, struct ebee_fdir *d, const uint8_t *b,
+		    size_t n, int resp, uint32_t *head_bits, struct ebee_frame_counts *out);
 
 #endif

@@ -6,13 +6,8 @@
  * goes, which FIFO pairing cannot follow: the workload is untrusted then.
  */
 #include <stdio.h>
-#include "framer.h"
+#include "frame_ops.h"
 #include "frame/mctext.h"
-
-static int mctext_step(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits)
-{
-	return resp ? ebee_mctext_rsp_step(d, c) : ebee_mctext_req_step(d, c, head_bits);
-}
 
 static int mctext_check(const struct ebee_fstat *f, char *buf, size_t len)
 {
@@ -24,9 +19,7 @@ static int mctext_check(const struct ebee_fstat *f, char *buf, size_t len)
 			(unsigned long long)f->mc_quiet);
 }
 
-const struct ebee_framer_ops ebee_framer_mctext = {
-	.id = EBEE_FR_MCTEXT,
-	.name = "memcache",
-	.step = mctext_step,
+const struct ebee_frame_ops ebee_frame_mctext = {
+	.step = ebee_mctext_frame_step,
 	.check = mctext_check,
 };

@@ -4,23 +4,15 @@
  * of streams in flight are bpf/frame/http2.h. Streams are paired with their
  * ends by stream id, so multiplexed requests are counted and timed one each.
  */
-#include "framer.h"
+#include "frame_ops.h"
 #include "frame/http2.h"
-
-static int http2_step(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits)
-{
-	(void)head_bits;
-	return ebee_h2_step(d, c, resp);
-}
 
 static uint32_t http2_event_id(const struct ebee_fdir *d)
 {
 	return ebee_h2_event_id(d);
 }
 
-const struct ebee_framer_ops ebee_framer_http2 = {
-	.id = EBEE_FR_HTTP2,
-	.name = "http2",
-	.step = http2_step,
+const struct ebee_frame_ops ebee_frame_http2 = {
+	.step = ebee_http2_frame_step,
 	.event_id = http2_event_id,
 };

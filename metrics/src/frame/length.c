@@ -7,9 +7,8 @@
  * workload (ebee_fstat.overlap) and warned of whatever the framing
  * (metrics/src/ebee.c, stats_overlap), so this table has no check of its own.
  */
-#include "framer.h"
+#include "frame_ops.h"
 
-const struct ebee_framer_ops ebee_framer_length = {
-	.id = EBEE_FR_LENGTH,
-	.name = "length",
+const struct ebee_frame_ops ebee_frame_length = {
+	.step = NULL, /* recognised only (kind ONLY) */
 };

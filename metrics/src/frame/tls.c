@@ -8,13 +8,8 @@
  * again before any reply.
  */
 #include <stdio.h>
-#include "framer.h"
+#include "frame_ops.h"
 #include "frame/tls.h"
-
-static int tls_step(struct ebee_fdir *d, uint8_t c, int resp, uint32_t *head_bits)
-{
-	return ebee_tls_step(d, c, resp, head_bits);
-}
 
 static int tls_check(const struct ebee_fstat *f, char *buf, size_t len)
 {
@@ -34,9 +29,7 @@ static int tls_check(const struct ebee_fstat *f, char *buf, size_t len)
 	return n;
 }
 
-const struct ebee_framer_ops ebee_framer_tls = {
-	.id = EBEE_FR_TLS,
-	.name = "tls",
-	.step = tls_step,
+const struct ebee_frame_ops ebee_frame_tls = {
+	.step = ebee_tls_frame_step,
 	.check = tls_check,
 };

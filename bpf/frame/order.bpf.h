@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Framing in the kernel: stream order, and sync lost and found again.
+ *
+ * Order. Each direction keeps the next sequence number it expects. A segment
+ * before it (a retransmit, or data TCP dropped and the peer sent again) is
+ * skipped up to it; a segment after it (a gap: lost or out-of-order data, or
+ * bytes the parser rejected) loses sync: counted against the workload
+ * (desync, a warning in user space), and the direction waits for a segment
+ * that begins where a message may begin (ebee_frame_may_start), where its parser
+ * restarts (resync). Requests lost in a gap are not counted, responses then
+ * paired with later requests shift their latencies: the warning says so.
+ */
+#ifndef EBEE_FRAME_ORDER_BPF_H
+#define EBEE_FRAME_ORDER_BPF_H
+
+#include "frame/state.bpf.h"
+
+static __always_inline void frame_reset(struct ebee_fdir *d)
+{
+	d->st = 0;
+	d->skip = 0;
+	d->num = 0;
+	d->left = 0;
+	d->depth = 0;
+	d->pos = 0;
+	d->flags = EBEE_FD_SYNC;
+}
+
+/* why: 0 bytes that did not parse, 1 a sequence gap, 2 a walk cut short. */
+static __always_inline void frame_desync(struct ebee_sconn *c, struct ebee_sframe *f,
+					 struct ebee_fdir *d, int why)
+{
+	struct ebee_fstat *s = fstat_get(c->wid);
+
+	d->flags = EBEE_FD_HUNT;
+	d->skip = 0;
+	/* Which responses answer which requests is lost with the bytes: the
+	 * requests waiting are forgotten (responses that come for them count
+	 * as unmatched), pairing starts again with the next request. */
+	f->head = f->tail;
+	f->rd = f->tail;
+	if (!s)
+		return;
+	__sync_fetch_and_add(&s->desync, 1);
+	if (why == 1)
+		__sync_fetch_and_add(&s->desync_gap, 1);
+	else if (why == 2)
+		__sync_fetch_and_add(&s->desync_cut, 1);
+	if (!(c->fflags & EBEE_FF_DESYNC)) {
+		c->fflags |= EBEE_FF_DESYNC;
+		__sync_fetch_and_add(&s->desync_conns, 1);
+	}
+}
+
+/* A direction that lost sync waits for a segment that begins where a
+ * message may begin: 0 when this one does (the parser restarts at seq), -1
+ * when it is passed over. */
+static __always_inline int frame_hunt(struct __sk_buff *skb, struct ebee_sconn *c,
+				      struct ebee_fdir *d, __u32 off, __u32 seq, __u32 plen,
+				      __s32 diff, int fr, int egress)
+{
+	struct ebee_fstat *s;
+	__u8 ch;
+
+	if (diff < 0 || bpf_skb_load_bytes(skb, off, &ch, 1) ||
+	    !ebee_frame_may_start(fr, egress, ch)) {
+		if (diff >= 0)
+			d->next = seq + plen;
+		return -1;
+	}
+	frame_reset(d);
+	d->next = seq;
+	if ((s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->resync, 1);
+	return 0;
+}
+
+#endif /* EBEE_FRAME_ORDER_BPF_H */
