@@ -86,6 +86,33 @@ static int output_failed(void)
 }
 
 /* The help text, one string table: as long as the text, not split. */
+/* text after head, wrapped at 80 columns on its ", " separators, the lines
+ * after the first indented as far as head (the list comes from libebee, so
+ * a new framer needs no edit here). */
+static void usage_wrapped(FILE *f, const char *head, const char *text)
+{
+	size_t col = strlen(head), ind = col;
+	const char *p = text;
+
+	fputs(head, f);
+	while (*p) {
+		const char *e = strstr(p, ", ");
+		size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+
+		if (col > ind && col + 1 + n > 80) {
+			fprintf(f, "\n%*s", (int)ind, "");
+			col = ind;
+		} else if (col > ind) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, n, f);
+		col += n;
+		p += n + (e ? 1 : 0);
+	}
+	fputs("\n\n", f);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(
@@ -136,10 +163,9 @@ static void usage(FILE *f)
 	    "                         sojourn_p999_ns (null on the syscall path), dropped,\n"
 	    "                         probes, window, exited, path, attach (socket path:\n"
 	    "                         tp_btf or fentry; null on the syscall path), expired\n"
-	    "                         (dgram: datagrams never answered), framing (resp,\n"
-	    "                         http1, length, http2, tls, memcache, memcache-binary,\n"
-	    "                         grpc, dgram; null before a\n"
-	    "                         connection), untrusted, warning (null, or why the\n"
+	    "                         (dgram: datagrams never answered), framing (one of\n"
+	    "                         the framings below; null before a connection),\n"
+	    "                         untrusted, warning (null, or why the\n"
 	    "                         figures cannot be taken as exact), aborted (http2:\n"
 	    "                         requests ended by a reset, among requests),\n"
 	    "                         unanswered (memcache: noreply and quiet requests,\n"
@@ -176,14 +202,16 @@ static void usage(FILE *f)
 	    "  -v, --verbose          log mode choices and probe changes to stderr\n"
 	    "  -V, --version          print the version and exit\n"
 	    "  -h, --help             this text\n"
-	    "\n"
+	    "\n",
+	    MAX_PIDS);
+	usage_wrapped(f, "Framings: ", ebee_framing_list());
+	fprintf(f,
 	    "requests counts every request completed while tracing; rps, latencies and\n"
 	    "percentiles are over the window. Service latency runs from the server's first\n"
 	    "read (conn: the connection's first read or write) to the end of the response;\n"
 	    "sojourn latency from the request's arrival at the server (its first bytes; conn:\n"
 	    "the TCP handshake) to the same end, so it includes queueing before the server\n"
-	    "reads. Exit status: 0, or 1 with a one-line reason.\n",
-	    MAX_PIDS);
+	    "reads. Exit status: 0, or 1 with a one-line reason.\n");
 }
 
 static int die(const char *fmt, const char *arg)

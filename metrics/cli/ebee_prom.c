@@ -181,6 +181,7 @@ static void render_counts(struct scrape *x)
 static void render_method(struct scrape *x)
 {
 	struct prom_buf *b = x->b;
+	char help[256];
 
 	prom_family(b, "ebee_mode", PROM_GAUGE,
 		    "How request boundaries are found: 1 for the mode in force (auto while "
@@ -191,11 +192,12 @@ static void render_method(struct scrape *x)
 		prom_sample(b, x->l[i], 3, x->s[i].st.mode == (enum ebee_mode)m);
 	}
 
-	prom_family(b, "ebee_framing", PROM_GAUGE,
-		    "How requests are delimited: 1 with the framing in force (resp, http1, "
-		    "http2, memcache, memcache-binary: a framer reads the protocol; tls: "
-		    "records, a request the client's "
-		    "up to the reply; length: read/write bursts; none: no connection yet).");
+	/* The names from libebee (its framer list), so a new framer needs no edit here. */
+	snprintf(help, sizeof(help),
+		 "How requests are delimited: 1 with the framing in force (%s; none: no "
+		 "connection yet; ebee(8) says what each counts).",
+		 ebee_framing_list());
+	prom_family(b, "ebee_framing", PROM_GAUGE, help);
 	EACH(x, i)
 	{
 		x->l[i][2] =

@@ -207,6 +207,11 @@ int ebee_get_latest_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat
 int ebee_get_average_latency_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double *avg_ns);
 int ebee_get_latency_percentile_of(struct ebee *eb, pid_t pid, enum ebee_latency lat, double p,
 				   double *val_ns);
+/* Every value ebee_stats.framing may hold, comma-separated ("length, resp,
+ * ..., grpc, dgram"): the framers of bpf/frame/frame.h's list, then the
+ * patterns that frame by themselves. For help texts; never NULL. */
+const char *ebee_framing_list(void);
+
 /*
  * The percentile over the requests of several traced pids taken together, as
  * if they were one workload (every process of a cgroup, each traced on its
@@ -235,12 +240,8 @@ struct ebee_stats {
 	uint64_t expired;
 	/* Framing (docs/design.md 4.9): callers built against an older ebee.h
 	 * pass a smaller sz and get what they know. */
-	char framing[16];      /* how requests are delimited: "resp", "http1", "http2" (a
-				* framer reads the protocol), "tls" (records: a request is
-				* the client's up to the reply), "memcache",
-				* "memcache-binary", "length" (read/write
-				* bursts), "grpc",
-				* "dgram"; "" before the first connection */
+	char framing[16];      /* how requests are delimited: one of ebee_framing_list();
+				* "" before the first connection */
 	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
 	char warning[256];     /* "" or the reason(s): what the framing cannot count, UDP
 				* datagrams no pattern matches */

@@ -2,6 +2,7 @@
 /* The framer registry, made from the list (EBEE_FRAME_LIST, bpf/frame/frame.h),
  * and the byte driver (frame_ops.h). */
 #include <errno.h>
+#include "ebee.h"
 #include "frame_ops.h"
 
 static const struct ebee_frame_ops *const framers[EBEE_FRAME_MAX] = {
@@ -82,4 +83,15 @@ int ebee_frame_feed(const struct ebee_frame_ops *ops, struct ebee_fdir *d, const
 		pos++;
 	}
 	return 0;
+}
+
+/* The list's names, then the patterns that set framing themselves (trust.c:
+ * "grpc", "dgram"), as one literal made at compile time. */
+const char *ebee_framing_list(void)
+{
+	return
+#define EBEE_FRAME_LISTED_(ID, stem, name, kind) name ", "
+	    EBEE_FRAME_LIST(EBEE_FRAME_LISTED_)
+#undef EBEE_FRAME_LISTED_
+		"grpc, dgram";
 }
