@@ -18,38 +18,39 @@
  * one slot per place, up to EBEE_FRAME_SLOTS; a framer recognised only has no
  * header and its slot includes frame.h again (guarded, nothing).
  */
-#define EBEE_FRAME_SLOTS		      16
+/* clang-format off */
+#define EBEE_FRAME_SLOTS 16
 #define EBEE_FRAME_ONE_(ID, stem, name, kind) +1
-#define EBEE_FRAME_COUNT		      (0 EBEE_FRAME_LIST(EBEE_FRAME_ONE_))
+#define EBEE_FRAME_COUNT (0 EBEE_FRAME_LIST(EBEE_FRAME_ONE_))
 #if EBEE_FRAME_COUNT > EBEE_FRAME_SLOTS
 #error "more framers than include slots: add slots below"
 #endif
-#define EBEE_FRAME_HDR_ONLY(stem)	      frame.h
-#define EBEE_FRAME_HDR_PARSE(stem)	      stem.h
-#define EBEE_FRAME_HDR_VERIFY(stem)	      stem.h
+#define EBEE_FRAME_HDR_ONLY(stem) frame.h
+#define EBEE_FRAME_HDR_PARSE(stem) stem.h
+#define EBEE_FRAME_HDR_VERIFY(stem) stem.h
 #define EBEE_FRAME_HDR_(ID, stem, name, kind) EBEE_FRAME_HDR_##kind(stem),
 /* The k-th of the list's headers (EBEE_FRAME_P<k>: the k-th argument). */
-#define EBEE_FRAME_STR_(x)								     #x
-#define EBEE_FRAME_STR(x)								     EBEE_FRAME_STR_(x)
-#define EBEE_FRAME_PICK_(k, ...)							     EBEE_FRAME_P##k(__VA_ARGS__)
-#define EBEE_FRAME_HDR(k)								     EBEE_FRAME_STR(EBEE_FRAME_PICK_(k, EBEE_FRAME_LIST(EBEE_FRAME_HDR_)))
-#define EBEE_FRAME_P0(a0, ...)								     a0
-#define EBEE_FRAME_P1(a0, a1, ...)							     a1
-#define EBEE_FRAME_P2(a0, a1, a2, ...)							     a2
-#define EBEE_FRAME_P3(a0, a1, a2, a3, ...)						     a3
-#define EBEE_FRAME_P4(a0, a1, a2, a3, a4, ...)						     a4
-#define EBEE_FRAME_P5(a0, a1, a2, a3, a4, a5, ...)					     a5
-#define EBEE_FRAME_P6(a0, a1, a2, a3, a4, a5, a6, ...)					     a6
-#define EBEE_FRAME_P7(a0, a1, a2, a3, a4, a5, a6, a7, ...)				     a7
-#define EBEE_FRAME_P8(a0, a1, a2, a3, a4, a5, a6, a7, a8, ...)				     a8
-#define EBEE_FRAME_P9(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, ...)			     a9
-#define EBEE_FRAME_P10(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, ...)		     a10
-#define EBEE_FRAME_P11(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, ...)		     a11
-#define EBEE_FRAME_P12(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, ...)	     a12
-#define EBEE_FRAME_P13(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, ...)	     a13
+#define EBEE_FRAME_STR_(x) #x
+#define EBEE_FRAME_STR(x) EBEE_FRAME_STR_(x)
+#define EBEE_FRAME_PICK_(k, ...) EBEE_FRAME_P##k(__VA_ARGS__)
+#define EBEE_FRAME_HDR(k) EBEE_FRAME_STR(EBEE_FRAME_PICK_(k, EBEE_FRAME_LIST(EBEE_FRAME_HDR_)))
+#define EBEE_FRAME_P0(a0, ...) a0
+#define EBEE_FRAME_P1(a0, a1, ...) a1
+#define EBEE_FRAME_P2(a0, a1, a2, ...) a2
+#define EBEE_FRAME_P3(a0, a1, a2, a3, ...) a3
+#define EBEE_FRAME_P4(a0, a1, a2, a3, a4, ...) a4
+#define EBEE_FRAME_P5(a0, a1, a2, a3, a4, a5, ...) a5
+#define EBEE_FRAME_P6(a0, a1, a2, a3, a4, a5, a6, ...) a6
+#define EBEE_FRAME_P7(a0, a1, a2, a3, a4, a5, a6, a7, ...) a7
+#define EBEE_FRAME_P8(a0, a1, a2, a3, a4, a5, a6, a7, a8, ...) a8
+#define EBEE_FRAME_P9(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, ...) a9
+#define EBEE_FRAME_P10(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, ...) a10
+#define EBEE_FRAME_P11(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, ...) a11
+#define EBEE_FRAME_P12(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, ...) a12
+#define EBEE_FRAME_P13(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, ...) a13
 #define EBEE_FRAME_P14(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, ...) a14
-#define EBEE_FRAME_P15(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, ...) \
-	a15
+#define EBEE_FRAME_P15(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, ...) a15
+/* clang-format on */
 
 #if EBEE_FRAME_COUNT > 0
 #include EBEE_FRAME_HDR(0)
