@@ -5,7 +5,7 @@
  * requests read at once from one request; what the socket path does see, a
  * client sending while a response is being written, is counted per
  * workload (ebee_fstat.overlap) and warned of whatever the framing
- * (metrics/src/ebee.c, stats_overlap), so this table has no check of its own.
+ * (metrics/src/trust.c, stats_overlap), so this table has no check of its own.
  */
 #include "frame_ops.h"
 
