@@ -46,10 +46,13 @@ struct cfg_key;
  *   FREQ   max frequency of the workload's CPUs; kHz
  *   QUOTA  CFS bandwidth; milli-cores (1000 = one CPU)
  */
+/* clang-format off */
 #define POL_RES_LIST(X) \
 	X(CORES, cores) \
-	X(FREQ, freq)   \
-	X(QUOTA, quota)
+	X(FREQ,  freq)  \
+	X(QUOTA, quota) \
+	/* (the end of the list: a new resource goes on the line above) */
+/* clang-format on */
 
 /* clang-format off */
 enum pol_res {
