@@ -8,7 +8,8 @@
  *   ksync.c     keeping the kernel's flags, probes and framing scope in step
  *   scan.c      the gRPC and UDP scanners
  *   threads.c   the consumer and housekeeping threads, the record handler
- *   open.c      ebee_open(), ebee_close(), the log
+ *   open.c      ebee_open(), ebee_close()
+ *   log.c       the log every room writes through
  *   trace.c     ebee_start_tracing(), ebee_stop_tracing()
  *   query.c     the queries
  *   trust.c     the trust verdict: ebee_get_stats()
@@ -126,7 +127,7 @@ static inline uint64_t ebee_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* open.c: to the caller's log callback, or stderr without one. */
+/* log.c: to the caller's log callback, or stderr without one. */
 void ebee_logf(struct ebee *eb, enum ebee_log_level lvl, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Opening and closing an ebee: the options and their defaults, the BPF
- * objects of the path this kernel allows, the threads; and the log every
- * room writes through (the caller's callback, or stderr).
+ * objects of the path this kernel allows, the threads.
  */
 #include <errno.h>
 #include <malloc.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +16,6 @@
 /* dgram: how long a request waits for its response before it expires
  * (one-way traffic). */
 #define DGRAM_TIMEOUT_NS (1000ull * 1000 * 1000)
-
-void ebee_logf(struct ebee *eb, enum ebee_log_level lvl, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	if (lvl > eb->opts.log_level)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (eb->opts.log)
-		eb->opts.log(lvl, buf, eb->opts.log_ctx);
-	else
-		fprintf(stderr, "%s\n", buf);
-}
 
 /* The caller's options, each zero or absent field taking its default. */
 static void open_set_opts(struct ebee *eb, const struct ebee_opts *opts)
