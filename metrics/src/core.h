@@ -131,8 +131,15 @@ static inline uint64_t ebee_now_ns(void)
 void ebee_logf(struct ebee *eb, enum ebee_log_level lvl, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* workload.c. find, kind, requests: with lock or ctl held. */
-struct wl *ebee_wl_find(struct ebee *eb, pid_t pid);
+/* The workload table (workload.c). find, kind, requests: with lock or ctl
+ * held. find is inline: the consumer looks a workload up for every record. */
+static inline struct wl *ebee_wl_find(struct ebee *eb, pid_t pid)
+{
+	for (struct wl *w = eb->wls; w; w = w->next)
+		if (w->pid == pid)
+			return w;
+	return NULL;
+}
 /* The pattern (K_*) whose windows the queries read. */
 int ebee_wl_kind(const struct wl *w);
 uint64_t ebee_wl_requests(const struct wl *w);

@@ -13,14 +13,6 @@
 
 #include "core.h"
 
-struct wl *ebee_wl_find(struct ebee *eb, pid_t pid)
-{
-	for (struct wl *w = eb->wls; w; w = w->next)
-		if (w->pid == pid)
-			return w;
-	return NULL;
-}
-
 int ebee_wl_kind(const struct wl *w)
 {
 	switch (w->mode) {
