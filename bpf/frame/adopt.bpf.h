@@ -107,14 +107,15 @@ __noinline int frame_adopt(struct __sk_buff *skb, const struct tcphdr *th, struc
 	 * already is the other direction's, on another CPU, which took the
 	 * entry over a moment ago (its framer set, or about to be: then
 	 * this segment is lost to it, and said). */
-	if (bpf_sk_storage_get(&sframes, bsk, 0, 0)) {
-		if (c->fr != EBEE_FRAME_NONE)
-			return 1;
-		goto unseen;
-	}
+	if (bpf_sk_storage_get(&sframes, bsk, 0, 0))
+		goto taken;
 	if (!v->ok)
 		goto unseen;
 	f = bpf_sk_storage_get(&sframes, bsk, &v->f, BPF_SK_STORAGE_GET_F_CREATE);
+	/* NULL too when the other direction made it between the look above
+	 * and this (the kernel makes it with BPF_NOEXIST). */
+	if (!f && bpf_sk_storage_get(&sframes, bsk, 0, 0))
+		goto taken;
 	if (!f || (fr == EBEE_FRAME_HTTP2 &&
 		   !bpf_sk_storage_get(&sh2s, bsk, &v->h2, BPF_SK_STORAGE_GET_F_CREATE)))
 		goto unseen;
@@ -123,6 +124,9 @@ __noinline int frame_adopt(struct __sk_buff *skb, const struct tcphdr *th, struc
 	asm volatile("" ::: "memory"); /* state before framer, as in frame_detect */
 	c->fr = fr;
 	return 1;
+taken:
+	if (c->fr != EBEE_FRAME_NONE)
+		return 1;
 unseen:
 	c->fnote |= EBEE_FN_UNSEEN;
 	bpf_map_delete_elem(&sfirsts, &k);

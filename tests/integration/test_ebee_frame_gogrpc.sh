@@ -9,7 +9,17 @@
 # client's p50, and below the client's by no more than the client's own cost plus 15% of
 # the client's p50 (the own cost: the p50 the same client measured, same run, with 16 calls
 # of no delay in flight: what a call costs outside the handler's sleep, which a busy
-# machine makes larger; as in test_ebee_frame_grpc.sh's Python case).
+# machine makes larger; as in test_ebee_frame_grpc.sh's Python case). The own cost is
+# measured right before and right after the traced calls and the larger taken: where the
+# load changes during the run (the lane's guests beside the host's tests) one measurement
+# before said 1.0 ms where the traced calls' own cost was 4.5 ms (client p50 15.7 ms, ebee
+# sojourn 11.2 ms; 14 CPU-bound processes on 2 CPUs).
+# Many connections: 300 new connections one after another, 8 calls on each. At each one's
+# start the client's preface and the server's SETTINGS leave at once, and both directions'
+# hooks make the connection's framing state; the kernel makes it for one of them only
+# (BPF_NOEXIST), and the loser, taking that for a failure, counted the connection by
+# length without a word: 2385 and 2394 of 2400 calls, trusted, in two runs here before
+# the fix (frame_sk_storage). Every call must be counted, trusted.
 # The same calls traced with --no-framing (the length pattern: a burst of reads is one
 # request) must NOT come out exact: the workload is one that only the framer counts right
 # (385 of 1600 in one run here), so the check above could fail.
@@ -34,17 +44,24 @@ ebee_on go "$gpid"
 build/fixtures/gogrpc_client -port "$port" -n "$n" -c 16 >"$tmp/go.client" 2>&1 ||
 	fail "gogrpc_client: $(cat "$tmp/go.client")"
 ebee_off go
+build/fixtures/gogrpc_client -port "$port" -n 200 -c 16 -delay 0s >"$tmp/go.floor2" 2>&1 ||
+	fail "gogrpc_client, no delay: $(cat "$tmp/go.floor2")"
+ebee_on many "$gpid"
+build/fixtures/gogrpc_client -port "$port" -n 8 -c 8 -delay 0s -conns 300 >"$tmp/many.client" 2>&1 ||
+	fail "gogrpc_client -conns 300: $(cat "$tmp/many.client")"
+ebee_off many
 ebee_on len "$gpid" --no-framing
 build/fixtures/gogrpc_client -port "$port" -n "$n" -c 16 >"$tmp/len.client" 2>&1 ||
 	fail "gogrpc_client: $(cat "$tmp/len.client")"
 ebee_off len
 python3 - "$tmp/go.json" "$tmp/go.client" "$tmp/go.floor" "$tmp/len.json" "$tmp/len.client" "$n" \
+	"$tmp/go.floor2" "$tmp/many.json" "$tmp/many.client" \
 	<<'PY' || fail "$(tail -1 "$tmp/go.json")"
 import json, sys
 last = lambda f: json.loads(open(f).read().splitlines()[-1])
 e, c, floor, le, lc = (last(f) for f in sys.argv[1:6])
 n = int(sys.argv[6])
-floor = floor["p50_us"]
+floor = max(floor["p50_us"], last(sys.argv[7])["p50_us"])
 for x in (c, lc):
     assert x["ok"] == x["calls"] == n and x["failed"] == 0, x
 assert e["framing"] == "http2" and e["untrusted"] is False and e["warning"] is None, e
@@ -66,6 +83,13 @@ assert gap <= floor + 0.15 * c["p50_us"], (gap, floor)
 print(f"ok: --no-framing counts {le['requests']} of the client's {lc['ok']} "
       f"(framing {le['framing']}): these calls need the framer")
 assert le["framing"] == "length", le
+m, mc = last(sys.argv[8]), last(sys.argv[9])
+assert mc["ok"] == mc["calls"] == 2400 and mc["failed"] == 0, mc
+print(f"ok: 300 connections one after another, 8 calls each: ebee {m['requests']} = client's "
+      f"{mc['ok']}, framing {m['framing']}, untrusted {m['untrusted']}")
+assert m["requests"] == mc["ok"], (m["requests"], mc["ok"])
+assert m["framing"] == "http2" and m["untrusted"] is False and m["warning"] is None, m
+
 assert le["requests"] != lc["ok"], "the length pattern counted exactly: this workload proves nothing"
 PY
 echo PASS
