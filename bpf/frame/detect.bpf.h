@@ -19,8 +19,8 @@
  * beside the lane's guests (CI run of stop 45). A macro: the helper wants
  * the map itself, not a pointer passed on.
  */
-#define frame_sk_storage(map, bsk)                                                       \
-	({                                                                               \
+#define frame_sk_storage(map, bsk)                                                        \
+	({                                                                                \
 		void *__s = bpf_sk_storage_get(map, bsk, 0, BPF_SK_STORAGE_GET_F_CREATE); \
 		__s ? __s : bpf_sk_storage_get(map, bsk, 0, 0);                           \
 	})
