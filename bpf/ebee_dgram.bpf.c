@@ -167,11 +167,17 @@ static __always_inline struct ebee_dg_sock *dg_claim(void *sk, __u32 skip, __u32
 	/* Created zeroed (the value is too big for the stack), then filled:
 	 * until wid is set the other hooks take it for no workload's. */
 	s = bpf_sk_storage_get(&dg_socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!s)
-		return NULL;
+	if (!s) {
+		/* Made a moment ago by another thread's datagram (the kernel
+		 * makes it with BPF_NOEXIST: the loser gets NULL): that
+		 * thread's claim, once filled (wid last). */
+		s = bpf_sk_storage_get(&dg_socks, sk, 0, 0);
+		return s && s->wid ? dg_live(s, st) : NULL;
+	}
 	s->skip = skip;
 	s->flags = flags;
 	s->wl_epoch = w->epoch;
+	asm volatile("" ::: "memory"); /* the rest before wid, read above */
 	s->wid = p->wid;
 	*st = stats_of(p->wid, w->epoch);
 	if (!*st)
