@@ -24,8 +24,9 @@ summary_line() {
 # line, else 1.
 summary_parse() {
 	[[ $1 =~ $SUMMARY_RE ]] || return 1
-	SUM_P=${BASH_REMATCH[1]} SUM_F=${BASH_REMATCH[2]} SUM_S=${BASH_REMATCH[3]}
-	SUM_K=${BASH_REMATCH[5]:-0} SUM_RETRIED=${BASH_REMATCH[7]}
+	# shellcheck disable=SC2034 # the caller's
+	SUM_P=${BASH_REMATCH[1]} SUM_F=${BASH_REMATCH[2]} SUM_S=${BASH_REMATCH[3]} \
+		SUM_K=${BASH_REMATCH[5]:-0} SUM_RETRIED=${BASH_REMATCH[7]}
 }
 
 # summary_last FILE: the last closing line in FILE (nothing if there is none).

@@ -31,6 +31,7 @@
 # only on the retry (VM_TEST_RETRY=0: no retry). See tests/vm/README.md.
 set -u
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../lib/summary.sh
 . "$(dirname "$0")/../lib/summary.sh"
 
 kernels="6.1 6.12" mode=tests tests="" cmd="" timeout_s="" host_summary="" keep=0
