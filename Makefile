@@ -462,9 +462,11 @@ test-all: test
 
 # The suite on a busy machine: every unit and integration test while one process spins on
 # a CPU at normal priority and another writes to disk continuously (tests/busy.sh says
-# exactly what load; it dies with the run on every exit path).
+# exactly what load; it dies with the run on every exit path). BUSY_PROFILE=heavy
+# (`make test-busy BUSY_PROFILE=heavy`): six CPU-bound processes and the writer.
+BUSY_PROFILE ?= light
 test-busy: tests-build check-layers
-	$(Q)tests/busy.sh tests/run.sh all
+	$(Q)BUSY_PROFILE=$(BUSY_PROFILE) tests/busy.sh tests/run.sh all
 
 vm: tests-build
 	$(Q)tests/vm/run.sh
@@ -550,7 +552,8 @@ help:
 	@echo '  test         what CI runs: every unit and integration test on this host (root) and, beside them, the VM lane; one summed closing line (~30 min)'
 	@echo '  test-host    the host suite alone, no guests (~12 min)'
 	@echo '  test-all     the same as test'
-	@echo '  test-busy    the host suite under load (tests/busy.sh: one CPU spinning, one disk writer)'
+	@echo '  test-busy    the host suite under load (tests/busy.sh: one CPU spinning, one disk writer;'
+	@echo '               BUSY_PROFILE=heavy: six spinning)'
 	@echo '  vm           the VM lane alone: Debian 12 guests (6.1, 6.12) under qemu (root)'
 	@echo '  unit         unit tests only (no root)'
 	@echo '  check-layers no file includes across a layer it may not (README.md, Layout)'

@@ -1,23 +1,32 @@
 #!/bin/bash
 # Runs a command (default: tests/run.sh all) on a machine kept busy, the way a CI runner
 # or a developer's laptop is, to show the suite does not depend on an idle machine
-# (`make test-busy`). The exact load, for the whole run:
+# (`make test-busy`). The exact load, for the whole run, in one of two profiles
+# (BUSY_PROFILE=light, the default, or heavy):
 #
-#   CPU   one `sh -c 'while :; do :; done'` at normal priority (nice 0, no pinning, no
-#         cgroup): one CPU's worth of work, which the scheduler moves between the CPUs;
-#   disk  one python3 writer: 1 MiB writes of zeros to build/busy/disk.dat, fsync after
-#         every 8 MiB, the file truncated to 0 once it reaches 256 MiB (so at most 256 MiB
-#         of disk), continuously.
+#   CPU   light: one `sh -c 'while :; do :; done'` at normal priority (nice 0, no pinning,
+#         no cgroup): one CPU's worth of work, which the scheduler moves between the CPUs;
+#         heavy: six of them, so each CPU of a 2-CPU machine is shared three or four ways
+#         (a runner that a CI host oversubscribes, a laptop building beside the tests);
+#   disk  (both) one python3 writer: 1 MiB writes of zeros to build/busy/disk.dat, fsync
+#         after every 8 MiB, the file truncated to 0 once it reaches 256 MiB (so at most
+#         256 MiB of disk), continuously.
 #
-# Both are started with PR_SET_PDEATHSIG=SIGKILL (setpriv --pdeathsig), so they die with
+# All are started with PR_SET_PDEATHSIG=SIGKILL (setpriv --pdeathsig), so they die with
 # this script on every exit path, SIGKILL included, and are also killed by the EXIT trap.
-# If either stopped during the run, the run does not count: the exit status is 1.
+# If any stopped during the run, the run does not count: the exit status is 1.
 #
-#   tests/busy.sh [COMMAND ARGS...]
+#   [BUSY_PROFILE=light|heavy] tests/busy.sh [COMMAND ARGS...]
 set -u
 cd "$(dirname "$0")/.."
 command -v setpriv >/dev/null || { echo "busy: needs setpriv (util-linux)"; exit 1; }
 command -v python3 >/dev/null || { echo "busy: needs python3"; exit 1; }
+profile=${BUSY_PROFILE:-light}
+case $profile in
+light) spinners=1 ;;
+heavy) spinners=6 ;;
+*) echo "busy: BUSY_PROFILE is light or heavy, not '$profile'"; exit 2 ;;
+esac
 [ $# -gt 0 ] || set -- tests/run.sh all
 mkdir -p build/busy
 load=()
@@ -33,8 +42,10 @@ trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-setpriv --pdeathsig KILL -- sh -c 'while :; do :; done' &
-load+=($!)
+for _ in $(seq "$spinners"); do
+	setpriv --pdeathsig KILL -- sh -c 'while :; do :; done' &
+	load+=($!)
+done
 setpriv --pdeathsig KILL -- python3 -c '
 import os, sys
 buf = bytes(1 << 20)
@@ -51,12 +62,13 @@ while True:
         n = 0
 ' build/busy/disk.dat &
 load+=($!)
-echo "busy: load running (cpu pid ${load[0]}, disk pid ${load[1]}): $*"
+what="$spinners CPU-bound process$([ "$spinners" -gt 1 ] && echo es) at nice 0, one writer with fsync every 8 MiB"
+echo "busy: $profile load running (cpu pids ${load[*]:0:spinners}, disk pid ${load[spinners]}): $*"
 
 "$@"
 rc=$?
 for p in "${load[@]}"; do
 	kill -0 "$p" 2>/dev/null || { echo "busy: the load (pid $p) stopped during the run: it does not count"; rc=1; }
 done
-echo "busy: done, exit $rc (load: one CPU spinning at nice 0, one writer with fsync every 8 MiB)"
+echo "busy: done, exit $rc ($profile load: $what)"
 exit $rc

@@ -1,5 +1,7 @@
 #!/bin/bash
-# Runs the test programs and prints one closing line: "N passed, N failed, N skipped".
+# Runs the test programs and prints one closing line: "N passed, N failed, N skipped", then
+# when there are any "; SKIP lines in passing tests: N" and "; passed only on a retry:
+# NAME, ..." (tests/lib/summary.sh).
 #
 #   tests/run.sh unit|integration|all [NAME...]
 #
@@ -13,9 +15,12 @@
 # Integration: build/tests/integration/test_* (cmocka) and tests/integration/test_*.sh,
 # run as root. Each program is bounded in time (TEST_TIMEOUT seconds, default 300).
 # cmocka programs are counted per test case from their output; shell tests by exit
-# code: 0 pass, 77 skip (they print "SKIP: reason"), anything else fail.
+# code: 0 pass, 77 skip (they print "SKIP: reason"), anything else fail. A test that passed
+# but printed SKIP lines (a case it left out: a path the kernel refuses, a tool missing) has
+# them counted and listed before the closing line; for cmocka, those inside cases that passed.
 set -u
 cd "$(dirname "$0")/.."
+. tests/lib/summary.sh
 what=${1:-all}
 [ $# -gt 0 ] && shift
 only=" $* "
@@ -23,8 +28,9 @@ timeout_s=${TEST_TIMEOUT:-300}
 export CMOCKA_MESSAGE_OUTPUT=stdout
 # A failed ebee script prints the end of its ebee logs and keeps its files (tests/lib/ebeetest.sh).
 export EBEE_TEST_KEEP=${EBEE_TEST_KEEP:-1}
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 inner=0
 failed_names=()
+inner_lines=() # "NAME: SKIP..." of the tests that passed, once each
 logdir=build/test-logs
 mkdir -p "$logdir"
 
@@ -32,9 +38,21 @@ mkdir -p "$logdir"
 # program that fails runs once more at once and the second run's counts are the ones
 # counted; the first run's log is kept as NAME.log.first and the closing lines say which
 # programs passed only on a retry. The host suite never retries.
-retried=()
+retried=() passed_retry=()
+# inner_skips LOG cmocka|shell: the SKIP lines of a test that passed: for a cmocka program,
+# those printed inside the cases that passed ([ RUN ] to [ OK ]), for a shell test all.
+inner_skips() {
+	if [ "$2" = cmocka ]; then
+		awk '/^\[       OK \]/ { for (i = 0; i < n; i++) print l[i]; n = 0; next }
+		     /^\[/ { n = 0; next }
+		     /^SKIP/ { l[n++] = $0 }' "$1"
+	else
+		grep '^SKIP' "$1"
+	fi
+}
 run_one() {
-	local prog=$1 again=${2:-} name log rc p f s why t p0=$pass f0=$fail s0=$skip
+	local prog=$1 again=${2:-} name log rc p f s why t l k=0 lines=
+	local p0=$pass f0=$fail s0=$skip i0=$inner n0=${#inner_lines[@]}
 	name=$(basename "$prog")
 	log=$logdir/$name.log
 	[ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || return 0
@@ -65,8 +83,10 @@ run_one() {
 		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 		pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 		[ "$f" -gt 0 ] && failed_names+=("$name")
+		lines=$(inner_skips "$log" cmocka)
 	elif [ "$rc" -eq 0 ]; then
 		pass=$((pass + 1))
+		lines=$(inner_skips "$log" shell)
 	elif [ "$rc" -eq 77 ]; then
 		skip=$((skip + 1))
 	else
@@ -74,8 +94,19 @@ run_one() {
 		fail=$((fail + 1))
 		failed_names+=("$name")
 	fi
+	if [ -n "$lines" ]; then
+		k=$(echo "$lines" | wc -l)
+		inner=$((inner + k))
+		echo "--- $name: passed with $k SKIP line(s)"
+		# each once, with how often (a cmocka group runs once per path)
+		while read -r l; do
+			inner_lines+=("$name: $l")
+		done < <(echo "$lines" | sort | uniq -c |
+			awk '{ c = $1; sub(/^ *[0-9]+ /, ""); print $0 (c > 1 ? " (x" c ")" : "") }')
+	fi
 	if [ "$fail" -gt "$f0" ] && [ "${TEST_RETRY:-0}" = 1 ] && [ -z "$again" ]; then
-		pass=$p0 fail=$f0 skip=$s0
+		pass=$p0 fail=$f0 skip=$s0 inner=$i0
+		inner_lines=("${inner_lines[@]:0:n0}")
 		unset 'failed_names[-1]'
 		mv "$log" "$log.first"
 		echo "RETRY: $name failed; once more (the first run's log: $log.first)"
@@ -84,6 +115,7 @@ run_one() {
 			retried+=("$name (failed again)")
 		else
 			retried+=("$name (passed on the retry)")
+			passed_retry+=("$name")
 		fi
 	fi
 }
@@ -197,6 +229,11 @@ fi
 echo
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
 [ ${#retried[@]} -gt 0 ] && echo "retried: $(printf '%s; ' "${retried[@]}" | sed 's/; $//')"
+if [ ${#inner_lines[@]} -gt 0 ]; then
+	echo "SKIP lines in passing tests ($inner):"
+	printf '  %s\n' "${inner_lines[@]}"
+fi
 # kept for `make test`, whose closing line adds the VM lane's guests to it
-echo "$pass passed, $fail failed, $skip skipped" | tee "$logdir/summary"
+summary_line "$pass" "$fail" "$skip" "$inner" \
+	"$(printf '%s, ' "${passed_retry[@]}" | sed 's/, $//')" | tee "$logdir/summary"
 [ "$fail" -eq 0 ]

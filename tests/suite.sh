@@ -4,9 +4,11 @@
 # Debian 12's 6.1 and bookworm's 6.12 guests under qemu, cgroup v2 under systemd, the
 # integration suite inside them). The guests share the CPUs with the host tests, which see
 # a busy machine, as they are written to pass on (make test-busy). At the end: the lane's
-# lines (per guest: kernel, counts, what passed only on a retry, time) and one closing
-# line summing the host and the guests, "N passed, N failed, N skipped". Exit 0 iff
-# nothing failed anywhere.
+# lines (per guest: kernel, time, counts, what passed only on a retry, the SKIP lines of
+# tests that passed) and one closing line summing the host and the guests, "N passed, N
+# failed, N skipped", with "; SKIP lines in passing tests: N" and "; passed only on a
+# retry: NAME (vm-K), ..." when there are any (tests/lib/summary.sh). Exit 0 iff nothing
+# failed anywhere.
 #
 #   tests/suite.sh [--no-vm]
 #
@@ -14,6 +16,7 @@
 # in build/test-logs/vm-lane.log while it runs; each guest's logs in build/test-logs/vm-K/.
 set -u
 cd "$(dirname "$0")/.."
+. tests/lib/summary.sh
 lane=${VM_LANE:-1}
 case ${1:-} in
 --no-vm) lane=0 ;;
@@ -55,11 +58,12 @@ tests/run.sh all || hrc=1
 host=$(tail -1 "$logs/summary" 2>/dev/null)
 echo "suite: host done in $((SECONDS - t0)) s"
 
-P=0 F=0 S=0
+P=0 F=0 S=0 K=0 R=
 nfailed() { [[ "$1" =~ ([0-9]+)\ failed ]] && echo "${BASH_REMATCH[1]}" || echo 0; }
-add() { # "N passed, N failed, N skipped" from a line, or a failure when there is none
-	if [[ "$1" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
-		P=$((P + BASH_REMATCH[1])) F=$((F + BASH_REMATCH[2])) S=$((S + BASH_REMATCH[3]))
+add() { # the counts of a closing line, or a failure when there is none
+	if summary_parse "$1"; then
+		P=$((P + SUM_P)) F=$((F + SUM_F)) S=$((S + SUM_S)) K=$((K + SUM_K))
+		R=$(summary_join "$R" "$SUM_RETRIED")
 	else
 		echo "suite: FAIL: $2 gave no closing line"
 		F=$((F + 1))
@@ -77,12 +81,12 @@ if [ "$lane" = 1 ]; then
 	echo
 	echo "--- VM lane ($logs/vm-lane.log)"
 	grep -E '^(vm[-: ]|vm lane:)' "$logs/vm-lane.log"
-	lline=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$logs/vm-lane.log" | tail -1)
+	lline=$(summary_last "$logs/vm-lane.log")
 	add "$lline" "the VM lane"
 	# a lane that exits non-zero with no failure counted still failed
 	[ "$lrc" = 0 ] || [ -z "$lline" ] || [ "$(nfailed "$lline")" -gt 0 ] || F=$((F + 1))
 	echo "host: $host"
 	echo "suite: $((SECONDS - t0)) s in all"
 fi
-echo "$P passed, $F failed, $S skipped"
+summary_line "$P" "$F" "$S" "$K" "$R"
 [ "$F" -eq 0 ]

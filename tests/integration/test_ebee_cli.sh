@@ -131,8 +131,8 @@ for path in syscall socket; do
 	fi
 	kill -INT $eb 2>/dev/null
 	wait $eb
-	if grep -q "tracepoint" "$tmp/perr"; then
-		echo "SKIP: --path $path: $(cat "$tmp/perr")"
+	if why=$(ebee_unsupported "$tmp/perr"); then
+		echo "SKIP: --path $path: $why"
 		continue
 	fi
 	python3 - "$tmp/p.json" $path <<'PY' && ok "--path $path: $(cat "$tmp/p.json")" || bad "--path $path: $(cat "$tmp/p.json") $(cat "$tmp/perr")"
@@ -155,8 +155,8 @@ for attach in tp_btf fentry; do
 	fi
 	kill -INT $eb 2>/dev/null
 	wait $eb
-	if ! grep -q "probes live" "$tmp/aerr" && grep -q "tracepoint\|fentry" "$tmp/aerr"; then
-		echo "SKIP: --attach $attach: $(cat "$tmp/aerr")"
+	if ! grep -q "probes live" "$tmp/aerr" && why=$(ebee_unsupported "$tmp/aerr"); then
+		echo "SKIP: --attach $attach: $why"
 		continue
 	fi
 	grep -q "socket path ($attach), probes live" "$tmp/aerr" && ok "--attach $attach: start line names it" ||
@@ -213,8 +213,8 @@ if command -v unshare >/dev/null; then
 		unshare -m --propagation private sh -c "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; exec $EBEE trace --path syscall --pid $srv --duration 1"
 	if unshare -m --propagation private sh -c "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; exec $EBEE trace --path socket --pid $srv --duration 0.5" >/dev/null 2>"$tmp/nt"; then
 		ok "socket path runs without tracefs"
-	elif grep -q "tracepoint" "$tmp/nt"; then
-		echo "SKIP: socket path not available: $(cat "$tmp/nt")"
+	elif why=$(ebee_unsupported "$tmp/nt"); then
+		echo "SKIP: socket path not available: $why"
 	else
 		bad "socket path without tracefs: $(cat "$tmp/nt")"
 	fi

@@ -34,8 +34,8 @@ for how in framing no-framing; do
 	pids+=("$epid")
 	if ! ebee_wait_live "$epid" "$tmp/$how.err"; then
 		# a kernel with neither the socket tracepoints nor fentry (6.1 under lockdown)
-		grep -q "socket" "$tmp/$how.err" && ! kill -0 "$epid" 2>/dev/null &&
-			{ echo "SKIP: no socket path here: $(cat "$tmp/$how.err")"; exit 77; }
+		! kill -0 "$epid" 2>/dev/null && why=$(ebee_unsupported "$tmp/$how.err") &&
+			{ echo "SKIP: no socket path here: $why"; exit 77; }
 		fail "ebee did not start: $(cat "$tmp/$how.err")"
 	fi
 	for s in solo pipe; do

@@ -13,6 +13,8 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 # shellcheck source=../lib/servers.sh
 . tests/lib/servers.sh
+# shellcheck source=../lib/ebee_unsupported.sh
+. tests/lib/ebee_unsupported.sh
 
 PT_PARENT=parties-test-$$
 PT_TMP=$(mktemp -d /tmp/parties-test.XXXXXX)
@@ -160,14 +162,17 @@ INI
 }
 
 # pt_wait_started: until the daemon reports it manages its workloads (10 s), or SKIP when
-# ebee cannot trace here, or FAIL.
+# the kernel has no path ebee can trace on (one of ebee's refusals in
+# tests/lib/ebee_unsupported.re), or FAIL (any other reason ebee did not start included).
 pt_wait_started()
 {
+	local why
 	for _ in $(seq 100); do
 		grep -q "managing" "$PT_TMP/parties.err" && return 0
 		if ! kill -0 "$PT_PARTIES" 2>/dev/null; then
-			if grep -q "cannot start ebee tracing" "$PT_TMP/parties.err"; then
-				skip "ebee cannot trace here: $(grep 'cannot start ebee' "$PT_TMP/parties.err")"
+			if grep -q "cannot start ebee tracing" "$PT_TMP/parties.err" &&
+				why=$(ebee_unsupported "$PT_TMP/parties.err"); then
+				skip "ebee cannot trace on this kernel: $why"
 			fi
 			cat "$PT_TMP/parties.err"
 			die "parties exited during start-up"

@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # ebee_wait_live PID ERRFILE: wait until the ebee process PID has printed its "probes live"
 # line to ERRFILE (0), or has exited without it (1: a path or method refused, an error).
-# Sourced by tests/lib/ebeetest.sh and by the scripts that start ebee themselves.
+# Sourced by tests/lib/ebeetest.sh and by the scripts that start ebee themselves, with
+# ebee_unsupported (tests/lib/ebee_unsupported.sh): whether ebee's stderr says the kernel
+# cannot run what was asked (a SKIP), not some other error (a failure).
 # The caller empties ERRFILE (: >FILE) before it starts ebee: a background job's `2>FILE`
 # truncates only once the job runs, so a reused file can still show the previous ebee's
 # line (test_ebee_cli's --path socket case traced nothing that way: its client ran before
@@ -20,3 +22,4 @@ ebee_wait_live() {
 	done
 	grep -qs "probes live" "$err"
 }
+. "$(dirname "${BASH_SOURCE[0]}")/ebee_unsupported.sh"

@@ -7,8 +7,9 @@
  * with what auto picks (tp_btf where the tracepoints exist, fentry on 6.1);
  * a second socket group forces fentry where auto picked tp_btf.
  * EBEE_TEST_PATH=socket|syscall runs one path, EBEE_TEST_ATTACH=tp_btf|fentry
- * one attach method. A variant the kernel cannot do (fentry under lockdown)
- * makes its group's tests say SKIP and why.
+ * one attach method. A variant the kernel cannot do (fentry under lockdown:
+ * one of ebee's refusals in tests/lib/ebee_unsupported.re) makes its group's
+ * tests say SKIP and why; any other error of ebee_open fails the group.
  */
 #ifndef EBEE_PATHS_H
 #define EBEE_PATHS_H
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include "ebee.h"
 #include "testutil.h"
+#include "ebee_unsupported.h"
 
 /* The path the running group tests; its probe groups for the io-only and
  * the always-needed hooks, for tests that check pruning. */
@@ -56,7 +58,8 @@ static inline unsigned int tp_conn_probe(void)
 }
 
 /* ebee_open for the group's path; NULL with tp_skip set when the kernel
- * lacks the path (and the caller treats it as a skip, not a failure). */
+ * lacks the path (and the caller treats it as a skip, not a failure), NULL
+ * with tp_skip empty on any other error. */
 static inline struct ebee *tp_open(struct ebee_opts *o)
 {
 	char msg[512];
@@ -67,7 +70,8 @@ static inline struct ebee *tp_open(struct ebee_opts *o)
 	e = ebee_open(o, msg, sizeof(msg));
 	if (!e) {
 		fprintf(stderr, "ebee_open (%s path): %s\n", ebee_path_str(tp_path), msg);
-		if (strstr(msg, "tracepoint") || strstr(msg, "fentry"))
+		/* only a refusal that says the kernel cannot: any other error fails */
+		if (tu_ebee_unsupported(msg) == 1)
 			snprintf(tp_skip, sizeof(tp_skip), "%s path: %s", ebee_path_str(tp_path),
 				 msg);
 	}

@@ -15,6 +15,7 @@
 
 #include "ebee.h"
 #include "../../metrics/src/attach.h"
+#include "../lib/ebee_unsupported.h"
 
 /* 6.18 under integrity lockdown: every tracepoint, no trampolines. */
 static const struct ebee_sock_offer K618_LOCKDOWN = {
@@ -134,6 +135,61 @@ static void test_neither_means_no_socket_path(void **state)
 	assert_non_null(strstr(msg, "inet_sock_set_state"));
 }
 
+/* Whether the refusal ebee_sock_attach_choose gives k for want is one the
+ * integration tests take for "this kernel cannot" (a SKIP). */
+static int refusal_skips(const struct ebee_sock_offer *k, enum ebee_attach want)
+{
+	struct ebee_sock_attach a;
+	char msg[256] = "";
+
+	assert_int_equal(ebee_sock_attach_choose(k, want, &a, msg, sizeof(msg)), -ENOENT);
+	print_message("  %s\n", msg);
+	return tu_ebee_unsupported(msg);
+}
+
+/* The tests skip on exactly what a kernel cannot do (tests/lib/ebee_unsupported.re):
+ * each refusal above is listed; a trampoline refused for another reason than lockdown
+ * or a kernel without them, or an attach or load that fails, is not: those fail. */
+static void test_refusals_the_tests_skip_on(void **state)
+{
+	struct ebee_sock_offer k;
+
+	assert_int_equal(refusal_skips(&K61, EBEE_ATTACH_TP_BTF), 1);
+	assert_int_equal(refusal_skips(&K618_LOCKDOWN, EBEE_ATTACH_FENTRY), 1);
+	k = K612;
+	k.fentry_err = -524; /* ENOTSUPP: a kernel built without trampolines */
+	assert_int_equal(refusal_skips(&k, EBEE_ATTACH_FENTRY), 1);
+	k = K612;
+	k.fn_io = false;
+	assert_int_equal(refusal_skips(&k, EBEE_ATTACH_FENTRY), 1);
+	k = K61;
+	k.fentry_err = -EPERM;
+	assert_int_equal(refusal_skips(&k, EBEE_ATTACH_AUTO), 1);
+	k = K61;
+	k.fn_arrive = false;
+	assert_int_equal(refusal_skips(&k, EBEE_ATTACH_AUTO), 1);
+	k = K61;
+	k.tp_state = false;
+	assert_int_equal(refusal_skips(&k, EBEE_ATTACH_AUTO), 1);
+
+	k = K61;
+	k.fentry_err = -EINVAL; /* the kernel's verifier against ebee's probe: a bug */
+	assert_int_equal(refusal_skips(&k, EBEE_ATTACH_AUTO), 0);
+	k = K612;
+	k.fentry_err = -EINVAL;
+	assert_int_equal(refusal_skips(&k, EBEE_ATTACH_FENTRY), 0);
+	assert_int_equal(tu_ebee_unsupported("ebee: cannot attach sock_recv "
+					     "(tp_btf/sock_recv_length): Invalid argument"),
+			 0);
+	assert_int_equal(tu_ebee_unsupported("ebee: cannot attach exit_read (fexit/inet_recvmsg): "
+					     "Operation not permitted"),
+			 0);
+	assert_int_equal(tu_ebee_unsupported("ebee: loading the BPF programs failed: Permission "
+					     "denied: tracepoint"),
+			 0);
+	assert_int_equal(tu_ebee_unsupported("ebee: not root: loading BPF programs needs root"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_61_uses_fentry),
 		cmocka_unit_test(test_fentry_forced_where_both_exist),
 		cmocka_unit_test(test_neither_means_no_socket_path),
+		cmocka_unit_test(test_refusals_the_tests_skip_on),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,8 +7,11 @@
 # Default: both guests run the integration suite (tests/run.sh integration, minus what
 # tests/vm/skip.list says emulation cannot afford, reported as SKIP). --tests runs only the
 # named integration programs; --cmd runs a shell command from the checkout's root as root.
-# Per guest one line "vm-K: kernel ..., N passed, N failed, N skipped, T s"; the last line
-# is the sum (plus --host-summary's closing line): "N passed, N failed, N skipped".
+# Per guest one line "vm-K: kernel ..., T s: N passed, N failed, N skipped[; ...]" (the
+# guest's closing line, tests/lib/summary.sh), then its failed, retried and SKIP-in-passing
+# lines; the last line is the sum (plus --host-summary's closing line), in the same form:
+# "N passed, N failed, N skipped[; SKIP lines in passing tests: N][; passed only on a retry:
+# NAME (vm-K), ...]".
 # Logs: build/test-logs/vm-K/ (per-test logs, out.log, console.log). Exit 0 iff nothing
 # failed (for --cmd: iff the command exited 0 in every guest).
 #
@@ -28,6 +31,8 @@
 # only on the retry (VM_TEST_RETRY=0: no retry). See tests/vm/README.md.
 set -u
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../lib/summary.sh
+. "$(dirname "$0")/../lib/summary.sh"
 
 kernels="6.1 6.12" mode=tests tests="" cmd="" timeout_s="" host_summary="" keep=0
 usage() {
@@ -68,14 +73,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# counts: sum of every guest's closing line (and the host's)
-P=0 F=0 S=0
-add_line() { # "N passed, N failed, N skipped"
-	local l
-	l=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$1" 2>/dev/null | tail -1)
-	[ -n "$l" ] || return 1
-	set -- $l
-	P=$((P + $1)) F=$((F + $3)) S=$((S + $5))
+# counts: sum of every guest's closing line (and the host's); R: what passed only on a retry
+P=0 F=0 S=0 K=0 R=
+add_line() { # add_line FILE [GUEST]: its closing line added, GUEST after each retried name
+	local n out=
+	summary_parse "$(summary_last "$1")" || return 1
+	P=$((P + SUM_P)) F=$((F + SUM_F)) S=$((S + SUM_S)) K=$((K + SUM_K))
+	if [ -n "$SUM_RETRIED" ]; then
+		[ -z "${2:-}" ] || while read -r n; do
+			out=$(summary_join "$out" "$n ($2)")
+		done < <(echo "$SUM_RETRIED" | sed 's/, /\n/g')
+		R=$(summary_join "$R" "${out:-$SUM_RETRIED}")
+	fi
 }
 finish() {
 	if [ -n "$host_summary" ]; then
@@ -87,7 +96,7 @@ finish() {
 		fi
 	fi
 	echo "vm lane: $((SECONDS - t_lane)) s"
-	echo "$P passed, $F failed, $S skipped"
+	summary_line "$P" "$F" "$S" "$K" "$R"
 	[ "$F" -eq 0 ]
 	exit
 }
@@ -228,10 +237,13 @@ report() { # report K: one line, the logs kept in build/test-logs/vm-K, counts a
 		echo "vm-$k: $ver: command exited $rc, ${secs} s"
 		return
 	fi
-	if add_line "$run/share/out.log"; then
-		echo "vm-$k: $ver, $(grep -o '[0-9]* CPUs, [0-9]* NUMA nodes' "$run/share/out.log" | head -1):" \
-			"$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$run/share/out.log" | tail -1), ${secs} s"
+	if add_line "$run/share/out.log" "vm-$k"; then
+		echo "vm-$k: $ver, $(grep -o '[0-9]* CPUs, [0-9]* NUMA nodes' "$run/share/out.log" | head -1)," \
+			"${secs} s: $(summary_last "$run/share/out.log")"
 		grep -E '^(failed|retried): ' "$run/share/out.log" | tail -2 | sed "s/^/vm-$k: /"
+		# the closing line's "SKIP lines in passing tests", one by one
+		awk '/^SKIP lines in passing tests \(/ { on = 1 } on && !/^  / && !/^SKIP lines/ { on = 0 }
+		     on' "$run/share/out.log" | sed "s/^/vm-$k: /"
 	else
 		echo "vm-$k: FAIL: $ver: the suite printed no closing line (rc $rc, ${secs} s); see $logs/out.log"
 		F=$((F + 1))
@@ -261,5 +273,5 @@ if [ "$accel" = kvm ]; then
 	fi
 fi
 for k in $kernels; do report "$k"; done
-[ $mode = cmd ] && { echo "$P passed, $F failed, $S skipped"; [ "$F" -eq 0 ]; exit; }
+[ $mode = cmd ] && { summary_line "$P" "$F" "$S" 0 ""; [ "$F" -eq 0 ]; exit; }
 finish
