@@ -51,6 +51,10 @@ ebee_wait_live "$e" "$tmp/e.err" || fail "ebee did not start: $(cat "$tmp/e.err"
 COLUMNS=200 build/ebee top "${args[@]}" --interval 300 --duration 30 >"$tmp/top" 2>"$tmp/top.err" &
 t=$!
 pids+=("$t")
+# A narrow one: each reason wraps, under its row, and is still whole.
+COLUMNS=72 build/ebee top "${args[@]}" --interval 300 --duration 30 >"$tmp/top72" 2>/dev/null &
+t72=$!
+pids+=("$t72")
 for _ in $(seq 200); do grep -qs "probes live" "$tmp/top.err" && break; sleep 0.05; done
 
 [ "$(python3 tests/lib/h2_responder.py client "$h2_port" 5 2 1)" = 15 ] || fail "h2 client"
@@ -101,11 +105,12 @@ if command -v promtool >/dev/null; then
 else
 	echo "note: no promtool: the page's syntax is not checked here (test_prom_utf8.sh does)"
 fi
-kill -INT "$e" "$t"
+kill -INT "$e" "$t" "$t72"
 wait "$e" || fail "ebee exited non-zero: $(cat "$tmp/e.err")"
 wait "$t"
+wait "$t72"
 
-python3 - "$tmp/e.json" "$tmp/page" "$tmp/top" <<'PY' || fail "$(cat "$tmp/e.json")"
+python3 - "$tmp/e.json" "$tmp/page" "$tmp/top" "$tmp/top72" <<'PY' || fail "$(cat "$tmp/e.json")"
 import json, re, sys
 rows = {}
 for line in open(sys.argv[1]).read().splitlines():
@@ -167,17 +172,24 @@ assert re.search(r"^\d+ .* http2\s*$", top, re.M), top[-2000:]
 assert re.search(r"^\d+ .* resp\s*$", top, re.M), top[-2000:]
 # Each reason on its own warning line(s), wrapped, never cut: the continuation lines
 # (indented under the text) joined back give each text of the JSON whole.
-lines, cur = [], None
-for l in top.splitlines():
-    if l.startswith("         warning: "):
-        cur = l[len("         warning: "):].rstrip()
-        lines.append(cur)
-    elif cur is not None and l.startswith(" " * 18) and l.strip():
-        lines[-1] += " " + l.strip()
-    else:
-        cur = None
-for w in rows["tlsboth"]["warnings"]:
-    assert w["text"] in lines, (w["text"], lines[-6:])
-print("ok: top: FRAMING column (! when untrusted) and each reason whole on its lines")
+def reasons_of(screen):
+    lines, cur = [], None
+    for l in screen.splitlines():
+        if l.startswith("         warning: "):
+            cur = l[len("         warning: "):].rstrip()
+            lines.append(cur)
+        elif cur is not None and l.startswith(" " * 18) and l.strip():
+            lines[-1] += " " + l.strip()
+        else:
+            cur = None
+    return lines
+top72 = re.sub(r"\x1b\[[HJ]", "", open(sys.argv[4]).read())
+for screen, width in [(top, 200), (top72, 72)]:
+    got = reasons_of(screen)
+    for w in rows["tlsboth"]["warnings"]:
+        assert w["text"] in got, (width, w["text"], got[-6:])
+    assert max(len(l) for l in screen.splitlines()) <= width, width
+print("ok: top: FRAMING column (! when untrusted) and each reason whole on its lines, "
+      "wrapped within 72 columns too")
 PY
 echo PASS
