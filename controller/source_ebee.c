@@ -109,7 +109,8 @@ static int why_add(const struct ebee_warning *w, void *ctx)
  * interval, where the texts are too long (the log has them, once). */
 static void why_ids(uint64_t kinds, char *why, size_t len)
 {
-	int off = snprintf(why, len, "ebee: untrusted:"), left = __builtin_popcountll(kinds);
+	const int head = snprintf(why, len, "ebee: untrusted:");
+	int off = head, left = __builtin_popcountll(kinds);
 
 	for (int k = 0; k < 64 && left; k++) {
 		const char *id = ebee_warn_str(k);
@@ -119,13 +120,13 @@ static void why_ids(uint64_t kinds, char *why, size_t len)
 		if (!(kinds & (1ull << k)))
 			continue;
 		snprintf(more, sizeof(more), " +%d more", left);
-		n = id ? (int)strlen(id) + (off > 16 ? 2 : 1) : 0;
+		n = id ? (int)strlen(id) + (off > head ? 2 : 1) : 0;
 		/* room for this one, and for counting the rest after it */
 		if (!id || off + n + (left > 1 ? (int)strlen(more) : 0) >= (int)len) {
 			snprintf(why + off, len - off, "%s", more);
 			return;
 		}
-		off += snprintf(why + off, len - off, "%s%s", off > 16 ? ", " : " ", id);
+		off += snprintf(why + off, len - off, "%s%s", off > head ? ", " : " ", id);
 		left--;
 	}
 }
