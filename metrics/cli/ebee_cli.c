@@ -519,8 +519,8 @@ static int row_warn(const struct ebee_warning *w, void *ctx)
 	if (r->nwarn == EBEE_WARN_COUNT)
 		return 0;
 	t = strdup(w->text);
-	if (!t)
-		return -ENOMEM;
+	if (!t) /* the row still shows, with the library's warning (print_text()) */
+		return 0;
 	r->warn[r->nwarn].id = w->id;
 	r->warn[r->nwarn].count = w->count;
 	r->warn[r->nwarn++].text = t;
