@@ -6,16 +6,27 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "log.h"
 
 void log_msg(const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[1024], *big = NULL;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "parties: %s\n", buf);
+	/* A longer message (every reason ebee gives for untrusted figures) is
+	 * written whole, never cut: formatted again where it fits. */
+	if (n >= (int)sizeof(buf)) {
+		va_start(ap, fmt);
+		if (vasprintf(&big, fmt, ap) < 0)
+			big = NULL;
+		va_end(ap);
+	}
+	fprintf(stderr, "parties: %s\n", big ? big : buf);
+	free(big);
 }

@@ -83,23 +83,80 @@ static void other_p99(struct ebee_src *e, const pid_t *pids, int n, double p99,
 	out->p99_sojourn_ns = e->lat == EBEE_LAT_SOJOURN ? p99 : v;
 }
 
+/* The reasons joined whole ("; " between), as the log says them. */
+struct why_all {
+	char *s;
+	size_t len;
+};
+
+static int why_add(const struct ebee_warning *w, void *ctx)
+{
+	struct why_all *a = ctx;
+	size_t n = strlen(w->text), sep = a->len ? 2 : 0;
+	char *s = realloc(a->s, a->len + sep + n + 1);
+
+	if (!s)
+		return -ENOMEM;
+	memcpy(s + a->len, "; ", sep);
+	memcpy(s + a->len + sep, w->text, n + 1);
+	a->s = s;
+	a->len += sep + n;
+	return 0;
+}
+
+/* The ids of the reasons in kinds (ebee_trust.warn_kinds), as many as fit
+ * whole in why, the rest counted: the decision log's stale_why every
+ * interval, where the texts are too long (the log has them, once). */
+static void why_ids(uint64_t kinds, char *why, size_t len)
+{
+	const int head = snprintf(why, len, "ebee: untrusted:");
+	int off = head, left = __builtin_popcountll(kinds);
+
+	for (int k = 0; k < 64 && left; k++) {
+		const char *id = ebee_warn_str(k);
+		char more[24];
+		int n;
+
+		if (!(kinds & (1ull << k)))
+			continue;
+		snprintf(more, sizeof(more), " +%d more", left);
+		n = id ? (int)strlen(id) + (off > head ? 2 : 1) : 0;
+		/* room for this one, and for counting the rest after it */
+		if (!id || off + n + (left > 1 ? (int)strlen(more) : 0) >= (int)len) {
+			snprintf(why + off, len - off, "%s", more);
+			return;
+		}
+		off += snprintf(why + off, len - off, "%s%s", off > head ? ", " : " ", id);
+		left--;
+	}
+}
+
 /* Figures ebee cannot vouch for (a multiplexed or encrypted protocol counted
  * by length, a stream that lost sync), as the p99's query returned their
  * trust, drive nothing unless the workload says trust_unframed = yes: the
- * interval is STALE, and the reason is logged once per workload (the decision
- * log's stale_why has it every interval). */
+ * interval is STALE, its why the reasons' ids (the decision log's stale_why
+ * has them every interval), and the reasons are logged once per workload,
+ * whole. */
 static void untrusted(struct ebee_src *e, const struct ebee_trust *t, struct src_sample *out)
 {
+	struct why_all all = {};
+
 	if (!t->untrusted || e->trust_unframed)
 		return;
 	out->state = POL_LAT_STALE;
-	snprintf(out->why, sizeof(out->why), "ebee: untrusted: %.70s", t->warning);
-	if (!e->told_untrusted) {
-		log_msg("ebee cannot count pid %d's requests exactly: %s; not acting on them "
-			"(trust_unframed = yes would)",
-			(int)t->pid, t->warning);
-		e->told_untrusted = true;
+	why_ids(t->warn_kinds, out->why, sizeof(out->why));
+	if (e->told_untrusted)
+		return;
+	/* Each reason from the library (the trust's warning holds what fits). */
+	if (ebee_get_warnings(e->lib->eb, t->pid, NULL, why_add, &all) || !all.s) {
+		free(all.s);
+		all.s = NULL;
 	}
+	log_msg("ebee cannot count pid %d's requests exactly: %s; not acting on them "
+		"(trust_unframed = yes would)",
+		(int)t->pid, all.s ? all.s : t->warning);
+	free(all.s);
+	e->told_untrusted = true;
 }
 
 /* The p99 over all requests of the pid, or of the cgroup's processes taken

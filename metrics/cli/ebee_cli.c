@@ -166,8 +166,11 @@ static void usage(FILE *f)
 	    "                         (dgram: datagrams never answered), framing (one of\n"
 	    "                         the framings below; null before a connection),\n"
 	    "                         untrusted, warning (null, or why the\n"
-	    "                         figures cannot be taken as exact), aborted (http2:\n"
-	    "                         requests ended by a reset, among requests),\n"
+	    "                         figures cannot be taken as exact: every reason\n"
+	    "                         whole, \"; \" between), warnings (the same, one\n"
+	    "                         object each: reason, its id; count; text),\n"
+	    "                         aborted (http2: requests ended by a reset, among\n"
+	    "                         requests),\n"
 	    "                         unanswered (memcache: noreply and quiet requests,\n"
 	    "                         which get no response, not among requests), verified\n"
 	    "                         (memcache: connections counted by length once 32\n"
@@ -473,6 +476,14 @@ struct row {
 	double soj_avg, soj_p[4]; /* sojourn latency */
 	uint64_t latest;
 	int have_rps, have_lat, have_soj;
+	/* The reasons of st.untrusted, from the same reading (ebee_get_warnings()),
+	 * each text whole: allocated, freed by the next collect() into the row. */
+	int nwarn;
+	struct {
+		const char *id;
+		uint64_t count;
+		char *text;
+	} warn[EBEE_WARN_COUNT];
 };
 
 static const double pcts[4] = { 50, 90, 99, 99.9 };
@@ -493,12 +504,59 @@ static void attach_describe(const struct ebee_global_stats *g, char *buf, size_t
 			 ebee_attach_str(g->attach_arrive));
 }
 
+static void row_free(struct row *r)
+{
+	for (int i = 0; i < r->nwarn; i++)
+		free(r->warn[i].text);
+	r->nwarn = 0;
+}
+
+static int row_warn(const struct ebee_warning *w, void *ctx)
+{
+	struct row *r = ctx;
+	char *t;
+
+	if (r->nwarn == EBEE_WARN_COUNT)
+		return 0;
+	t = strdup(w->text);
+	if (!t) /* the row still shows, with the library's warning (print_text()) */
+		return 0;
+	r->warn[r->nwarn].id = w->id;
+	r->warn[r->nwarn].count = w->count;
+	r->warn[r->nwarn++].text = t;
+	return 0;
+}
+
+/* The row's reasons joined as the library's warning joins them ("; "
+ * between), whole however long: allocated, NULL for none. */
+static char *row_warning(const struct row *r)
+{
+	size_t len = 1;
+	char *s;
+
+	if (!r->nwarn)
+		return NULL;
+	for (int i = 0; i < r->nwarn; i++)
+		len += strlen(r->warn[i].text) + 2;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = 0;
+	for (int i = 0; i < r->nwarn; i++) {
+		if (i)
+			strcat(s, "; ");
+		strcat(s, r->warn[i].text);
+	}
+	return s;
+}
+
 static void collect(struct ebee *eb, pid_t pid, struct row *r)
 {
+	row_free(r);
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
 	r->st.sz = sizeof(r->st);
-	r->err = ebee_get_stats(eb, pid, &r->st);
+	r->err = ebee_get_warnings(eb, pid, &r->st, row_warn, r);
 	if (r->err)
 		return;
 	r->have_rps = !ebee_get_rps(eb, pid, &r->rps);
@@ -518,7 +576,7 @@ static struct eprom prom; /* request hook's histograms: --listen, --hist */
 
 static void print_json(const struct row *r, const char *name, const char *comm, int hist)
 {
-	char probes[96];
+	char probes[96], *warning = row_warning(r);
 	struct jw j;
 
 	jw_begin(&j, stdout);
@@ -569,7 +627,19 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "expired", r->st.expired);
 	jw_str(&j, "framing", r->st.framing[0] ? r->st.framing : NULL);
 	jw_bool(&j, "untrusted", r->st.untrusted);
-	jw_str(&j, "warning", r->st.warning[0] ? r->st.warning : NULL);
+	/* The reasons whole: joined (what warning always was, no longer cut), and
+	 * one object each, with its id and count. */
+	jw_str(&j, "warning", warning ? warning : r->st.warning[0] ? r->st.warning : NULL);
+	jw_arr(&j, "warnings");
+	for (int i = 0; i < r->nwarn; i++) {
+		jw_obj(&j, NULL);
+		jw_str(&j, "reason", r->warn[i].id);
+		jw_uint(&j, "count", r->warn[i].count);
+		jw_str(&j, "text", r->warn[i].text);
+		jw_close(&j);
+	}
+	jw_close(&j);
+	free(warning);
 	jw_uint(&j, "aborted", r->st.aborted);
 	jw_uint(&j, "unanswered", r->st.unanswered);
 	jw_uint(&j, "verified", r->st.verified);
@@ -615,13 +685,15 @@ static void print_text(const struct row *r)
 	else
 		printf(" %11s", "-");
 	printf(" %8llu%s\n", (unsigned long long)r->st.dropped, r->st.exited ? "  (exited)" : "");
-	if (r->st.untrusted)
+	for (int i = 0; i < r->nwarn; i++)
+		printf("%-8d warning: %s\n", r->pid, r->warn[i].text);
+	if (r->st.untrusted && !r->nwarn) /* no memory for the reasons */
 		printf("%-8d warning: %s\n", r->pid, r->st.warning);
 }
 
 static void report(struct ebee *eb, const struct cli *c, int header)
 {
-	struct row r;
+	struct row r = { 0 };
 
 	if (!c->json && header)
 		print_header();
@@ -640,6 +712,7 @@ static void report(struct ebee *eb, const struct cli *c, int header)
 			}
 		}
 	}
+	row_free(&r);
 	fflush(stdout);
 }
 
@@ -771,6 +844,38 @@ static void top_cell(const struct row *r, int k, char *buf, size_t len)
 	}
 }
 
+/* first, then text on as many lines as it needs (the next ones indented as
+ * far), each at most width columns: broken at spaces, a word longer than a
+ * line broken where the line ends; never cut. */
+static void print_wrapped(const char *first, const char *text, int width)
+{
+	int indent = strlen(first), room = width - indent;
+	const char *p = text;
+
+	if (room < 20) /* past a very narrow terminal rather than a word a line */
+		room = 20;
+	printf("%s", first);
+	if (!*p)
+		printf("\n");
+	while (*p) {
+		int n = strlen(p);
+
+		if (n > room) {
+			n = room;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (!n)
+				n = room;
+		}
+		printf("%.*s\n", n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			printf("%*s", indent, "");
+	}
+}
+
 /* One screen of top; clear = 0 for the final one, left on the terminal. */
 static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int clear)
 {
@@ -831,10 +936,10 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int
 					 (unsigned long long)r->st.expired);
 				printf("%.*s\n", width, line);
 			}
-			if (r->st.warning[0]) {
-				snprintf(line, sizeof(line), "         warning: %s", r->st.warning);
-				printf("%.*s\n", width, line);
-			}
+			for (int i = 0; i < r->nwarn; i++)
+				print_wrapped("         warning: ", r->warn[i].text, width);
+			if (r->st.untrusted && !r->nwarn) /* no memory for the reasons */
+				print_wrapped("         warning: ", r->st.warning, width);
 		}
 	}
 	fflush(stdout);

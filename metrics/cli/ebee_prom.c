@@ -96,7 +96,17 @@ struct snap {
 	double sum_s;
 	double q[NQ]; /* seconds; NaN when the window is empty */
 	double rps;
+	uint64_t warn[EBEE_WARN_COUNT]; /* each reason's count; 0 where it does not apply */
 };
+
+static int warn_count(const struct ebee_warning *w, void *ctx)
+{
+	struct snap *s = ctx;
+
+	if ((unsigned int)w->kind < EBEE_WARN_COUNT)
+		s->warn[w->kind] = w->count;
+	return 0;
+}
 
 static void take(struct eprom *p, int i, struct snap *s)
 {
@@ -104,7 +114,7 @@ static void take(struct eprom *p, int i, struct snap *s)
 
 	memset(s, 0, sizeof(*s));
 	s->st.sz = sizeof(s->st);
-	s->ok = p->eb && !ebee_get_stats(p->eb, w->pid, &s->st);
+	s->ok = p->eb && !ebee_get_warnings(p->eb, w->pid, &s->st, warn_count, s);
 	if (!s->ok)
 		return;
 	for (int k = 0; k <= LATB_COUNT; k++) {
@@ -177,6 +187,34 @@ static void render_counts(struct scrape *x)
 	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.window_count);
 }
 
+/* Why the counts cannot be trusted: one series per reason the library knows
+ * (a 0 where it does not apply, so each series is there from the first
+ * scrape), the ids from libebee so a new reason needs no edit here. */
+static void render_warnings(struct scrape *x)
+{
+	struct prom_buf *b = x->b;
+	char help[768];
+	int off;
+
+	off = snprintf(help, sizeof(help),
+		       "Why ebee cannot count this workload's requests exactly, one series per "
+		       "reason (");
+	for (int k = 0; k < EBEE_WARN_COUNT && off < (int)sizeof(help); k++)
+		off += snprintf(help + off, sizeof(help) - off, "%s%s", k ? ", " : "",
+				ebee_warn_str(k));
+	if (off < (int)sizeof(help))
+		snprintf(help + off, sizeof(help) - off,
+			 "): what it counts, connections (udp_unanswered: datagrams, untimed: "
+			 "HTTP/2 streams, unmatched: responses), 0 when it does not apply; each "
+			 "reason's text: ebee trace --json, warnings.");
+	prom_family(b, "ebee_warning", PROM_GAUGE, help);
+	EACH(x, i) for (int k = 0; k < EBEE_WARN_COUNT; k++)
+	{
+		x->l[i][2] = (struct prom_label){ "reason", ebee_warn_str(k) };
+		prom_sample(b, x->l[i], 3, (double)x->s[i].warn[k]);
+	}
+}
+
 /* How ebee finds requests: mode, framing, whether the counts can be trusted. */
 static void render_method(struct scrape *x)
 {
@@ -207,9 +245,11 @@ static void render_method(struct scrape *x)
 	}
 
 	prom_family(b, "ebee_untrusted", PROM_GAUGE,
-		    "1 when ebee cannot count this workload's requests exactly (the reason: "
-		    "ebee trace --json, warning).");
+		    "1 when ebee cannot count this workload's requests exactly (the reasons: "
+		    "ebee_warning).");
 	EACH(x, i) prom_sample(b, x->l[i], 2, x->s[i].st.untrusted);
+
+	render_warnings(x);
 
 	prom_family(b, "ebee_mode_switches_total", PROM_COUNTER,
 		    "Times the automatic mode choice changed.");

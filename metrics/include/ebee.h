@@ -243,8 +243,9 @@ struct ebee_stats {
 	char framing[16];      /* how requests are delimited: one of ebee_framing_list();
 				* "" before the first connection */
 	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
-	char warning[256];     /* "" or the reason(s): what the framing cannot count, UDP
-				* datagrams no pattern matches */
+	char warning[256];     /* "" or the reasons (enum ebee_warn), "; " between,
+				* each whole: those that do not fit are counted at
+				* the end; ebee_get_warnings() gives each */
 	uint64_t desync_conns; /* framed connections that lost sync at least once */
 	uint64_t aborted;      /* HTTP/2: requests ended by a reset (RST_STREAM) from either
 				* side; counted in requests, timed to the reset */
@@ -268,9 +269,58 @@ struct ebee_stats {
 	uint64_t reordered;	 /* framing: client segments that reached ebee before
 				  * the bytes just before them (sent from two CPUs, one
 				  * held back): held and parsed in order, not a gap */
+	uint64_t warn_kinds;	 /* the reasons of warning: bit (1 << enum ebee_warn) each */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);
+
+/*
+ * Why a workload's figures cannot be taken as exact: a fixed set of reasons,
+ * any of which makes ebee_stats.untrusted. Each has a short, stable id
+ * (ebee_warn_str(): a Prometheus label, a JSON value) and, for a workload, a
+ * count (what it counts is said below) and a text with its figures.
+ */
+enum ebee_warn {
+	EBEE_WARN_UDP_UNANSWERED, /* "udp_unanswered": UDP datagrams received, none
+				   * answered to its sender (count: datagrams) */
+	EBEE_WARN_TLS_MUX,	  /* "tls_mux": TLS connections that offered h2 or a
+				   * ClientHello ebee could not read (connections) */
+	EBEE_WARN_TLS_AGAIN,	  /* "tls_again": TLS connections whose client wrote
+				   * again before a reply (connections) */
+	EBEE_WARN_MC_QUIET,	  /* "memcache_quiet": memcached connections with meta
+				   * commands in quiet mode (connections) */
+	EBEE_WARN_UNSEEN,	  /* "unseen": ebee_stats.unseen (connections) */
+	EBEE_WARN_DESYNC,	  /* "desync": ebee_stats.desync_conns (connections) */
+	EBEE_WARN_LATE,		  /* "late": ebee_stats.late (connections) */
+	EBEE_WARN_OVERLAP,	  /* "overlap": ebee_stats.overlap (connections) */
+	EBEE_WARN_UNTIMED,	  /* "untimed": ebee_stats.untimed (HTTP/2 streams) */
+	EBEE_WARN_UNMATCHED,	  /* "unmatched": responses with no request (responses) */
+	EBEE_WARN_COUNT,	  /* a caller built against an older ebee.h knows fewer */
+};
+
+/* The id of a reason ("tls_again"); NULL for a kind this library does not know. */
+const char *ebee_warn_str(enum ebee_warn kind);
+
+/* One reason, as ebee_get_warnings() hands it over: the strings are the
+ * library's, valid during the callback only. */
+struct ebee_warning {
+	enum ebee_warn kind;
+	const char *id;	  /* ebee_warn_str(kind) */
+	uint64_t count;	  /* what the kind counts (enum ebee_warn) */
+	const char *text; /* the reason with its figures, whole, never cut */
+};
+
+/* Called once per reason; a non-zero return stops the walk and is returned. */
+typedef int (*ebee_warning_fn)(const struct ebee_warning *w, void *ctx);
+
+/*
+ * ebee_get_stats() and the reasons its untrusted rests on, from one reading:
+ * st is filled as ebee_get_stats() fills it (NULL: not wanted), and fn (NULL:
+ * none) is called for each reason in the order of enum ebee_warn. 0, fn's
+ * non-zero return, or the errors of ebee_get_stats().
+ */
+int ebee_get_warnings(struct ebee *eb, pid_t pid, struct ebee_stats *st, ebee_warning_fn fn,
+		      void *ctx);
 
 /*
  * A figure with its trust, in one call: the rate or percentile of the
@@ -292,7 +342,9 @@ struct ebee_trust {
 	bool untrusted;		 /* some pid the figure covers: its ebee_stats.untrusted */
 	pid_t pid;		 /* the first such pid, in the order listed; 0 if none */
 	unsigned int nuntrusted; /* how many of the pids listed are untrusted */
-	char warning[256];	 /* that pid's ebee_stats.warning: why */
+	char warning[256];	 /* that pid's ebee_stats.warning: why (each reason:
+				  * ebee_get_warnings() of that pid) */
+	uint64_t warn_kinds;	 /* that pid's ebee_stats.warn_kinds */
 };
 
 /* ebee_get_rps() with the trust of pid's figures. */

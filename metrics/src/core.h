@@ -68,7 +68,7 @@ struct wl {
 	bool exited;
 	bool grpc;		     /* gRPC: some process of it maps a usable libgrpc */
 	struct ebee_dgram_counts dg; /* dgram: the kernel's counters, every sweep */
-	char warning[192];	     /* what ebee_stats.warning says */
+	bool dg_unanswered;	     /* dgram: received, none answered (EBEE_WARN_UDP_UNANSWERED) */
 	struct ebee_window *win[K_NKINDS][NLAT];
 	uint64_t total[K_NKINDS]; /* records of each kind since start */
 	/* Records of a kind whose request started before this time stay out of
@@ -168,7 +168,8 @@ void ebee_scan_dgram(struct ebee *eb, struct wl *w);
 struct ebee_trust_snap {
 	pid_t pid;
 	enum ebee_mode mode;
-	char warning[sizeof(((struct wl *)0)->warning)];
+	bool dg_unanswered;
+	struct ebee_dgram_counts dg;
 };
 void ebee_trust_snap(const struct wl *w, struct ebee_trust_snap *t);
 void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size_t n,

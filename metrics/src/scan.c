@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "warn.h"
 
 /* gRPC: does the workload (now) map a usable gRPC C-core (grpc_elf.c)? At the start
  * and then every GRPC_SCAN_NS, so a descendant that starts a gRPC server
@@ -73,7 +74,8 @@ int ebee_scan_grpc(struct ebee *eb, struct wl *w, bool starting)
 void ebee_scan_dgram(struct ebee *eb, struct wl *w)
 {
 	struct ebee_dgram_counts c;
-	char warn[sizeof(w->warning)] = "";
+	struct ebee_warns ws = {};
+	bool warn;
 	bool candidate = w->req_mode == EBEE_MODE_DGRAM ||
 			 (w->req_mode == EBEE_MODE_AUTO &&
 			  (w->mode == EBEE_MODE_AUTO || w->mode == EBEE_MODE_DGRAM));
@@ -89,15 +91,15 @@ void ebee_scan_dgram(struct ebee *eb, struct wl *w)
 		  (unsigned long long)c.expired, (unsigned long long)c.pending,
 		  (unsigned long long)c.unsolicited, (unsigned long long)c.nopeer,
 		  (unsigned long long)c.full);
-	if (candidate && c.rx >= eb->mp.min_requests && !c.matched)
-		snprintf(warn, sizeof(warn),
-			 "UDP: %llu datagrams received, none answered to its sender (%llu "
-			 "expired unanswered): no request/response pattern to count",
-			 (unsigned long long)c.rx, (unsigned long long)c.expired);
+	warn = candidate && c.rx >= eb->mp.min_requests && !c.matched;
+	if (warn)
+		ebee_warns_udp(&ws, c.rx, c.expired);
 	pthread_mutex_lock(&eb->lock);
 	w->dg = c;
-	if (warn[0] && !w->warning[0]) /* once, as it appears */
-		ebee_logf(eb, EBEE_LOG_WARN, "ebee: pid %d: %s", w->pid, warn);
-	memcpy(w->warning, warn, sizeof(warn));
+	if (warn && !w->dg_unanswered) /* once, as it appears */
+		ebee_logf(eb, EBEE_LOG_WARN, "ebee: pid %d: %s", w->pid,
+			  ebee_warns_text(&ws, EBEE_WARN_UDP_UNANSWERED));
+	w->dg_unanswered = warn;
 	pthread_mutex_unlock(&eb->lock);
+	ebee_warns_free(&ws);
 }

@@ -4,104 +4,25 @@
  * workload's figures can be taken as exact (untrusted, and the warning that
  * says why): the framing counters (docs/design.md 4.9), clients that do not
  * wait for their responses, UDP traffic no pattern matches. The same verdict
- * goes with a figure (ebee_trust_judge(), for query.c's _trust forms).
+ * goes with a figure (ebee_trust_judge(), for query.c's _trust forms). The
+ * reasons themselves, each with its count and text, are warn.c's.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core.h"
 #include "frame/frame_ops.h"
-#include "frame/http2.h"
-
-/* One more reason the figures cannot be taken as exact: untrusted, and the
- * reason after those before it ("; " between), cut to the field's size. */
-__attribute__((format(printf, 2, 3))) static void warn_add(struct ebee_stats *s, const char *fmt,
-							   ...)
-{
-	size_t off = strlen(s->warning);
-	va_list ap;
-
-	s->untrusted = true;
-	if (off && off + 2 < sizeof(s->warning))
-		off += snprintf(s->warning + off, sizeof(s->warning) - off, "; ");
-	if (off + 1 >= sizeof(s->warning))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(s->warning + off, sizeof(s->warning) - off, fmt, ap);
-	va_end(ap);
-}
-
-/* Connections counted by length whose client sent while a response was being
- * written (bpf/ebee.bpf.c, sock_overlap): with or without framing on. */
-static void stats_overlap(struct ebee_stats *s, const struct ebee_fstat *f)
-{
-	s->overlap = f->overlap;
-	if (f->overlap)
-		warn_add(s,
-			 "%llu connection(s) counted by length had a client that sent more "
-			 "while a response was being written (pipelining, streaming): "
-			 "requests read together count as one",
-			 (unsigned long long)f->overlap);
-}
-
-/* What the framing counters say cannot be counted exactly, each reason
- * added to the warning. */
-static void framing_warnings(struct ebee_stats *s, const struct ebee_fstat *f)
-{
-	for (int i = EBEE_FRAME_LENGTH; i < EBEE_FRAME_MAX; i++) {
-		const char *why = ebee_frame_warning(i);
-		char more[sizeof(s->warning)];
-
-		if (f->conns[i] && !why && ebee_frame_check(i, f, more, sizeof(more)) > 0)
-			why = more;
-		if (f->conns[i] && why)
-			warn_add(s, "%s on %llu connection(s): %s", ebee_frame_name(i),
-				 (unsigned long long)f->conns[i], why);
-	}
-	if (f->unseen)
-		warn_add(s,
-			 "%llu connection(s) began with bytes ebee did not see (they came "
-			 "with the handshake and were lost, or did not parse): counted by length",
-			 (unsigned long long)f->unseen);
-	if (f->desync_conns)
-		warn_add(s,
-			 "%llu framed connection(s) lost sync (%llu time(s): %llu at a sequence "
-			 "gap, %llu at bytes that did not parse, %llu at a walk cut short): "
-			 "requests in the gap are not counted",
-			 (unsigned long long)f->desync_conns, (unsigned long long)f->desync,
-			 (unsigned long long)f->desync_gap,
-			 (unsigned long long)(f->desync - f->desync_gap - f->desync_cut),
-			 (unsigned long long)f->desync_cut);
-	if (f->late)
-		warn_add(s,
-			 "%llu connection(s) counted by length once their requests came one "
-			 "at a time later sent several together: the bursts read before a "
-			 "sample (one in %d segments arriving between requests) saw it may "
-			 "count as one request each",
-			 (unsigned long long)f->late, EBEE_FV_SAMPLE);
-	stats_overlap(s, f);
-	if (f->untimed)
-		warn_add(s,
-			 "%llu HTTP/2 stream(s) beyond %d in flight on a connection were "
-			 "not counted",
-			 (unsigned long long)f->untimed, EBEE_H2_SLOTS);
-	if (f->unmatched)
-		warn_add(s, "%llu response(s) had no request to pair with",
-			 (unsigned long long)f->unmatched);
-}
+#include "warn.h"
 
 /* framing, untrusted and warning of ebee_get_stats(): the framer most of
  * the workload's connections use, and what the framing counters say cannot
  * be counted exactly (docs/design.md 4.9). */
-static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
+static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, struct ebee_warns *ws)
 {
 	struct ebee_fstat f = {};
 	int best = EBEE_FRAME_NONE;
 
-	if (s->warning[0]) /* the dgram pattern's */
-		s->untrusted = true;
 	if (s->mode == EBEE_MODE_DGRAM) {
 		snprintf(s->framing, sizeof(s->framing), "dgram");
 		return;
@@ -116,8 +37,10 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 		snprintf(s->framing, sizeof(s->framing), "%s",
 			 eb->path == EBEE_PATH_SOCKET && !eb->opts.no_framing ? "" : "length");
 		/* Framing off, the socket path still sees clients that do not wait. */
-		if (eb->path == EBEE_PATH_SOCKET && !ebee_loader_fstat(eb->loader, pid, &f))
-			stats_overlap(s, &f);
+		if (eb->path == EBEE_PATH_SOCKET && !ebee_loader_fstat(eb->loader, pid, &f)) {
+			s->overlap = f.overlap;
+			ebee_warns_overlap(ws, &f);
+		}
 		return;
 	}
 	for (int i = EBEE_FRAME_LENGTH; i < EBEE_FRAME_MAX; i++)
@@ -133,19 +56,34 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	s->handshake_data = f.hsdata;
 	s->unseen = f.unseen;
 	s->reordered = f.reordered;
-	framing_warnings(s, &f);
+	s->overlap = f.overlap;
+	ebee_warns_framing(ws, &f);
+}
+
+/* The verdict: untrusted, warn_kinds and warning (whole reasons) of s from
+ * ws, the dgram pattern's reason first. */
+static void stats_verdict(struct ebee *eb, pid_t pid, struct ebee_stats *s, bool dg_unanswered,
+			  const struct ebee_dgram_counts *dg, struct ebee_warns *ws)
+{
+	if (dg_unanswered)
+		ebee_warns_udp(ws, dg->rx, dg->expired);
+	stats_framing(eb, pid, s, ws);
+	s->untrusted = ws->on != 0;
+	s->warn_kinds = ws->on;
+	ebee_warns_join(ws, s->warning, sizeof(s->warning));
 }
 
 void ebee_trust_snap(const struct wl *w, struct ebee_trust_snap *t)
 {
 	t->pid = w->pid;
 	t->mode = w->mode;
-	memcpy(t->warning, w->warning, sizeof(t->warning));
+	t->dg_unanswered = w->dg_unanswered;
+	t->dg = w->dg;
 }
 
-/* Each workload judged as ebee_get_stats() judges it (its stats_framing()
- * from the same mode and warning); the first untrusted one, as listed, says
- * why. */
+/* Each workload judged as ebee_get_stats() judges it (its stats_verdict()
+ * from the same mode and dgram state); the first untrusted one, as listed,
+ * says why. */
 void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size_t n,
 		      struct ebee_trust *out)
 {
@@ -155,28 +93,36 @@ void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size
 	t.sz = sz;
 	for (size_t i = 0; i < n; i++) {
 		struct ebee_stats s = { .mode = snaps[i].mode };
+		struct ebee_warns ws = {};
 
-		snprintf(s.warning, sizeof(s.warning), "%s", snaps[i].warning);
-		stats_framing(eb, snaps[i].pid, &s);
+		stats_verdict(eb, snaps[i].pid, &s, snaps[i].dg_unanswered, &snaps[i].dg, &ws);
+		ebee_warns_free(&ws);
 		if (!s.untrusted || t.nuntrusted++)
 			continue;
 		t.untrusted = true;
 		t.pid = snaps[i].pid;
 		memcpy(t.warning, s.warning, sizeof(t.warning));
+		t.warn_kinds = s.warn_kinds;
 	}
 	memcpy(out, &t, sz);
 }
 
-int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
+int ebee_get_warnings(struct ebee *eb, pid_t pid, struct ebee_stats *st, ebee_warning_fn fn,
+		      void *ctx)
 {
 	struct ebee_stats s = {};
 	struct ebee_window *win;
+	struct ebee_dgram_counts dg;
+	struct ebee_warns ws = {};
+	bool dg_unanswered;
 	struct wl *w;
-	size_t sz;
+	size_t sz = 0;
+	int err;
 
-	if (!eb || !st || st->sz < sizeof(size_t))
+	if (!eb || (st && st->sz < sizeof(size_t)))
 		return -EINVAL;
-	sz = st->sz < sizeof(s) ? st->sz : sizeof(s);
+	if (st)
+		sz = st->sz < sizeof(s) ? st->sz : sizeof(s);
 	pthread_mutex_lock(&eb->lock);
 	w = ebee_wl_find(eb, pid);
 	if (!w) {
@@ -198,7 +144,8 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 			    (eb->dgram_probes_now ? EBEE_PROBE_DGRAM : 0));
 	}
 	s.expired = w->dg.expired;
-	snprintf(s.warning, sizeof(s.warning), "%s", w->warning);
+	dg = w->dg;
+	dg_unanswered = w->dg_unanswered;
 	win = w->win[ebee_wl_kind(w)][EBEE_LAT_SERVICE];
 	if (win) {
 		if (eb->opts.window_age_ns)
@@ -212,7 +159,17 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 		ebee_loader_workload_dropped(eb->loader, pid, &s.dropped);
 		s.nprocs = ebee_loader_proc_count(eb->loader, pid);
 	}
-	stats_framing(eb, pid, &s);
-	memcpy(st, &s, sz);
-	return 0;
+	stats_verdict(eb, pid, &s, dg_unanswered, &dg, &ws);
+	if (st)
+		memcpy(st, &s, sz);
+	err = ebee_warns_each(&ws, fn, ctx);
+	ebee_warns_free(&ws);
+	return err;
+}
+
+int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
+{
+	if (!st)
+		return -EINVAL;
+	return ebee_get_warnings(eb, pid, st, NULL, NULL);
 }

@@ -143,6 +143,9 @@ assert o["requests"] == 0, "one-way datagrams counted as requests"
 assert o["expired"] == received, "expired %d, want %d" % (o["expired"], received)
 assert o["mode"] == "auto", "mode %s for a server that answers nothing" % o["mode"]
 assert o["warning"] and "none answered" in o["warning"], o["warning"]
+# The same reason in the list, by its id, with what it counts: the datagrams received.
+assert [(w["reason"], w["count"]) for w in o["warnings"]] == [("udp_unanswered", received)], o
+assert o["warnings"][0]["text"] == o["warning"], o
 assert "none answered" in err, "the warning is not on stderr: " + err
 PY
 		fail "$path/one-way: $(cat "$tmp/out.json") $(cat "$tmp/err")"

@@ -3,8 +3,9 @@
 # (tests/lib/echo_server.py) fed TLS records after a ClientHello offering h2, which ebee
 # frames by record but cannot trust (framing tls, untrusted: the server's choice is hidden,
 # the streams may be multiplexed). Workload "h2" has the default trust_unframed = no: its
-# intervals are stale with ebee's reason in the log's stale_why, and parties says why on
-# stderr once. Workload "trusting" has trust_unframed = yes: its p99 drives as usual (fresh).
+# intervals are stale with ebee's reasons (their ids: tls_mux) in the log's stale_why, and
+# parties says why on stderr once, each reason whole. Workload "trusting" has
+# trust_unframed = yes: its p99 drives as usual (fresh).
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties
 [ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || skip "no cgroup v2 hierarchy mounted"
@@ -69,7 +70,7 @@ PY
 client=$!
 PT_PIDS+=($client)
 
-pt_log_wait 'w["h2"]["state"] == "stale" and "untrusted" in (w["h2"].get("stale_why") or "") and "offered h2" in w["h2"]["stale_why"]' 20 >/dev/null ||
+pt_log_wait 'w["h2"]["state"] == "stale" and "untrusted" in (w["h2"].get("stale_why") or "") and "tls_mux" in w["h2"]["stale_why"]' 20 >/dev/null ||
 	{ tail -3 "$PT_TMP/log.jsonl"; die "h2 was not held stale as untrusted"; }
 pt_log_wait 'w["trusting"]["state"] == "fresh" and w["trusting"]["p99_ebee_us"] is not None' 20 >/dev/null ||
 	{ tail -3 "$PT_TMP/log.jsonl"; die "trusting (trust_unframed = yes) was not fresh"; }
@@ -83,7 +84,11 @@ echo "ok: trusting (trust_unframed = yes) fresh, its p99 drives"
 sleep 1
 n=$(grep -c "ebee cannot count pid .* requests exactly" "$PT_TMP/parties.err")
 [ "$n" = 1 ] || { cat "$PT_TMP/parties.err"; die "the refusal was said $n times on stderr, not once"; }
-echo "ok: said once on stderr: $(grep "ebee cannot count" "$PT_TMP/parties.err")"
+# The reason whole, to its last words (the log once cut it at 70 characters).
+grep "ebee cannot count pid .* requests exactly" "$PT_TMP/parties.err" |
+	grep -q "offered h2 (ALPN) or a ClientHello ebee could not read: requests multiplexed in encrypted records count as one; not acting" ||
+	{ cat "$PT_TMP/parties.err"; die "the reason was not logged whole"; }
+echo "ok: said once on stderr, whole: $(grep "ebee cannot count" "$PT_TMP/parties.err")"
 kill "$client" 2>/dev/null
 wait "$client" 2>/dev/null
 pt_stop_restored

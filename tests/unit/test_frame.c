@@ -75,9 +75,10 @@ static void test_detect(void **state)
 	assert_string_equal(ebee_frame_name(EBEE_FRAME_RESP), "resp");
 	assert_string_equal(ebee_frame_name(EBEE_FRAME_HTTP1), "http1");
 	assert_string_equal(ebee_frame_name(EBEE_FRAME_NONE), "");
-	assert_null(ebee_frame_warning(EBEE_FRAME_RESP));
-	assert_null(ebee_frame_warning(EBEE_FRAME_HTTP2)); /* framed: test_frame_http2.c */
-	assert_null(ebee_frame_warning(EBEE_FRAME_TLS));   /* conditional: test_frame_tls.c */
+	assert_null(ebee_frame_get(EBEE_FRAME_RESP)->reasons);
+	assert_null(ebee_frame_get(EBEE_FRAME_HTTP2)->reasons); /* framed: test_frame_http2.c */
+	assert_non_null(
+	    ebee_frame_get(EBEE_FRAME_TLS)->reasons); /* by its counters: test_frame_tls.c */
 	assert_null(ebee_frame_get(EBEE_FRAME_MAX));
 }
 

@@ -194,7 +194,7 @@ static void test_detect_trusted(void **state)
 	assert_int_equal(ebee_frame_detect((const uint8_t *)PREFACE, 24), EBEE_FRAME_HTTP2);
 	assert_string_equal(ebee_frame_name(EBEE_FRAME_HTTP2), "http2");
 	/* Framed now: no warning of its own. */
-	assert_null(ebee_frame_warning(EBEE_FRAME_HTTP2));
+	assert_null(ebee_frame_get(EBEE_FRAME_HTTP2)->reasons);
 	assert_non_null(ebee_frame_get(EBEE_FRAME_HTTP2)->step);
 	/* A server's SETTINGS may come before the client's preface. */
 	assert_true(ebee_h2_is_settings((const uint8_t *)"\0\0\x12\x04\0\0\0\0\0", 9));

@@ -16,6 +16,7 @@
 
 #include "../../metrics/src/frame/frame_ops.h"
 #include "frame/mctext.h"
+#include "../../metrics/src/warn.h"
 
 struct want {
 	uint64_t starts, ends, unanswered;
@@ -126,8 +127,7 @@ static void test_detect(void **state)
 	}
 	assert_string_equal(ebee_frame_name(EBEE_FRAME_MCTEXT), "memcache");
 	assert_string_equal(ebee_frame_name(EBEE_FRAME_MCBIN), "memcache-binary");
-	assert_null(ebee_frame_warning(EBEE_FRAME_MCTEXT));
-	assert_null(ebee_frame_warning(EBEE_FRAME_MCBIN));
+	assert_null(ebee_frame_get(EBEE_FRAME_MCBIN)->reasons); /* mctext's: test_check */
 	/* Resynchronisation: a command word, a response word, a magic. */
 	assert_true(ebee_frame_may_start(EBEE_FRAME_MCTEXT, 0, 'g'));
 	assert_false(ebee_frame_may_start(EBEE_FRAME_MCTEXT, 0, 'G'));
@@ -305,20 +305,32 @@ static void test_binary(void **state)
 	expect_n(EBEE_FRAME_MCBIN, b, n, 1, (struct want){ 0, 0, 0, true, 0 });
 }
 
+/* What user space says of a workload's counters (metrics/src/warn.c). */
 static void test_check(void **state)
 {
 	struct ebee_fstat f = { 0 };
-	char buf[256];
+	struct ebee_warns ws = {};
 
-	assert_int_equal(ebee_frame_check(EBEE_FRAME_MCTEXT, &f, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "");
+	f.conns[EBEE_FRAME_MCTEXT] = 3;
+	ebee_warns_framing(&ws, &f);
+	assert_int_equal(ws.on, 0);
 	f.unanswered = 5; /* informational: no warning */
-	assert_int_equal(ebee_frame_check(EBEE_FRAME_MCTEXT, &f, buf, sizeof(buf)), 0);
-	assert_int_equal(ebee_frame_check(EBEE_FRAME_MCBIN, &f, buf, sizeof(buf)), 0);
+	f.conns[EBEE_FRAME_MCBIN] = 1;
+	ebee_warns_framing(&ws, &f);
+	assert_int_equal(ws.on, 0);
 	f.mc_quiet = 2;
-	assert_true(ebee_frame_check(EBEE_FRAME_MCTEXT, &f, buf, sizeof(buf)) > 0);
-	assert_non_null(strstr(buf, "quiet mode"));
-	assert_non_null(strstr(buf, "2 of them"));
+	ebee_warns_framing(&ws, &f);
+	assert_int_equal(ws.on, 1ull << EBEE_WARN_MC_QUIET);
+	assert_int_equal(ws.count[EBEE_WARN_MC_QUIET], 2);
+	assert_string_equal(ebee_warns_text(&ws, EBEE_WARN_MC_QUIET),
+			    "memcache on 3 connection(s): 2 of them sent meta commands in quiet "
+			    "mode (q flag), answered only sometimes: responses may pair with the "
+			    "wrong requests");
+	ebee_warns_free(&ws);
+	/* Only where the framer is in use. */
+	f.conns[EBEE_FRAME_MCTEXT] = 0;
+	ebee_warns_framing(&ws, &f);
+	assert_int_equal(ws.on, 0);
 }
 
 int main(void)

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "../../metrics/src/frame/frame_ops.h"
+#include "../../metrics/src/warn.h"
 #include "../../bpf/frame/tls.h"
 #include "tls_captures.h"
 
@@ -495,23 +496,33 @@ static void test_not_records(void **state)
 	assert_false(ebee_frame_may_start(EBEE_FRAME_TLS, 1, 'H'));
 }
 
-/* What user space says of a workload's counters. */
+/* What user space says of a workload's counters (metrics/src/warn.c): one
+ * reason each, whole. */
 static void test_check(void **state)
 {
 	struct ebee_fstat f = { 0 };
-	char buf[256];
+	struct ebee_warns ws = {};
 
-	assert_null(ebee_frame_warning(EBEE_FRAME_TLS));
-	assert_int_equal(ebee_frame_check(EBEE_FRAME_TLS, &f, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "");
+	f.conns[EBEE_FRAME_TLS] = 4;
+	ebee_warns_framing(&ws, &f);
+	assert_int_equal(ws.on, 0);
 	f.tls_mux = 2;
-	assert_true(ebee_frame_check(EBEE_FRAME_TLS, &f, buf, sizeof(buf)) > 0);
-	assert_non_null(strstr(buf, "2 of them offered h2"));
+	ebee_warns_framing(&ws, &f);
+	assert_int_equal(ws.on, 1ull << EBEE_WARN_TLS_MUX);
+	assert_string_equal(ebee_warns_text(&ws, EBEE_WARN_TLS_MUX),
+			    "tls on 4 connection(s): 2 of them offered h2 (ALPN) or a ClientHello "
+			    "ebee could not read: requests multiplexed in encrypted records count "
+			    "as one");
+	ebee_warns_free(&ws);
 	f.tls_again = 1;
-	ebee_frame_check(EBEE_FRAME_TLS, &f, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "; 1 had a client that wrote again"));
-	assert_true(ebee_frame_check(EBEE_FRAME_TLS, &f, buf, 10) > 10);
-	assert_int_equal(strlen(buf), 9);
+	ebee_warns_framing(&ws, &f);
+	assert_int_equal(ws.on, (1ull << EBEE_WARN_TLS_MUX) | (1ull << EBEE_WARN_TLS_AGAIN));
+	assert_int_equal(ws.count[EBEE_WARN_TLS_AGAIN], 1);
+	assert_string_equal(
+	    ebee_warns_text(&ws, EBEE_WARN_TLS_AGAIN),
+	    "tls on 4 connection(s): 1 had a client that wrote again before a reply "
+	    "(pipelined, or a request in pieces): counted as one request");
+	ebee_warns_free(&ws);
 }
 
 /* Conversations captured from openssl s_server and s_client (TLS 1.2 and

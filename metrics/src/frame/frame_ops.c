@@ -27,22 +27,6 @@ const char *ebee_frame_name(int id)
 	return id >= 0 && id < EBEE_FRAME_MAX && names[id] ? names[id] : "";
 }
 
-const char *ebee_frame_warning(int id)
-{
-	const struct ebee_frame_ops *o = ebee_frame_get(id);
-
-	return o ? o->warning : NULL;
-}
-
-int ebee_frame_check(int id, const struct ebee_fstat *f, char *buf, size_t len)
-{
-	const struct ebee_frame_ops *o = ebee_frame_get(id);
-
-	if (len)
-		buf[0] = 0;
-	return o && o->check ? o->check(f, buf, len) : 0;
-}
-
 int ebee_frame_feed(const struct ebee_frame_ops *ops, struct ebee_fdir *d, const uint8_t *b,
 		    size_t n, int resp, uint32_t *head_bits, struct ebee_frame_counts *out)
 {

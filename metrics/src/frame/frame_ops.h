@@ -15,8 +15,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "ebee.h"
 #include "ebee_common.h"
 #include "frame/dispatch.h"
+
+/* One reason a framer's counters give (enum ebee_warn): it applies when its
+ * counter, a __u64 of struct ebee_fstat, is not 0, and reads "<name> on
+ * <conns> connection(s): <counter> <text>" (metrics/src/warn.c). */
+struct ebee_frame_reason {
+	enum ebee_warn kind;
+	size_t off; /* offsetof(struct ebee_fstat, the counter) */
+	const char *text;
+};
 
 /* A framer's user half, ebee_frame_<stem> in metrics/src/frame/<stem>.c
  * (its id and name are its line of the list). */
@@ -28,12 +38,9 @@ struct ebee_frame_ops {
 	/* NULL, or which request (HTTP/2: the stream id) the event the step
 	 * just returned belongs to, for framers that pair by id. */
 	uint32_t (*event_id)(const struct ebee_fdir *d);
-	/* NULL, or why a workload with connections framed so has figures that
-	 * cannot be trusted (the warning of ebee_stats). */
-	const char *warning;
-	/* NULL, or what the kernel's counters of the workload (f) say cannot
-	 * be trusted: written to buf like snprintf, 0 when nothing. */
-	int (*check)(const struct ebee_fstat *f, char *buf, size_t len);
+	/* NULL, or what the kernel's counters of a workload with connections
+	 * framed so say cannot be trusted: a list ended by a NULL text. */
+	const struct ebee_frame_reason *reasons;
 };
 
 #define EBEE_FRAME_DECL_(ID, stem, name, kind) extern const struct ebee_frame_ops ebee_frame_##stem;
@@ -44,10 +51,6 @@ EBEE_FRAME_LIST(EBEE_FRAME_DECL_)
 const struct ebee_frame_ops *ebee_frame_get(int id);
 /* Its name (the list's); "" for EBEE_FRAME_NONE or an unknown id. */
 const char *ebee_frame_name(int id);
-/* Its warning, or NULL. */
-const char *ebee_frame_warning(int id);
-/* Its check of a workload's counters (ops.check), 0 when it has none. */
-int ebee_frame_check(int id, const struct ebee_fstat *f, char *buf, size_t len);
 
 /* What feeding bytes found. */
 struct ebee_frame_counts {

@@ -5,21 +5,18 @@
  * commands in quiet mode (the q flag) are answered or not as their outcome
  * goes, which FIFO pairing cannot follow: the workload is untrusted then.
  */
-#include <stdio.h>
+#include <stddef.h>
 #include "frame_ops.h"
 #include "frame/mctext.h"
 
-static int mctext_check(const struct ebee_fstat *f, char *buf, size_t len)
-{
-	if (!f->mc_quiet)
-		return 0;
-	return snprintf(buf, len,
-			"%llu of them sent meta commands in quiet mode (q flag), answered only "
-			"sometimes: responses may pair with the wrong requests",
-			(unsigned long long)f->mc_quiet);
-}
+static const struct ebee_frame_reason mctext_reasons[] = {
+	{ EBEE_WARN_MC_QUIET, offsetof(struct ebee_fstat, mc_quiet),
+	  "of them sent meta commands in quiet mode (q flag), answered only sometimes: responses "
+	  "may pair with the wrong requests" },
+	{ .text = NULL },
+};
 
 const struct ebee_frame_ops ebee_frame_mctext = {
 	.step = ebee_mctext_frame_step,
-	.check = mctext_check,
+	.reasons = mctext_reasons,
 };

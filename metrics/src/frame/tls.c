@@ -7,29 +7,21 @@
  * not read) where the server's choice is encrypted, or a client that wrote
  * again before any reply.
  */
-#include <stdio.h>
+#include <stddef.h>
 #include "frame_ops.h"
 #include "frame/tls.h"
 
-static int tls_check(const struct ebee_fstat *f, char *buf, size_t len)
-{
-	int n = 0;
-
-	if (f->tls_mux)
-		n += snprintf(buf, len,
-			      "%llu of them offered h2 (ALPN) or a ClientHello ebee could not "
-			      "read: requests multiplexed in encrypted records count as one",
-			      (unsigned long long)f->tls_mux);
-	if (f->tls_again)
-		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
-			      (size_t)n < len ? len - n : 0,
-			      "%s%llu had a client that wrote again before a reply (pipelined, "
-			      "or a request in pieces): counted as one request",
-			      n ? "; " : "", (unsigned long long)f->tls_again);
-	return n;
-}
+static const struct ebee_frame_reason tls_reasons[] = {
+	{ EBEE_WARN_TLS_MUX, offsetof(struct ebee_fstat, tls_mux),
+	  "of them offered h2 (ALPN) or a ClientHello ebee could not read: requests multiplexed "
+	  "in encrypted records count as one" },
+	{ EBEE_WARN_TLS_AGAIN, offsetof(struct ebee_fstat, tls_again),
+	  "had a client that wrote again before a reply (pipelined, or a request in pieces): "
+	  "counted as one request" },
+	{ .text = NULL },
+};
 
 const struct ebee_frame_ops ebee_frame_tls = {
 	.step = ebee_tls_frame_step,
-	.check = tls_check,
+	.reasons = tls_reasons,
 };
