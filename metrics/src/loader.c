@@ -539,8 +539,41 @@ void ebee_loader_close(struct ebee_loader *k)
 	free(k);
 }
 
+/* How long an attach waits for the kernel to finish an earlier detach of the
+ * same program (prog_attach). */
+#define REATTACH_WAIT_US (5 * 1000 * 1000)
+
+/* Attach one program, NULL and errno on failure. A program whose link was
+ * destroyed a moment ago can still be on its hook: for a syscall tracepoint
+ * (6.18) the kernel takes it off after bpf_link__destroy() has returned, one
+ * program after another, each after an RCU grace period (30 to 40 ms each,
+ * over 600 ms for the 18 of the read and write groups on a busy host), and
+ * until then attaching the same program again fails with EEXIST. A group is
+ * attached only when the loader holds none of its links, so EEXIST means
+ * just that detach still under way: wait for it, bounded, then say so. */
+static struct bpf_link *prog_attach(struct bpf_program *p, bool *waited)
+{
+	long long end = 0;
+	struct bpf_link *l;
+
+	for (;;) {
+		l = bpf_program__attach(p);
+		if (l || errno != EEXIST)
+			return l;
+		if (!end)
+			end = mono_us() + REATTACH_WAIT_US;
+		else if (mono_us() >= end)
+			break;
+		*waited = true;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	errno = EEXIST;
+	return NULL;
+}
+
 static int attach_group(struct ebee_loader *k, unsigned int bit, char *msg, size_t msg_len)
 {
+	bool waited = false;
 	struct bpf_program *progs[MAX_GROUP_PROGS];
 	int g = group_idx(bit), n, err;
 
@@ -552,12 +585,15 @@ static int attach_group(struct ebee_loader *k, unsigned int bit, char *msg, size
 	}
 	n = group_progs(k, bit, progs);
 	for (int i = 0; i < n; i++) {
-		struct bpf_link *l = bpf_program__attach(progs[i]);
+		struct bpf_link *l = prog_attach(progs[i], &waited);
 
 		if (!l) {
 			err = -errno;
-			snprintf(msg, msg_len, "ebee: cannot attach %s (%s): %s%s%s",
+			snprintf(msg, msg_len, "ebee: cannot attach %s (%s)%s: %s%s%s",
 				 bpf_program__name(progs[i]), bpf_program__section_name(progs[i]),
+				 err == -EEXIST && waited
+				     ? " (its earlier detach still not done after 5 s)"
+				     : "",
 				 strerror(-err), last_libbpf_msg[0] ? ": " : "", last_libbpf_msg);
 			detach_group(k, g);
 			return err;
