@@ -157,7 +157,9 @@ static void render_counts(struct scrape *x)
 {
 	struct prom_buf *b = x->b;
 
-	prom_family(b, "ebee_requests_total", PROM_COUNTER, "Requests completed while traced.");
+	prom_family(b, "ebee_requests_total", PROM_COUNTER,
+		    "Requests completed while traced, counted in the kernel (lost records "
+		    "included).");
 	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.requests);
 
 	prom_family(b, "ebee_lost_records_total", PROM_COUNTER,
@@ -175,6 +177,12 @@ static void render_counts(struct scrape *x)
 
 	prom_family(b, "ebee_window_requests", PROM_GAUGE, "Requests in ebee's window.");
 	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.window_count);
+
+	prom_family(b, "ebee_window_covered_ratio", PROM_GAUGE,
+		    "Share of the window's requests (as the kernel counted them) whose records "
+		    "reached ebee: the quantiles are over these; 1 when none was lost, below "
+		    "0.99 untrusted.");
+	EACH(x, i) prom_sample(b, x->l[i], 2, x->s[i].st.covered);
 }
 
 /* How ebee finds requests: mode, framing, whether the counts can be trusted. */

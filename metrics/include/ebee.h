@@ -225,7 +225,8 @@ int ebee_get_latency_percentile_joint(struct ebee *eb, const pid_t *pids, size_t
 
 struct ebee_stats {
 	size_t sz;		 /* set by the caller: sizeof(struct ebee_stats) */
-	uint64_t requests;	 /* completed while traced (not only in the window) */
+	uint64_t requests;	 /* completed while traced (not only in the window),
+				  * counted in the kernel: lost records included */
 	uint64_t dropped;	 /* records the kernel could not queue for this workload */
 	enum ebee_mode mode;	 /* chosen mode; AUTO while still undecided */
 	enum ebee_mode req_mode; /* what the caller asked for */
@@ -268,6 +269,13 @@ struct ebee_stats {
 	uint64_t reordered;	 /* framing: client segments that reached ebee before
 				  * the bytes just before them (sent from two CPUs, one
 				  * held back): held and parsed in order, not a gap */
+	/* requests and rps come from counters the BPF programs keep, exact
+	 * when records are lost (dropped); the latencies are over the records
+	 * that arrived, this share of the window's requests. More than 1% lost
+	 * makes the workload untrusted (docs/design.md, request counters). */
+	double covered;		  /* 0..1; 1 when none was lost */
+	uint64_t window_requests; /* requests the kernel counted over the window's span */
+	uint64_t window_lost;	  /* ... of them, whose records were lost */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -136,11 +136,30 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s)
 	framing_warnings(s, &f);
 }
 
-void ebee_trust_snap(const struct wl *w, struct ebee_trust_snap *t)
+void ebee_trust_snap(struct ebee *eb, struct wl *w, struct ebee_trust_snap *t)
 {
 	t->pid = w->pid;
 	t->mode = w->mode;
 	memcpy(t->warning, w->warning, sizeof(t->warning));
+	if (ebee_wl_share(eb, w, &t->share))
+		ebee_kc_between(&w->kc, -1, 0, 0, &t->share); /* no window: all covered */
+}
+
+/* The share of the window's requests whose records arrived (the rest were
+ * lost to a full ring: the kernel counted them, the percentiles cannot),
+ * untrusted above EBEE_KC_LOST_MAX lost (kcount.h says why). */
+static void stats_lost(struct ebee_stats *s, const struct ebee_kc_span *sp)
+{
+	s->covered = sp->covered;
+	s->window_requests = (uint64_t)(sp->requests + 0.5);
+	s->window_lost = (uint64_t)(sp->lost + 0.5);
+	if (ebee_kc_lossy(sp->requests, sp->lost))
+		warn_add(s,
+			 "%.1f%% of the window's requests (%llu of %llu) lost their records "
+			 "(the ring buffer was full: give it more room, ebee_opts.ringbuf_size): "
+			 "requests and rps are exact, the latencies are over the rest",
+			 100 * (1 - sp->covered), (unsigned long long)s->window_lost,
+			 (unsigned long long)s->window_requests);
 }
 
 /* Each workload judged as ebee_get_stats() judges it (its stats_framing()
@@ -157,6 +176,7 @@ void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size
 		struct ebee_stats s = { .mode = snaps[i].mode };
 
 		snprintf(s.warning, sizeof(s.warning), "%s", snaps[i].warning);
+		stats_lost(&s, &snaps[i].share);
 		stats_framing(eb, snaps[i].pid, &s);
 		if (!s.untrusted || t.nuntrusted++)
 			continue;
@@ -171,18 +191,24 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 {
 	struct ebee_stats s = {};
 	struct ebee_window *win;
+	struct ebee_kc_span share;
+	struct ebee_kc_read kr;
 	struct wl *w;
 	size_t sz;
 
 	if (!eb || !st || st->sz < sizeof(size_t))
 		return -EINVAL;
 	sz = st->sz < sizeof(s) ? st->sz : sizeof(s);
+	ebee_wl_kc_read(eb, pid, &kr); /* requests as of now, read outside the lock */
 	pthread_mutex_lock(&eb->lock);
 	w = ebee_wl_find(eb, pid);
 	if (!w) {
 		pthread_mutex_unlock(&eb->lock);
 		return -ENOENT;
 	}
+	ebee_wl_kc_apply(w, &kr);
+	if (ebee_wl_share(eb, w, &share))
+		ebee_kc_between(&w->kc, -1, 0, 0, &share);
 	s.sz = sz;
 	s.requests = ebee_wl_requests(w);
 	s.mode = w->mode;
@@ -212,6 +238,7 @@ int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st)
 		ebee_loader_workload_dropped(eb->loader, pid, &s.dropped);
 		s.nprocs = ebee_loader_proc_count(eb->loader, pid);
 	}
+	stats_lost(&s, &share);
 	stats_framing(eb, pid, &s);
 	memcpy(st, &s, sz);
 	return 0;
