@@ -115,6 +115,14 @@ void ebee_kc_between(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi
 	out->covered = ebee_kc_covered(out->requests, out->lost);
 }
 
+void ebee_kc_window(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_ns, uint64_t nrec,
+		    struct ebee_kc_span *out)
+{
+	ebee_kc_between(h, k, lo_ns, hi_ns, out);
+	out->requests = (double)nrec + out->lost;
+	out->covered = ebee_kc_covered(out->requests, out->lost);
+}
+
 double ebee_kc_covered(double requests, double lost)
 {
 	double c;

@@ -4,13 +4,17 @@
  * map kcounts: per CPU, incremented where each request record is made,
  * whether or not the ring takes it), sampled by user space: the latest reading
  * gives `requests` exactly; a short history of readings gives the requests
- * and the lost ones over any span of time (the window's), by linear
- * interpolation between the readings around each end. rps over the window is
- * the counter's delta over the window's span, and the share of the window's
- * requests whose records arrived (covered) is 1 - lost / requests over the
- * same span: the two counters are read together, so without a loss the share
- * is exactly 1, whatever the sampling. Pure logic, no locks: the caller
- * (struct wl) holds the workload lock.
+ * and the lost ones over any span of time, by linear interpolation between
+ * the readings around each end.
+ *
+ * Over the window's span, the kernel's count is the records that arrived in
+ * it (the window's) plus the rise of its lost count: every request either
+ * reached the ring or was counted lost. Only the lost part needs the
+ * readings, so rps over the window (that count over the span) and the share
+ * of it whose records arrived (covered) are exact without a loss, whatever
+ * the sampling: interpolating the request count itself between readings
+ * 100 ms apart was off by half on a 200-request burst. Pure logic, no locks:
+ * the caller (struct wl) holds the workload lock.
  */
 #ifndef EBEE_KCOUNT_H
 #define EBEE_KCOUNT_H
@@ -61,6 +65,10 @@ void ebee_kc_update(struct ebee_kc *h, uint64_t t_ns, const struct ebee_kcount *
 /* Pattern k's (EBEE_KC_*) counters between lo_ns and hi_ns. */
 void ebee_kc_between(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_ns,
 		     struct ebee_kc_span *out);
+/* The window's span lo_ns..hi_ns holding nrec records of pattern k: its
+ * requests are nrec plus the lost count's rise over the span. */
+void ebee_kc_window(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_ns, uint64_t nrec,
+		    struct ebee_kc_span *out);
 /* 1 - lost / requests, clamped to 0..1; 1 when requests is 0. */
 double ebee_kc_covered(double requests, double lost);
 /* More than EBEE_KC_LOST_MAX of requests lost. */

@@ -93,8 +93,8 @@ static int query_trust(struct ebee *eb, int err, const struct ebee_trust_snap *s
 	return err;
 }
 
-/* Requests per second over the window's span, counted by the kernel: the
- * records that reached the window may be fewer (some lost). -ENODATA, as
+/* Requests per second over the window's span as the kernel counted them:
+ * the window's records and those lost in the span (kcount.h). -ENODATA, as
  * ever, with fewer than two records or no span. */
 static int kernel_rps(struct ebee *eb, pid_t pid, struct ebee_window *win, double *rps)
 {
@@ -104,7 +104,7 @@ static int kernel_rps(struct ebee *eb, pid_t pid, struct ebee_window *win, doubl
 
 	if (!ebee_window_span(win) || ebee_window_ends(win, &lo, &hi) || hi <= lo || !w)
 		return -ENODATA;
-	ebee_kc_between(&w->kc, ebee_wl_kind(w), lo, hi, &sp);
+	ebee_kc_window(&w->kc, ebee_wl_kind(w), lo, hi, ebee_window_count(win), &sp);
 	*rps = sp.requests * 1e9 / (double)(hi - lo);
 	return 0;
 }

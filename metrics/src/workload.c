@@ -68,12 +68,11 @@ int ebee_wl_share(struct ebee *eb, struct wl *w, struct ebee_kc_span *out)
 		return -ENODATA;
 	if (eb->opts.window_age_ns)
 		ebee_window_expire(win, ebee_now_ns());
-	if (ebee_window_count(win) < 2 || ebee_window_ends(win, &lo, &hi) || hi <= lo) {
+	if (ebee_window_count(win) < 2 || ebee_window_ends(win, &lo, &hi) || hi <= lo)
 		/* Nothing to span (every record lost, say): all so far. */
-		lo = w->kc.start.t_ns;
-		hi = w->kc.last.t_ns;
-	}
-	ebee_kc_between(&w->kc, k, lo, hi, out);
+		ebee_kc_between(&w->kc, k, w->kc.start.t_ns, w->kc.last.t_ns, out);
+	else
+		ebee_kc_window(&w->kc, k, lo, hi, ebee_window_count(win), out);
 	return 0;
 }
 

@@ -98,6 +98,32 @@ static void test_between_losses(void **state)
 	assert_true(sp.requests == 10000 && sp.lost == 1000);
 }
 
+/* The window's requests: its records plus the lost ones over its span, so without a
+ * loss they are the records exactly, however the readings fall around a burst. */
+static void test_window_count(void **state)
+{
+	struct ebee_kc h;
+	struct ebee_kc_span sp;
+	struct ebee_kcount c = {};
+
+	(void)state;
+	ebee_kc_init(&h, 0);
+	c.req[EBEE_KC_IO] = 200; /* a burst of 200 early in the second 100 ms */
+	ebee_kc_update(&h, 100 * MS, &(struct ebee_kcount){ 0 });
+	ebee_kc_update(&h, 200 * MS, &c);
+	ebee_kc_window(&h, EBEE_KC_IO, 100 * MS, 125 * MS, 200, &sp);
+	assert_true(sp.requests == 200 && sp.lost == 0 && sp.covered == 1);
+	/* 0.2 .. 0.3 s: 200 more, 200 lost, evenly; a window over its first half. */
+	c.req[EBEE_KC_IO] = 400;
+	c.lost[EBEE_KC_IO] = 200;
+	ebee_kc_update(&h, 300 * MS, &c);
+	ebee_kc_window(&h, EBEE_KC_IO, 200 * MS, 250 * MS, 100, &sp);
+	assert_true(sp.lost > 100 - 1e-6 && sp.lost < 100 + 1e-6);
+	assert_true(sp.requests > 200 - 1e-6 && sp.requests < 200 + 1e-6);
+	assert_true(sp.covered > 0.5 - 1e-9 && sp.covered < 0.5 + 1e-9);
+	assert_true(ebee_kc_lossy(sp.requests, sp.lost));
+}
+
 /* A reading older than the latest is ignored; past the latest, the latest holds. */
 static void test_update_order(void **state)
 {
@@ -141,7 +167,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_covered),	       cmocka_unit_test(test_lossy_threshold),
 		cmocka_unit_test(test_between_steady), cmocka_unit_test(test_between_losses),
-		cmocka_unit_test(test_update_order),   cmocka_unit_test(test_long_history),
+		cmocka_unit_test(test_window_count),   cmocka_unit_test(test_update_order),
+		cmocka_unit_test(test_long_history),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
