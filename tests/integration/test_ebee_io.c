@@ -72,10 +72,10 @@ static struct ebee_trace_opts topts(enum ebee_mode m)
 
 /*
  * Records in flight, and the last request of each connection, which ends only
- * when the server sees the client's close: wait until requests (the
- * kernel's count, lost records included) reach want (0: no count known), bounded, then until they stop changing for
- * 300 ms (a fixed 250 ms missed 7 of 40 000 on a busy machine), and at least
- * one housekeeping round for the mode.
+ * when the server sees the client's close: wait until requests (the kernel's
+ * count, lost records included) reach want (0: no count known), bounded, then
+ * until they stop changing for 300 ms (a fixed 250 ms missed 7 of 40 000 on a
+ * busy machine), and at least one housekeeping round for the mode.
  */
 static struct ebee_stats settle_want(struct ebee *e, pid_t pid, unsigned long long want)
 {
