@@ -351,7 +351,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(ALL_LIBS)
 # Tests of the tracing core link libebee.a alone, so they build while other
 # modules are mid-change (and prove the core has no hidden dependency on them).
 EBEE_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_window*.c \
-	tests/unit/test_mode*.c tests/unit/test_attach*.c tests/unit/test_cgv2*.c tests/unit/test_kbtf*.c tests/unit/test_frame*.c tests/unit/test_warn*.c tests/integration/test_ebee*.c tests/bench/bench_window*.c \
+	tests/unit/test_mode*.c tests/unit/test_kcount*.c tests/unit/test_attach*.c tests/unit/test_cgv2*.c tests/unit/test_kbtf*.c tests/unit/test_frame*.c tests/unit/test_warn*.c tests/integration/test_ebee*.c tests/bench/bench_window*.c \
 	tests/bench/bench_ebee*.c))
 $(EBEE_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TESTLIB_OBJS) $(LIBEBEE)
 	$(call msg,LINK,$@)

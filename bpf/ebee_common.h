@@ -63,6 +63,22 @@ struct ebee_wl {
 	__u64 dropped; /* records lost for this workload (ring buffer full) */
 };
 
+/* Requests counted by the programs, per workload (map kcounts, per CPU,
+ * keyed by workload id), by the pattern that counts them: incremented where
+ * each request record is made (ebee_submit()), whether or not the ring takes
+ * it, so user space knows a workload's requests exactly when records are lost,
+ * and how many of them the records it read cover. Indexes match libebee's
+ * K_* (metrics/src/core.h). */
+#define EBEE_KC_CONN  0 /* EBEE_REC_CONN */
+#define EBEE_KC_IO    1 /* EBEE_REC_IO, and EBEE_REC_FRAMED's nreq */
+#define EBEE_KC_GRPC  2 /* EBEE_REC_GRPC */
+#define EBEE_KC_DGRAM 3 /* EBEE_REC_DGRAM */
+#define EBEE_KC_MAX   4
+struct ebee_kcount {
+	__u64 req[EBEE_KC_MAX];	 /* requests completed */
+	__u64 lost[EBEE_KC_MAX]; /* ... of them, whose record the ring could not take */
+};
+
 /* In-flight connection, keyed by (tgid, fd). */
 struct ebee_conn_key {
 	__u32 tgid;

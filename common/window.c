@@ -1010,6 +1010,15 @@ size_t ebee_window_count(const struct ebee_window *w)
 	return w->count;
 }
 
+int ebee_window_ends(const struct ebee_window *w, uint64_t *oldest, uint64_t *newest)
+{
+	if (!w->count)
+		return -ENODATA;
+	*oldest = w->end[w->head];
+	*newest = w->end[win_newest_slot(w)];
+	return 0;
+}
+
 uint64_t ebee_window_span(const struct ebee_window *w)
 {
 	uint64_t oldest, newest;

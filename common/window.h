@@ -43,6 +43,9 @@ int ebee_window_percentile(const struct ebee_window *w, double p, double *val_ns
  * all are empty. */
 int ebee_window_percentile_union(struct ebee_window *const *ws, size_t nw, double p,
 				 double *val_ns);
+/* The ends of the oldest and newest records, in the order they were pushed;
+ * 0 or -ENODATA when the window is empty. */
+int ebee_window_ends(const struct ebee_window *w, uint64_t *oldest, uint64_t *newest);
 /* newest end - oldest end; 0 with fewer than two records. */
 uint64_t ebee_window_span(const struct ebee_window *w);
 

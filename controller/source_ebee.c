@@ -40,6 +40,7 @@ struct ebee_src {
 	int nskip;
 	bool trust_unframed; /* act on untrusted figures (trust_unframed = yes) */
 	bool told_untrusted; /* the refusal was logged */
+	bool told_covered;   /* records lost: logged, until none is again */
 };
 
 /* Processes of the cgroup read per scan: beyond what one source traces and skips. */
@@ -159,6 +160,35 @@ static void untrusted(struct ebee_src *e, const struct ebee_trust *t, struct src
 	e->told_untrusted = true;
 }
 
+/* Records lost to a full ring: rps is still exact (the kernel counts the
+ * requests), the p99 is over the share of the window's requests whose records
+ * arrived. Logged when the share first falls below 1, and again once it is
+ * back; above 1% lost the trust is untrusted (above) and says so. */
+static void covered(struct ebee_src *e, const pid_t *pids, int n)
+{
+	double share = 1;
+	uint64_t req = 0, lost = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct ebee_stats st = { .sz = sizeof(st) };
+
+		if (ebee_get_stats(e->lib->eb, pids[i], &st))
+			continue;
+		req += st.window_requests;
+		lost += st.window_lost;
+		if (st.covered < share)
+			share = st.covered;
+	}
+	if (share < 1 && !e->told_covered)
+		log_msg("ebee: records lost (ring buffer full): the p99 is over %.2f%% of the "
+			"window's requests (%llu of %llu lost); rps counts them all",
+			100 * share, (unsigned long long)lost, (unsigned long long)req);
+	else if (share >= 1 && e->told_covered)
+		log_msg("ebee: no record lost in the window any more: the p99 is over every "
+			"request");
+	e->told_covered = share < 1;
+}
+
 /* The p99 over all requests of the pid, or of the cgroup's processes taken
  * together (not a maximum of per-process p99s), and their summed rps. */
 static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
@@ -203,6 +233,7 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 	out->rps = rps_sum;
 	out->p99_ns = p99; /* ebee's ns */
 	other_p99(e, pids, n, p99, out);
+	covered(e, pids, n);
 	untrusted(e, &trust, out);
 	return 0;
 }

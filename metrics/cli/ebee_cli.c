@@ -184,7 +184,12 @@ static void usage(FILE *f)
 	    "                         by length whose client sent more while a response\n"
 	    "                         was being written: untrusted), reordered (client\n"
 	    "                         segments that reached ebee before the bytes just\n"
-	    "                         before them: held and parsed in order, not a gap)\n"
+	    "                         before them: held and parsed in order, not a gap),\n"
+	    "                         covered (share 0..1 of the window's requests whose\n"
+	    "                         records arrived: the latencies are over them; below\n"
+	    "                         0.99: untrusted), window_requests and window_lost (the\n"
+	    "                         kernel's count of the window's requests, and of those\n"
+	    "                         whose records were lost)\n"
 	    "      --no-framing       socket path: read no bytes, frame every request by\n"
 	    "                         length (read/write bursts)\n"
 	    "      --ringbuf-size B   BPF ring bytes per CPU, a power of two, 4096 to 67108864\n"
@@ -209,9 +214,11 @@ static void usage(FILE *f)
 	    MAX_PIDS);
 	usage_wrapped(f, "Framings: ", ebee_framing_list());
 	fprintf(f,
-	    "requests counts every request completed while tracing; rps, latencies and\n"
-	    "percentiles are over the window. Service latency runs from the server's first\n"
-	    "read (conn: the connection's first read or write) to the end of the response;\n"
+	    "requests counts every request completed while tracing, and rps those over the\n"
+	    "window, both counted in the kernel: exact when records are lost (dropped);\n"
+	    "latencies and percentiles are over the window's records that arrived. Service\n"
+	    "latency runs from the server's first read (conn: the connection's first read or\n"
+	    "write) to the end of the response;\n"
 	    "sojourn latency from the request's arrival at the server (its first bytes; conn:\n"
 	    "the TCP handshake) to the same end, so it includes queueing before the server\n"
 	    "reads. Exit status: 0, or 1 with a one-line reason.\n");
@@ -648,6 +655,9 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "unseen", r->st.unseen);
 	jw_uint(&j, "overlap", r->st.overlap);
 	jw_uint(&j, "reordered", r->st.reordered);
+	jw_num(&j, "covered", r->st.covered, 4);
+	jw_uint(&j, "window_requests", r->st.window_requests);
+	jw_uint(&j, "window_lost", r->st.window_lost);
 	if (hist) {
 		int n = __atomic_load_n(&prom.nwl, __ATOMIC_ACQUIRE);
 
@@ -924,12 +934,12 @@ static void top_screen(struct ebee *eb, const struct cli *c, double elapsed, int
 		printf("%.*s\n", width, line);
 		if (r) {
 			snprintf(line, sizeof(line),
-				 "         procs %u  probes [%s]  window %llu over %.2fs  mode "
-				 "switches %llu",
+				 "         procs %u  probes [%s]  window %llu over %.2fs  covered "
+				 "%.1f%%  mode switches %llu",
 				 r->st.nprocs,
 				 ebee_probes_str(r->st.probes, probes, sizeof(probes)),
 				 (unsigned long long)r->st.window_count, r->st.window_span_ns / 1e9,
-				 (unsigned long long)r->st.mode_switches);
+				 100 * r->st.covered, (unsigned long long)r->st.mode_switches);
 			printf("%.*s\n", width, line);
 			if (r->st.expired) {
 				snprintf(line, sizeof(line), "         expired %llu",

@@ -167,7 +167,9 @@ static void render_counts(struct scrape *x)
 {
 	struct prom_buf *b = x->b;
 
-	prom_family(b, "ebee_requests_total", PROM_COUNTER, "Requests completed while traced.");
+	prom_family(b, "ebee_requests_total", PROM_COUNTER,
+		    "Requests completed while traced, counted in the kernel (lost records "
+		    "included).");
 	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.requests);
 
 	prom_family(b, "ebee_lost_records_total", PROM_COUNTER,
@@ -185,6 +187,12 @@ static void render_counts(struct scrape *x)
 
 	prom_family(b, "ebee_window_requests", PROM_GAUGE, "Requests in ebee's window.");
 	EACH(x, i) prom_sample(b, x->l[i], 2, (double)x->s[i].st.window_count);
+
+	prom_family(b, "ebee_window_covered_ratio", PROM_GAUGE,
+		    "Share of the window's requests (as the kernel counted them) whose records "
+		    "reached ebee: the quantiles are over these; 1 when none was lost, below "
+		    "0.99 untrusted.");
+	EACH(x, i) prom_sample(b, x->l[i], 2, x->s[i].st.covered);
 }
 
 /* Why the counts cannot be trusted: one series per reason the library knows
@@ -205,7 +213,7 @@ static void render_warnings(struct scrape *x)
 	if (off < (int)sizeof(help))
 		snprintf(help + off, sizeof(help) - off,
 			 "): what it counts, connections (udp_unanswered: datagrams, untimed: "
-			 "HTTP/2 streams, unmatched: responses), 0 when it does not apply; each "
+			 "HTTP/2 streams, unmatched: responses, lost: requests), 0 when it does not apply; each "
 			 "reason's text: ebee trace --json, warnings.");
 	prom_family(b, "ebee_warning", PROM_GAUGE, help);
 	EACH(x, i) for (int k = 0; k < EBEE_WARN_COUNT; k++)

@@ -225,7 +225,8 @@ int ebee_get_latency_percentile_joint(struct ebee *eb, const pid_t *pids, size_t
 
 struct ebee_stats {
 	size_t sz;		 /* set by the caller: sizeof(struct ebee_stats) */
-	uint64_t requests;	 /* completed while traced (not only in the window) */
+	uint64_t requests;	 /* completed while traced (not only in the window),
+				  * counted in the kernel: lost records included */
 	uint64_t dropped;	 /* records the kernel could not queue for this workload */
 	enum ebee_mode mode;	 /* chosen mode; AUTO while still undecided */
 	enum ebee_mode req_mode; /* what the caller asked for */
@@ -270,6 +271,13 @@ struct ebee_stats {
 				  * the bytes just before them (sent from two CPUs, one
 				  * held back): held and parsed in order, not a gap */
 	uint64_t warn_kinds;	 /* the reasons of warning: bit (1 << enum ebee_warn) each */
+	/* requests and rps come from counters the BPF programs keep, exact
+	 * when records are lost (dropped); the latencies are over the records
+	 * that arrived, this share of the window's requests. More than 1% lost
+	 * makes the workload untrusted (docs/design.md, request counters). */
+	double covered;		  /* 0..1; 1 when none was lost */
+	uint64_t window_requests; /* requests the kernel counted over the window's span */
+	uint64_t window_lost;	  /* ... of them, whose records were lost */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);
@@ -295,6 +303,8 @@ enum ebee_warn {
 	EBEE_WARN_OVERLAP,	  /* "overlap": ebee_stats.overlap (connections) */
 	EBEE_WARN_UNTIMED,	  /* "untimed": ebee_stats.untimed (HTTP/2 streams) */
 	EBEE_WARN_UNMATCHED,	  /* "unmatched": responses with no request (responses) */
+	EBEE_WARN_LOST,		  /* "lost": requests of the window whose records a full
+				   * ring lost, over EBEE_KC_LOST_MAX (requests) */
 	EBEE_WARN_COUNT,	  /* a caller built against an older ebee.h knows fewer */
 };
 

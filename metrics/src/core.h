@@ -45,6 +45,7 @@
 #include "cgv2.h"
 #include "dgram.h"
 #include "grpc.h"
+#include "kcount.h"
 #include "loader.h"
 #include "mode.h"
 #include "opts.h"
@@ -54,6 +55,10 @@
 /* The record patterns a workload's windows hold. */
 enum { K_CONN, K_IO, K_GRPC, K_DGRAM, K_NKINDS };
 #define NLAT 2 /* enum ebee_latency */
+/* The kernel counts requests by pattern in the same order (ebee_common.h). */
+_Static_assert(K_CONN == EBEE_KC_CONN && K_IO == EBEE_KC_IO && K_GRPC == EBEE_KC_GRPC &&
+		   K_DGRAM == EBEE_KC_DGRAM && K_NKINDS == EBEE_KC_MAX,
+	       "K_* and EBEE_KC_* differ");
 
 /* OPTS_GET, with a zero field also taking the default */
 #define OPT(o, field, def) (OPTS_HAS(o, field) && (o)->field ? (o)->field : (def))
@@ -71,6 +76,11 @@ struct wl {
 	bool dg_unanswered;	     /* dgram: received, none answered (EBEE_WARN_UDP_UNANSWERED) */
 	struct ebee_window *win[K_NKINDS][NLAT];
 	uint64_t total[K_NKINDS]; /* records of each kind since start */
+	/* requests and rps: the kernel's counts (kcount.h), read by the
+	 * housekeeper and by the queries; skipped: records of each kind kept
+	 * out of the count by since_ns below. */
+	struct ebee_kc kc;
+	uint64_t skipped[K_NKINDS];
 	/* Records of a kind whose request started before this time stay out of
 	 * its window and count: set when a switch makes the kind the mode. */
 	uint64_t since_ns[K_NKINDS];
@@ -143,6 +153,21 @@ static inline struct wl *ebee_wl_find(struct ebee *eb, pid_t pid)
 /* The pattern (K_*) whose windows the queries read. */
 int ebee_wl_kind(const struct wl *w);
 uint64_t ebee_wl_requests(const struct wl *w);
+/* The kernel's count of kind k's requests, less those kept out (skipped). */
+uint64_t ebee_wl_kreq(const struct wl *w, int k);
+/* The kernel's counters over the span of the window of the kind the queries
+ * read (everything so far when it holds fewer than two records), expired by
+ * age first; 0, or -ENODATA without that window. */
+int ebee_wl_share(struct ebee *eb, struct wl *w, struct ebee_kc_span *out);
+/* A fresh reading of pid's kernel counters, taken with lock not held, and
+ * applied with it held (an exited workload keeps its last). */
+struct ebee_kc_read {
+	uint64_t t_ns;
+	struct ebee_kcount c;
+	bool ok;
+};
+void ebee_wl_kc_read(struct ebee *eb, pid_t pid, struct ebee_kc_read *r);
+void ebee_wl_kc_apply(struct wl *w, const struct ebee_kc_read *r);
 uint32_t ebee_wl_flags(const struct wl *w, uint64_t now);
 /* The mode choice's round for w: with lock held. */
 void ebee_wl_auto(struct ebee *eb, struct wl *w, uint64_t now);
@@ -170,8 +195,9 @@ struct ebee_trust_snap {
 	enum ebee_mode mode;
 	bool dg_unanswered;
 	struct ebee_dgram_counts dg;
+	struct ebee_kc_span share; /* of the window's requests, what arrived */
 };
-void ebee_trust_snap(const struct wl *w, struct ebee_trust_snap *t);
+void ebee_trust_snap(struct ebee *eb, struct wl *w, struct ebee_trust_snap *t);
 void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size_t n,
 		      struct ebee_trust *out);
 

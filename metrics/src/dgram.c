@@ -130,6 +130,8 @@ int ebee_dgram_open(struct ebee_loader *k, const struct ebee_sock_attach *attach
 		err =
 		    bpf_map__reuse_fd(d->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
 	if (!err)
+		err = bpf_map__reuse_fd(d->skel->maps.kcounts, ebee_loader_map_fd(k, "kcounts"));
+	if (!err)
 		err = bpf_map__set_max_entries(d->skel->maps.dgram_rb, ringbuf_size);
 	if (!err)
 		err = bpf_map__set_max_entries(d->skel->maps.dg_pend, max_pending);

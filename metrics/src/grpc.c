@@ -67,6 +67,8 @@ int ebee_grpc_open(struct ebee_loader *k, size_t ringbuf_size, unsigned int max_
 		err =
 		    bpf_map__reuse_fd(g->skel->maps.workloads, ebee_loader_map_fd(k, "workloads"));
 	if (!err)
+		err = bpf_map__reuse_fd(g->skel->maps.kcounts, ebee_loader_map_fd(k, "kcounts"));
+	if (!err)
 		err = bpf_map__set_max_entries(g->skel->maps.grpc_rb, ringbuf_size);
 	if (!err)
 		err = bpf_map__set_max_entries(g->skel->maps.grpc_streams, max_streams);
@@ -188,8 +190,8 @@ static int scan_one(struct ebee_grpc *g, pid_t pid, bool *found, char *msg, size
 			l = &g->libs[g->nlibs++];
 			memset(l, 0, sizeof(*l));
 			l->f = fl[i];
-			l->err = ebee_grpc_resolve_cached(l->f.path, &l->syms, l->msg,
-						  sizeof(l->msg));
+			l->err =
+			    ebee_grpc_resolve_cached(l->f.path, &l->syms, l->msg, sizeof(l->msg));
 		}
 		if (l->err) {
 			if (!ret) {

@@ -649,8 +649,15 @@ int ebee_loader_workload_set(struct ebee_loader *k, uint32_t wid, uint32_t flags
 	 * workload gets a new epoch, so sockets claimed by an earlier workload
 	 * of the same id are not taken for its own. */
 	if (bpf_map_lookup_elem(fd, &wid, &v)) {
+		struct ebee_kcount zero[k->ncpus];
+
 		memset(&v, 0, sizeof(v));
 		v.epoch = ++k->wl_epoch;
+		/* A new workload counts its requests from 0, before the
+		 * programs can see it (the workload entry below). */
+		memset(zero, 0, sizeof(zero));
+		if (bpf_map_update_elem(bpf_map__fd(k->skel->maps.kcounts), &wid, zero, BPF_ANY))
+			return -errno;
 	}
 	v.flags = flags;
 	if (bpf_map_update_elem(fd, &wid, &v, BPF_ANY))
@@ -674,6 +681,21 @@ int ebee_loader_fstat(struct ebee_loader *k, uint32_t wid, struct ebee_fstat *ou
 {
 	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.fstats), &wid, out))
 		return -errno;
+	return 0;
+}
+
+int ebee_loader_kcount(struct ebee_loader *k, uint32_t wid, struct ebee_kcount *out)
+{
+	struct ebee_kcount vals[k->ncpus];
+
+	if (bpf_map_lookup_elem(bpf_map__fd(k->skel->maps.kcounts), &wid, vals))
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	for (int c = 0; c < k->ncpus; c++)
+		for (int i = 0; i < EBEE_KC_MAX; i++) {
+			out->req[i] += vals[c].req[i];
+			out->lost[i] += vals[c].lost[i];
+		}
 	return 0;
 }
 
@@ -791,6 +813,7 @@ void ebee_loader_workload_del(struct ebee_loader *k, uint32_t wid)
 	 * deleting while walking a hash map can skip entries. */
 	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.workloads), &wid);
 	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.fstats), &wid);
+	bpf_map_delete_elem(bpf_map__fd(k->skel->maps.kcounts), &wid);
 	while (!bpf_map_get_next_key(pfd, prev, &key)) {
 		if (!bpf_map_lookup_elem(pfd, &key, &p) && p.wid == wid) {
 			if (n == cap) {

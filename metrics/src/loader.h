@@ -79,6 +79,9 @@ uint64_t ebee_loader_frame_missed(struct ebee_loader *k, uint32_t *wid, uint64_t
 /* Framing counters of workload wid (zero until its first framed
  * connection); -ENOENT if none yet. */
 int ebee_loader_fstat(struct ebee_loader *k, uint32_t wid, struct ebee_fstat *out);
+/* Requests the programs counted for workload wid, summed over the CPUs;
+ * -ENOENT once the workload is removed. */
+int ebee_loader_kcount(struct ebee_loader *k, uint32_t wid, struct ebee_kcount *out);
 /* Number of processes in workload wid (walks the map). */
 unsigned int ebee_loader_proc_count(struct ebee_loader *k, uint32_t wid);
 
@@ -96,7 +99,7 @@ uint64_t ebee_loader_conn_count(struct ebee_loader *k);
 
 /* gRPC: the grpc object (metrics/src/grpc.c) shares the traced-
  * process tables and the ring buffer manager of this one. */
-/* fd of one of this object's maps by name ("procs", "workloads"), or -ENOENT. */
+/* fd of one of this object's maps by name ("procs", "workloads", "kcounts"), or -ENOENT. */
 int ebee_loader_map_fd(struct ebee_loader *k, const char *name);
 /* Consume another ring buffer map (records are struct ebee_rec) with this one. */
 int ebee_loader_ringbuf_add(struct ebee_loader *k, int map_fd);

@@ -43,7 +43,7 @@ static int query_window(struct ebee *eb, pid_t pid, enum ebee_latency lat, struc
 	if (!w)
 		return -ENOENT;
 	if (snap)
-		ebee_trust_snap(w, snap);
+		ebee_trust_snap(eb, w, snap);
 	*win = w->win[ebee_wl_kind(w)][lat];
 	if (!*win)
 		return -ENODATA;
@@ -58,10 +58,19 @@ static int query_begin(struct ebee *eb, pid_t pid, enum ebee_latency lat, const 
 		       struct ebee_window **win, struct ebee_trust_snap *snap)
 {
 	int err = out ? query_check(eb, lat) : -EINVAL;
+	struct ebee_kc_read kr = {};
+	struct wl *w;
 
 	if (err)
 		return err;
+	/* The trust's share of requests covered, from the kernel's counters
+	 * as of now: read outside the lock. */
+	if (snap)
+		ebee_wl_kc_read(eb, pid, &kr);
 	pthread_mutex_lock(&eb->lock);
+	w = snap ? ebee_wl_find(eb, pid) : NULL;
+	if (w)
+		ebee_wl_kc_apply(w, &kr);
 	err = query_window(eb, pid, lat, win, snap);
 	if (err)
 		pthread_mutex_unlock(&eb->lock);
@@ -84,16 +93,40 @@ static int query_trust(struct ebee *eb, int err, const struct ebee_trust_snap *s
 	return err;
 }
 
+/* Requests per second over the window's span as the kernel counted them:
+ * the window's records and those lost in the span (kcount.h). -ENODATA, as
+ * ever, with fewer than two records or no span. */
+static int kernel_rps(struct ebee *eb, pid_t pid, struct ebee_window *win, double *rps)
+{
+	struct wl *w = ebee_wl_find(eb, pid);
+	struct ebee_kc_span sp;
+	uint64_t lo, hi;
+
+	if (!ebee_window_span(win) || ebee_window_ends(win, &lo, &hi) || hi <= lo || !w)
+		return -ENODATA;
+	ebee_kc_window(&w->kc, ebee_wl_kind(w), lo, hi, ebee_window_count(win), &sp);
+	*rps = sp.requests * 1e9 / (double)(hi - lo);
+	return 0;
+}
+
 int ebee_get_rps_trust(struct ebee *eb, pid_t pid, double *rps, struct ebee_trust *trust)
 {
 	struct ebee_trust_snap snap;
 	struct ebee_window *win;
+	struct ebee_kc_read kr;
 	int err = trust_check(trust);
 
-	if (!err)
-		err = query_begin(eb, pid, EBEE_LAT_SERVICE, rps, &win, trust ? &snap : NULL);
+	if (err || !eb || !rps)
+		return err ? err : -EINVAL;
+	/* The counters as of now, so the window's newest end is covered. */
+	ebee_wl_kc_read(eb, pid, &kr);
+	err = query_begin(eb, pid, EBEE_LAT_SERVICE, rps, &win, trust ? &snap : NULL);
 	if (!err) {
-		err = ebee_window_rps(win, rps);
+		struct wl *w = ebee_wl_find(eb, pid);
+
+		if (w)
+			ebee_wl_kc_apply(w, &kr);
+		err = kernel_rps(eb, pid, win, rps);
 		pthread_mutex_unlock(&eb->lock);
 	}
 	return query_trust(eb, err, &snap, 1, trust);

@@ -25,12 +25,15 @@
 static void wl_mark_exited(struct ebee *eb, struct wl *w)
 {
 	uint64_t dropped = 0, req;
+	struct ebee_kc_read kr;
 
 	ebee_loader_workload_dropped(eb->loader, w->pid, &dropped);
+	ebee_wl_kc_read(eb, w->pid, &kr); /* its last: the entry goes below */
 	ebee_loader_workload_del(eb->loader, w->pid);
 	ebee_grpc_workload_del(eb->grpc, w->pid); /* gRPC */
 	pthread_mutex_lock(&eb->lock);
 	ebee_loader_consume(eb->loader); /* its last records */
+	ebee_wl_kc_apply(w, &kr);
 	w->dropped_final = dropped;
 	w->nprocs_final = 0;
 	w->exited = true;
@@ -48,6 +51,7 @@ static void housekeeping(struct ebee *eb)
 {
 	uint64_t now = ebee_now_ns();
 	bool grpc_scan, dgram_sweep;
+	struct ebee_kc_read kr;
 
 	pthread_mutex_lock(&eb->ctl);
 	grpc_scan = now - eb->last_grpc_scan_ns >= GRPC_SCAN_NS;
@@ -69,7 +73,9 @@ static void housekeeping(struct ebee *eb)
 			ebee_scan_grpc(eb, w, false);
 		if (dgram_sweep)
 			ebee_scan_dgram(eb, w);
+		ebee_wl_kc_read(eb, w->pid, &kr);
 		pthread_mutex_lock(&eb->lock);
+		ebee_wl_kc_apply(w, &kr); /* before the mode round: a switch snaps it */
 		ebee_wl_auto(eb, w, now);
 		pthread_mutex_unlock(&eb->lock);
 	}
@@ -105,8 +111,11 @@ int ebee_threads_on_record(void *ctx, const struct ebee_rec *r)
 	/* A request that began before its pattern became the mode spans the
 	 * switch: it belongs to neither pattern's count nor window. */
 	if (w->since_ns[k] &&
-	    r->end_ns - (r->soj_ns > r->lat_ns ? r->soj_ns : r->lat_ns) < w->since_ns[k])
+	    r->end_ns - (r->soj_ns > r->lat_ns ? r->soj_ns : r->lat_ns) < w->since_ns[k]) {
+		/* The kernel counted it: take it back out. */
+		w->skipped[k] += r->kind == EBEE_REC_FRAMED ? r->nreq : 1u;
 		return 0;
+	}
 	for (unsigned int i = 0; i < (r->kind == EBEE_REC_FRAMED ? r->nreq : 1u); i++) {
 		w->total[k]++;
 		if (w->win[k][EBEE_LAT_SERVICE])

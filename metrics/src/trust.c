@@ -60,25 +60,41 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, stru
 	ebee_warns_framing(ws, &f);
 }
 
+/* The share of the window's requests whose records arrived (the rest were
+ * lost to a full ring: the kernel counted them, the percentiles cannot),
+ * untrusted above EBEE_KC_LOST_MAX lost (kcount.h says why). */
+static void stats_lost(struct ebee_stats *s, const struct ebee_kc_span *sp, struct ebee_warns *ws)
+{
+	s->covered = sp->covered;
+	s->window_requests = (uint64_t)(sp->requests + 0.5);
+	s->window_lost = (uint64_t)(sp->lost + 0.5);
+	if (ebee_kc_lossy(sp->requests, sp->lost))
+		ebee_warns_lost(ws, s->window_requests, s->window_lost);
+}
+
 /* The verdict: untrusted, warn_kinds and warning (whole reasons) of s from
  * ws, the dgram pattern's reason first. */
 static void stats_verdict(struct ebee *eb, pid_t pid, struct ebee_stats *s, bool dg_unanswered,
-			  const struct ebee_dgram_counts *dg, struct ebee_warns *ws)
+			  const struct ebee_dgram_counts *dg, const struct ebee_kc_span *share,
+			  struct ebee_warns *ws)
 {
 	if (dg_unanswered)
 		ebee_warns_udp(ws, dg->rx, dg->expired);
+	stats_lost(s, share, ws);
 	stats_framing(eb, pid, s, ws);
 	s->untrusted = ws->on != 0;
 	s->warn_kinds = ws->on;
 	ebee_warns_join(ws, s->warning, sizeof(s->warning));
 }
 
-void ebee_trust_snap(const struct wl *w, struct ebee_trust_snap *t)
+void ebee_trust_snap(struct ebee *eb, struct wl *w, struct ebee_trust_snap *t)
 {
 	t->pid = w->pid;
 	t->mode = w->mode;
 	t->dg_unanswered = w->dg_unanswered;
 	t->dg = w->dg;
+	if (ebee_wl_share(eb, w, &t->share))
+		ebee_kc_between(&w->kc, -1, 0, 0, &t->share); /* no window: all covered */
 }
 
 /* Each workload judged as ebee_get_stats() judges it (its stats_verdict()
@@ -95,7 +111,8 @@ void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size
 		struct ebee_stats s = { .mode = snaps[i].mode };
 		struct ebee_warns ws = {};
 
-		stats_verdict(eb, snaps[i].pid, &s, snaps[i].dg_unanswered, &snaps[i].dg, &ws);
+		stats_verdict(eb, snaps[i].pid, &s, snaps[i].dg_unanswered, &snaps[i].dg,
+			      &snaps[i].share, &ws);
 		ebee_warns_free(&ws);
 		if (!s.untrusted || t.nuntrusted++)
 			continue;
@@ -115,6 +132,8 @@ int ebee_get_warnings(struct ebee *eb, pid_t pid, struct ebee_stats *st, ebee_wa
 	struct ebee_dgram_counts dg;
 	struct ebee_warns ws = {};
 	bool dg_unanswered;
+	struct ebee_kc_span share;
+	struct ebee_kc_read kr;
 	struct wl *w;
 	size_t sz = 0;
 	int err;
@@ -123,12 +142,16 @@ int ebee_get_warnings(struct ebee *eb, pid_t pid, struct ebee_stats *st, ebee_wa
 		return -EINVAL;
 	if (st)
 		sz = st->sz < sizeof(s) ? st->sz : sizeof(s);
+	ebee_wl_kc_read(eb, pid, &kr); /* requests as of now, read outside the lock */
 	pthread_mutex_lock(&eb->lock);
 	w = ebee_wl_find(eb, pid);
 	if (!w) {
 		pthread_mutex_unlock(&eb->lock);
 		return -ENOENT;
 	}
+	ebee_wl_kc_apply(w, &kr);
+	if (ebee_wl_share(eb, w, &share))
+		ebee_kc_between(&w->kc, -1, 0, 0, &share);
 	s.sz = sz;
 	s.requests = ebee_wl_requests(w);
 	s.mode = w->mode;
@@ -159,7 +182,7 @@ int ebee_get_warnings(struct ebee *eb, pid_t pid, struct ebee_stats *st, ebee_wa
 		ebee_loader_workload_dropped(eb->loader, pid, &s.dropped);
 		s.nprocs = ebee_loader_proc_count(eb->loader, pid);
 	}
-	stats_verdict(eb, pid, &s, dg_unanswered, &dg, &ws);
+	stats_verdict(eb, pid, &s, dg_unanswered, &dg, &share, &ws);
 	if (st)
 		memcpy(st, &s, sz);
 	err = ebee_warns_each(&ws, fn, ctx);

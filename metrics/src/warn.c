@@ -26,6 +26,7 @@ static const char *const ids[EBEE_WARN_COUNT] = {
 	[EBEE_WARN_OVERLAP] = "overlap",
 	[EBEE_WARN_UNTIMED] = "untimed",
 	[EBEE_WARN_UNMATCHED] = "unmatched",
+	[EBEE_WARN_LOST] = "lost",
 };
 
 const char *ebee_warn_str(enum ebee_warn kind)
@@ -54,6 +55,16 @@ void ebee_warns_udp(struct ebee_warns *ws, uint64_t rx, uint64_t expired)
 		       "UDP: %llu datagrams received, none answered to its sender (%llu expired "
 		       "unanswered): no request/response pattern to count",
 		       (unsigned long long)rx, (unsigned long long)expired);
+}
+
+void ebee_warns_lost(struct ebee_warns *ws, uint64_t requests, uint64_t lost)
+{
+	ebee_warns_add(ws, EBEE_WARN_LOST, lost,
+		       "%.1f%% of the window's requests (%llu of %llu) lost their records (the "
+		       "ring buffer was full: give it more room, ebee_opts.ringbuf_size): "
+		       "requests and rps are exact, the latencies are over the rest",
+		       requests ? 100.0 * (double)lost / (double)requests : 0.0,
+		       (unsigned long long)lost, (unsigned long long)requests);
 }
 
 void ebee_warns_overlap(struct ebee_warns *ws, const struct ebee_fstat *f)

@@ -27,6 +27,8 @@ __attribute__((format(printf, 4, 5))) void
 ebee_warns_add(struct ebee_warns *ws, enum ebee_warn kind, uint64_t count, const char *fmt, ...);
 /* dgram: rx datagrams received, none answered (expired of them unanswered). */
 void ebee_warns_udp(struct ebee_warns *ws, uint64_t rx, uint64_t expired);
+/* Of requests over the window, lost whose records a full ring lost. */
+void ebee_warns_lost(struct ebee_warns *ws, uint64_t requests, uint64_t lost);
 /* Clients that sent while a response was being written (with or without framing). */
 void ebee_warns_overlap(struct ebee_warns *ws, const struct ebee_fstat *f);
 /* Everything the framing counters say cannot be counted exactly (overlap included). */

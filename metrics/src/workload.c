@@ -40,13 +40,54 @@ int ebee_wl_kind(const struct wl *w)
 	}
 }
 
+uint64_t ebee_wl_kreq(const struct wl *w, int k)
+{
+	uint64_t n = w->kc.last.c.req[k];
+
+	return n > w->skipped[k] ? n - w->skipped[k] : 0;
+}
+
+/* From the kernel's counter: exact when records are lost. */
 uint64_t ebee_wl_requests(const struct wl *w)
 {
 	int k = ebee_wl_kind(w);
+	uint64_t n = ebee_wl_kreq(w, k);
 
 	if (w->mode == EBEE_MODE_AUTO)
-		return w->total[k];
-	return w->req_base + w->total[k] - w->kind_snap;
+		return n;
+	return n >= w->kind_snap ? w->req_base + n - w->kind_snap : w->req_base;
+}
+
+int ebee_wl_share(struct ebee *eb, struct wl *w, struct ebee_kc_span *out)
+{
+	int k = ebee_wl_kind(w);
+	struct ebee_window *win = w->win[k][EBEE_LAT_SERVICE];
+	uint64_t lo, hi;
+
+	if (!win)
+		return -ENODATA;
+	if (eb->opts.window_age_ns)
+		ebee_window_expire(win, ebee_now_ns());
+	if (ebee_window_count(win) < 2 || ebee_window_ends(win, &lo, &hi) || hi <= lo)
+		/* Nothing to span (every record lost, say): all so far. */
+		ebee_kc_between(&w->kc, k, w->kc.start.t_ns, w->kc.last.t_ns, out);
+	else
+		ebee_kc_window(&w->kc, k, lo, hi, ebee_window_count(win), out);
+	return 0;
+}
+
+void ebee_wl_kc_read(struct ebee *eb, pid_t pid, struct ebee_kc_read *r)
+{
+	/* Stamped before the read: a workload added after the stamp (a pid
+	 * stopped and traced again) cannot take a reading of the one before. */
+	r->t_ns = ebee_now_ns();
+	r->ok = !ebee_loader_kcount(eb->loader, pid, &r->c);
+}
+
+void ebee_wl_kc_apply(struct wl *w, const struct ebee_kc_read *r)
+{
+	if (r->ok && !w->exited)
+		ebee_kc_update(&w->kc, r->t_ns, &r->c);
 }
 
 /* Kernel flags for the workload's current state. */
@@ -98,7 +139,7 @@ static void set_mode(struct ebee *eb, struct wl *w, enum ebee_mode m, const char
 		w->switches++;
 	} else {
 		w->req_base = ebee_wl_requests(w);
-		w->kind_snap = w->total[k];
+		w->kind_snap = ebee_wl_kreq(w, k);
 		w->switches++;
 	}
 	ebee_logf(eb, EBEE_LOG_INFO, "ebee: pid %d: mode %s -> %s (%s)", w->pid,
@@ -228,6 +269,7 @@ int ebee_wl_new(struct ebee *eb, pid_t pid, enum ebee_mode mode, bool no_childre
 	w->mode = mode;
 	w->no_children = no_children;
 	w->epoch_ns = ebee_now_ns();
+	ebee_kc_init(&w->kc, w->epoch_ns);
 	for (int k = 0; k < K_NKINDS; k++) {
 		if (!wants_window(mode, k))
 			continue;

@@ -99,6 +99,10 @@ static void test_each_whole(void **state)
 		{ EBEE_WARN_UNTIMED,
 		  "41 HTTP/2 stream(s) beyond 64 in flight on a connection were not counted" },
 		{ EBEE_WARN_UNMATCHED, "41 response(s) had no request to pair with" },
+		{ EBEE_WARN_LOST,
+		  "5.0% of the window's requests (41 of 820) lost their records (the ring buffer "
+		  "was full: give it more room, ebee_opts.ringbuf_size): requests and rps are "
+		  "exact, the latencies are over the rest" },
 	};
 	struct ebee_warns ws = {};
 	struct ebee_fstat f;
@@ -109,6 +113,7 @@ static void test_each_whole(void **state)
 	busy(&f, 41);
 	ebee_warns_udp(&ws, 900, 12);
 	ebee_warns_framing(&ws, &f);
+	ebee_warns_lost(&ws, 820, 41);
 	assert_int_equal(ebee_warns_each(&ws, collect, &s), 0);
 	assert_int_equal(s.n, EBEE_WARN_COUNT);
 	for (int i = 0; i < s.n; i++) {
@@ -134,6 +139,7 @@ static void test_longest_figures(void **state)
 	busy(&f, UINT64_MAX);
 	ebee_warns_udp(&ws, UINT64_MAX, UINT64_MAX);
 	ebee_warns_framing(&ws, &f);
+	ebee_warns_lost(&ws, UINT64_MAX, UINT64_MAX);
 	ebee_warns_each(&ws, collect, &s);
 	assert_int_equal(s.n, EBEE_WARN_COUNT);
 	assert_non_null(strstr(s.text[EBEE_WARN_DESYNC],
@@ -182,6 +188,7 @@ static void test_join_whole(void **state)
 	busy(&f, 41);
 	ebee_warns_udp(&ws, 900, 12);
 	ebee_warns_framing(&ws, &f);
+	ebee_warns_lost(&ws, 820, 41);
 	ebee_warns_each(&ws, collect, &s);
 	ebee_warns_join(&ws, buf, sizeof(buf));
 	assert_true(strlen(buf) < sizeof(buf));

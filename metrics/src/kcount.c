@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel's request counters of a workload, sampled (kcount.h): the
+ * history of readings and the interpolation over it. Pure logic.
+ */
+#include <string.h>
+
+#include "kcount.h"
+
+static const uint64_t step_ns[EBEE_KC_LEVELS] = { 100ull * 1000 * 1000, 2000ull * 1000 * 1000 };
+
+void ebee_kc_init(struct ebee_kc *h, uint64_t now_ns)
+{
+	memset(h, 0, sizeof(*h));
+	h->start.t_ns = now_ns;
+	h->last.t_ns = now_ns;
+}
+
+static const struct ebee_kc_sample *lv_at(const struct ebee_kc *h, int l, unsigned int i)
+{
+	return &h->lv[l].s[(h->lv[l].head + i) % EBEE_KC_RING];
+}
+
+void ebee_kc_update(struct ebee_kc *h, uint64_t t_ns, const struct ebee_kcount *c)
+{
+	struct ebee_kc_sample s = { .t_ns = t_ns, .c = *c };
+
+	if (t_ns < h->last.t_ns)
+		return;
+	h->last = s;
+	for (int l = 0; l < EBEE_KC_LEVELS; l++) {
+		unsigned int n = h->lv[l].n;
+
+		/* Just under a step apart still counts: the housekeeper's
+		 * rounds come every step, give or take. */
+		if (n && t_ns - lv_at(h, l, n - 1)->t_ns < step_ns[l] - step_ns[l] / 8)
+			continue;
+		if (n == EBEE_KC_RING) {
+			h->lv[l].head = (h->lv[l].head + 1) % EBEE_KC_RING;
+			n--;
+		}
+		h->lv[l].s[(h->lv[l].head + n) % EBEE_KC_RING] = s;
+		h->lv[l].n = n + 1;
+	}
+}
+
+/* Linear between a and b at t (a.t <= t <= b.t). */
+static double lerp(uint64_t ta, uint64_t va, uint64_t tb, uint64_t vb, uint64_t t)
+{
+	if (tb <= ta || t <= ta)
+		return (double)va;
+	if (t >= tb)
+		return (double)vb;
+	return (double)va + ((double)vb - (double)va) * (double)(t - ta) / (double)(tb - ta);
+}
+
+static void interp(const struct ebee_kc_sample *a, const struct ebee_kc_sample *b, int k,
+		   uint64_t t, double *req, double *lost)
+{
+	*req = lerp(a->t_ns, a->c.req[k], b->t_ns, b->c.req[k], t);
+	*lost = lerp(a->t_ns, a->c.lost[k], b->t_ns, b->c.lost[k], t);
+}
+
+/* Pattern k's counters at time t: between the two readings around t, from
+ * the finest level whose history reaches back to t. */
+static void kc_at(const struct ebee_kc *h, int k, uint64_t t, double *req, double *lost)
+{
+	const struct ebee_kc_sample *prev = &h->start;
+
+	if (t >= h->last.t_ns) {
+		*req = (double)h->last.c.req[k];
+		*lost = (double)h->last.c.lost[k];
+		return;
+	}
+	for (int l = 0; l < EBEE_KC_LEVELS; l++) {
+		unsigned int n = h->lv[l].n;
+
+		if (!n || lv_at(h, l, 0)->t_ns > t)
+			continue;
+		for (unsigned int i = 1; i < n; i++) {
+			const struct ebee_kc_sample *b = lv_at(h, l, i);
+
+			if (b->t_ns >= t) {
+				interp(lv_at(h, l, i - 1), b, k, t, req, lost);
+				return;
+			}
+		}
+		interp(lv_at(h, l, n - 1), &h->last, k, t, req, lost);
+		return;
+	}
+	/* Older than every level: between the start and the oldest reading. */
+	for (int l = EBEE_KC_LEVELS - 1; l >= 0; l--)
+		if (h->lv[l].n) {
+			interp(prev, lv_at(h, l, 0), k, t, req, lost);
+			return;
+		}
+	interp(prev, &h->last, k, t, req, lost);
+}
+
+void ebee_kc_between(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_ns,
+		     struct ebee_kc_span *out)
+{
+	double rlo, llo, rhi, lhi;
+
+	memset(out, 0, sizeof(*out));
+	out->covered = 1;
+	if (k < 0 || k >= EBEE_KC_MAX || hi_ns < lo_ns)
+		return;
+	kc_at(h, k, lo_ns, &rlo, &llo);
+	kc_at(h, k, hi_ns, &rhi, &lhi);
+	out->requests = rhi > rlo ? rhi - rlo : 0;
+	out->lost = lhi > llo ? lhi - llo : 0;
+	if (out->lost > out->requests)
+		out->lost = out->requests;
+	out->covered = ebee_kc_covered(out->requests, out->lost);
+}
+
+void ebee_kc_window(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_ns, uint64_t nrec,
+		    struct ebee_kc_span *out)
+{
+	ebee_kc_between(h, k, lo_ns, hi_ns, out);
+	out->requests = (double)nrec + out->lost;
+	out->covered = ebee_kc_covered(out->requests, out->lost);
+}
+
+double ebee_kc_covered(double requests, double lost)
+{
+	double c;
+
+	if (!(requests > 0))
+		return 1;
+	c = 1 - lost / requests;
+	return c < 0 ? 0 : c > 1 ? 1 : c;
+}
+
+bool ebee_kc_lossy(double requests, double lost)
+{
+	return requests > 0 && lost > EBEE_KC_LOST_MAX * requests;
+}
