@@ -109,13 +109,10 @@ int ebee_threads_on_record(void *ctx, const struct ebee_rec *r)
 	else
 		return 0;
 	/* A request that began before its pattern became the mode spans the
-	 * switch: it belongs to neither pattern's count nor window. */
+	 * switch: it stays out of the window (its count is the kernel's). */
 	if (w->since_ns[k] &&
-	    r->end_ns - (r->soj_ns > r->lat_ns ? r->soj_ns : r->lat_ns) < w->since_ns[k]) {
-		/* The kernel counted it: take it back out. */
-		w->skipped[k] += r->kind == EBEE_REC_FRAMED ? r->nreq : 1u;
+	    r->end_ns - (r->soj_ns > r->lat_ns ? r->soj_ns : r->lat_ns) < w->since_ns[k])
 		return 0;
-	}
 	for (unsigned int i = 0; i < (r->kind == EBEE_REC_FRAMED ? r->nreq : 1u); i++) {
 		w->total[k]++;
 		if (w->win[k][EBEE_LAT_SERVICE])

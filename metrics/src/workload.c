@@ -42,9 +42,7 @@ int ebee_wl_kind(const struct wl *w)
 
 uint64_t ebee_wl_kreq(const struct wl *w, int k)
 {
-	uint64_t n = w->kc.last.c.req[k];
-
-	return n > w->skipped[k] ? n - w->skipped[k] : 0;
+	return w->kc.last.c.req[k];
 }
 
 /* From the kernel's counter: exact when records are lost. */
