@@ -26,7 +26,10 @@ for path in socket syscall; do
 	before=$(memcached_requests "$port")
 	: >"$tmp/$path.err"
 	mport=$(free_port)
-	build/ebee trace --pid "$mc" --mode io --path $path --ringbuf-size 4096 --duration 6 \
+	# no --duration: ebee must still serve Prometheus after the load, however long the
+	# load took (a TCG guest's ran past a 6 s --duration: connection refused); SIGINT
+	# ends it after the scrape, and the summary follows
+	build/ebee trace --pid "$mc" --mode io --path $path --ringbuf-size 4096 \
 		--listen "127.0.0.1:$mport" --json >"$tmp/$path.json" 2>"$tmp/$path.err" &
 	eb=$!
 	pids+=($eb)
@@ -49,7 +52,8 @@ if len(vals) != 1 or not 0 <= vals[0] < 1:
     sys.exit(1)
 print("ok: %s path: Prometheus ebee_window_covered_ratio %.4f" % (sys.argv[2], vals[0]))
 PY
-	wait $eb || fail "$path: ebee exited $?: $(cat "$tmp/$path.err")"
+	kill -INT $eb
+	wait $eb || fail "$path: ebee exited $? on SIGINT: $(cat "$tmp/$path.err")"
 	after=$(memcached_requests "$port")
 	if python3 - "$tmp/$path.json" $((after - before)) $path <<'PY'; then
 import json, sys

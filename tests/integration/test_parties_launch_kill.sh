@@ -5,9 +5,10 @@
 #  2. a command whose child called setsid, parties SIGKILLed, then --cleanup: nothing left;
 #  3. a command that leaves 1 500 setsid processes ignoring SIGTERM, --duration 3: parties
 #     exits by itself within the bound below, and none of them is left. The command must
-#     have spawned all 1 500 before parties stopped it, or the case was not exercised: if
-#     it had not (a busy machine), the case runs again with twice the --duration, three
-#     times at most, and then fails.
+#     have spawned all 1 500 before parties stopped it, or the case was not exercised: the
+#     --duration is twice what spawning 1 500 takes at the pace measured first in this run
+#     (at least 3 s); if it had not (a busier moment), the case runs again with twice the
+#     --duration, three times at most, and then fails.
 # The command is placed (cores = 1, a cpuset cgroup of the test's parent), so the cgroup
 # the kill covers must follow what placement does. Processes are found by a token in their
 # command line that only this run uses.
@@ -136,7 +137,7 @@ PT_PARTIES=
 cleanup_check "a setsid child"
 echo "ok: a child that called setsid, SIGKILL + --cleanup: nothing left"
 
-# --- 3. 1 500 setsid processes that ignore SIGTERM, --duration 3
+# --- 3. 1 500 setsid processes that ignore SIGTERM, --duration 3 or more
 cat >"$PT_TMP/many.sh" <<SH
 trap '' TERM
 i=0
@@ -148,19 +149,35 @@ echo spawned >"$PT_TMP/spawned"
 exec sleep $TOKEN.7
 SH
 ini "$PT_TMP/many.sh"
-dur=3
+# How long spawning takes here, measured in this run: 150 of them timed, outside parties,
+# then --duration at least twice what 1 500 would take at that pace (a TCG guest took more
+# than 12 s, where the fixed 3 s with two doublings never let the case run)
+spawn150=$( (
+	sp=()
+	t0=$(date +%s.%N)
+	for i in $(seq 150); do
+		setsid sleep $TOKEN.8 &
+		sp+=($!)
+	done
+	t1=$(date +%s.%N)
+	kill -KILL "${sp[@]}"
+	wait "${sp[@]}"
+	python3 -c "print('%.3f' % ($t1 - $t0))"
+) 2>/dev/null)
+dur=$(python3 -c "import math; print(max(3, math.ceil(2 * 10 * $spawn150)))")
+echo "spawning 150 took $spawn150 s here: --duration $dur for 1 500"
 for try in 1 2 3; do
 	rm -f "$PT_TMP/spawned"
 	t0=$(date +%s.%N)
 	pt_parties -c "$PT_TMP/parties.ini" --duration $dur
 	# the bound: --duration, the SIGTERM grace (3 s) and the kill deadline (5 s), with room
 	# for a busy machine; the daemon used to block in waitpid for ever here
-	for _ in $(seq 600); do kill -0 "$PT_PARTIES" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq $(((dur + 60) * 10))); do kill -0 "$PT_PARTIES" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$PT_PARTIES" 2>/dev/null; then
 		n=$(left | wc -l)
 		kill -KILL "$PT_PARTIES"; wait "$PT_PARTIES" 2>/dev/null; PT_PARTIES=
 		kill_left
-		die "1 500 setsid processes ignoring SIGTERM: parties still running 60 s after start ($n left)"
+		die "1 500 setsid processes ignoring SIGTERM: parties still running $((dur + 60)) s after start ($n left)"
 	fi
 	wait "$PT_PARTIES"
 	rc=$?
