@@ -571,6 +571,55 @@ static __always_inline struct ebee_sconn *sconn_adopt(struct sock *sk, __u64 *no
 	return c;
 }
 
+/* A client segment of a socket without storage, at the framing hook, while
+ * user space has adoptions pending: a connection open before tracing began
+ * (its adopt entry) whose client sent before the server's first read or
+ * write claimed it. Its storage is made here, for the entry's workload, as
+ * sconn_adopt would at that read: else the framers miss this segment, the
+ * next one is the first they see, and a burst the client sent since tracing
+ * began (16 pipelined commands) counted as one request by length. Only TCP
+ * with payload: a connected UDP socket is ESTABLISHED too. */
+static __always_inline struct ebee_sconn *sconn_adopt_seg(struct __sk_buff *skb,
+							  struct bpf_sock *bsk)
+{
+	struct ebee_sconn init = { .flags = EBEE_CF_ADOPTED };
+	struct ebee_adopt_key ak = {};
+	struct ebee_sconn *c;
+	struct tcphdr th;
+	struct ebee_wl *w;
+	__u32 *awid, off;
+
+	if (adopt_live <= 0 || frame_tcp(skb, &th, &off) || skb->len <= off)
+		return NULL;
+	ak.lport = bsk->src_port;
+	ak.rport = bpf_ntohs(bsk->dst_port);
+	if (bsk->family == AF_INET_)
+		ak.raddr = bsk->dst_ip4;
+	awid = bpf_map_lookup_elem(&adopt, &ak);
+	if (!awid)
+		return NULL;
+	init.wid = *awid;
+	w = bpf_map_lookup_elem(&workloads, &init.wid);
+	if (!w)
+		return NULL;
+	if (!bpf_map_delete_elem(&adopt, &ak))
+		__sync_fetch_and_add(&adopt_live, -1);
+	init.wl_epoch = w->epoch;
+	init.wflags = w->flags;
+	init.gen = wl_gen;
+	init.first_ns = bpf_ktime_get_ns();
+	if (live_socks >= (__s64)max_socks)
+		return NULL;
+	c = bpf_sk_storage_get(&sconns, bsk, &init, BPF_SK_STORAGE_GET_F_CREATE);
+	if (c) {
+		__sync_fetch_and_add(&live_socks, 1);
+		return c;
+	}
+	/* The server's read made it a moment ago, on another CPU (made with
+	 * BPF_NOEXIST, the loser gets NULL): that one. */
+	return bpf_sk_storage_get(&sconns, bsk, 0, 0);
+}
+
 /* The workload's connection, or NULL. Hot path for a known connection: one
  * storage lookup and a generation compare. */
 static __always_inline struct ebee_sconn *sock_lookup(struct sock *sk, __u64 *now)

@@ -120,7 +120,9 @@ struct ebee_sconn {
 	__u8 fr;	     /* framing: enum ebee_frame in force */
 	__u8 fflags;	     /* EBEE_FF_* */
 	__u8 fverify;	     /* framing: EBEE_FV_*, how a verifiable framer's requests count */
-	__u8 fsample;	     /* EBEE_FV_LENGTH: ingress segments since the last sample */
+	__u8 fsample;	     /* EBEE_FV_LENGTH: ingress segments since the last sample;
+			      * no framer yet, the start unseen: client segments looked
+			      * at for a message start (EBEE_FMID_TRIES, frame/mid.bpf.h) */
 	__u8 fnote;	     /* EBEE_FN_*: for struct ebee_fstat once the workload is known */
 	__u8 pad[3];
 };
@@ -129,6 +131,7 @@ struct ebee_sconn {
  * counted in struct ebee_fstat when the connection is noted (frame_note). */
 #define EBEE_FN_HSDATA 0x1 /* they completed the handshake: framed from the listener's copy */
 #define EBEE_FN_UNSEEN 0x2 /* they went by unseen: counted by length */
+#define EBEE_FN_MID    0x4 /* they went by unseen: framed from mid-stream */
 
 /* struct ebee_sconn.fverify. A framer whose protocol is one response per
  * request (memcached's: frame/state.bpf.h, frame_verifiable) parses a
@@ -193,8 +196,13 @@ struct ebee_sframe {
 	__u32 unans;
 	__u32 solo;    /* requests in a row that arrived alone (EBEE_FV_SOLO) */
 	__u32 stashed; /* a client segment that came early is held (sstash) */
-	__u32 pad2;
+	/* HTTP/2 framed from mid-stream (EBEE_FN_MID): the first stream the
+	 * client opened since (EBEE_H2MID_NONE: none yet; 0: not mid-stream).
+	 * Ends of streams below it were opened unseen: not unmatched. */
+	__u32 h2mid;
 };
+
+#define EBEE_H2MID_NONE 0xffffffffu
 
 /* Framing, per workload (map fstats, keyed by workload id). */
 struct ebee_fstat {
@@ -220,6 +228,8 @@ struct ebee_fstat {
 				   * while a response was being written (EBEE_CF_OVERLAP) */
 	__u64 reordered;	  /* client segments that reached ingress before the bytes
 				   * just before them: held, then parsed in order (sstash) */
+	__u64 midstream;	  /* connections whose first bytes went by unseen, framed
+				   * from where their protocol was found again (EBEE_FN_MID) */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

@@ -8,6 +8,7 @@
 #define EBEE_FRAME_DETECT_BPF_H
 
 #include "frame/adopt.bpf.h"
+#include "frame/mid.bpf.h"
 
 /*
  * A storage of the connection, made or found. The kernel makes it with
@@ -59,6 +60,36 @@ static __always_inline int frame_detect_late(struct __sk_buff *skb, const struct
 	return 0;
 }
 
+/* A client segment of a connection whose start went by unseen (mid.bpf.h),
+ * b its first n bytes: 0 when a message starts here (c->fr set, both
+ * directions set up), 1 while still looking, -1 once looked long enough
+ * (length, counted unseen). */
+static __always_inline int frame_detect_mid(struct __sk_buff *skb, struct bpf_sock *bsk,
+					    struct ebee_sconn *c, const __u8 *b, __u32 n, __u32 off,
+					    __u32 plen, __u32 seq)
+{
+	struct ebee_sframe *f;
+	int fr = ebee_frame_detect(b, n);
+
+	/* A preface mid-stream is none: HTTP/2 by its frame headers. */
+	if (fr == EBEE_FRAME_HTTP2 || fr == EBEE_FRAME_LENGTH)
+		fr = frame_h2_mid(skb, off, plen, 0) ? EBEE_FRAME_HTTP2 : EBEE_FRAME_LENGTH;
+	if (fr == EBEE_FRAME_LENGTH)
+		return ++c->fsample < EBEE_FMID_TRIES ? 1 : -1;
+	if (frame_storage(bsk, c, fr) || !(f = bpf_sk_storage_get(&sframes, bsk, 0, 0)))
+		return -1;
+	frame_mid_start(&f->in, seq, fr, 0);
+	frame_reset(&f->out);
+	f->out.init = 2; /* from its first segment that may begin a response */
+	if (fr == EBEE_FRAME_HTTP2)
+		f->h2mid = EBEE_H2MID_NONE;
+	c->fsample = 0;
+	c->fnote = (c->fnote & ~EBEE_FN_UNSEEN) | EBEE_FN_MID;
+	asm volatile("" ::: "memory"); /* state before framer, as below */
+	c->fr = fr;
+	return 0;
+}
+
 /* The server spoke first: the length pattern (-1), unless it is an HTTP/2
  * server's SETTINGS, which may go before the client's preface arrives (gRPC
  * servers send them at once): its bytes are parsed as HTTP/2's from here
@@ -86,15 +117,29 @@ static __always_inline int frame_detect(struct __sk_buff *skb, const struct tcph
 	r = frame_detect_late(skb, th, c, seq, egress);
 	if (r > 0)
 		return 0;
-	if (r < 0)
+	/* The listener's copy said length: so be it. */
+	if (r < 0 && !(c->fnote & EBEE_FN_UNSEEN))
 		goto length;
-	/* The handshake was not seen, or the stream began before the hooks:
-	 * the length pattern. The size is written so that its range is
-	 * [1, 16] by arithmetic: 6.1's verifier does not learn "not zero" from
-	 * a branch, and refuses a possibly zero-sized read. */
-	if (!(c->fflags & EBEE_FF_SEQ) || seq != (egress ? c->snd_isn : c->rcv_isn) || !n ||
-	    bpf_skb_load_bytes(skb, off, b, ((n - 1) & 15) + 1))
+	/* The size is written so that its range is [1, 16] by arithmetic:
+	 * 6.1's verifier does not learn "not zero" from a branch, and refuses
+	 * a possibly zero-sized read. */
+	if (!n || bpf_skb_load_bytes(skb, off, b, ((n - 1) & 15) + 1))
 		goto length;
+	/* The handshake was not seen, or the stream began before the hooks
+	 * (r < 0: the client's first bytes went by): the protocol is looked
+	 * for where the client's messages may begin (mid.bpf.h); the server's
+	 * bytes wait for that. */
+	if (r < 0 || !(c->fflags & EBEE_FF_SEQ) || seq != (egress ? c->snd_isn : c->rcv_isn)) {
+		if (egress)
+			return -1;
+		c->fnote |= EBEE_FN_UNSEEN;
+		r = frame_detect_mid(skb, bsk, c, b, n, off, plen, seq);
+		if (r > 0)
+			return -1;
+		if (r < 0)
+			goto length;
+		return 0;
+	}
 	if (egress) {
 		if (frame_detect_server(bsk, c, b, n))
 			goto length;

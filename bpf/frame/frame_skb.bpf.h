@@ -23,7 +23,8 @@
  * pairing by stream id), walk_skb.bpf.h (the walk's loop over an skb),
  * pair_tls.bpf.h (TLS's pairing), verify.bpf.h (memcached counted by
  * length once verified), segment.bpf.h (one segment walked, then paired),
- * adopt.bpf.h (bytes that complete a handshake), detect.bpf.h (the
+ * adopt.bpf.h (bytes that complete a handshake), mid.bpf.h (a connection
+ * whose start went unseen, framed from mid-stream), detect.bpf.h (the
  * framer chosen), arrive.bpf.h (the io pattern's arrivals); this file, the
  * entry point (frame_io) and its steps. The parsers and their dispatch by
  * id are shared with user space: frame.h (the list), dispatch.h, NAME.h.
@@ -34,15 +35,29 @@
 #include "frame/detect.bpf.h"
 #include "frame/arrive.bpf.h"
 
+/* bpf/ebee.bpf.c: the storage of a connection open before tracing began,
+ * made at one of its client's segments (the adopt entry user space left). */
+static __always_inline struct ebee_sconn *sconn_adopt_seg(struct __sk_buff *skb,
+							  struct bpf_sock *bsk);
+
 /* A segment of a socket without ebee's storage: what matters is a
- * listener's with payload, bytes that complete a handshake (sfirsts). */
-static __always_inline void frame_unknown(struct __sk_buff *skb, struct bpf_sock *bsk, int egress)
+ * listener's with payload, bytes that complete a handshake (sfirsts), and
+ * a client's of a connection open before tracing began, which may arrive
+ * before the server's first read claims it (sconn_adopt_seg): its storage
+ * made here, returned, its bytes framed from this segment on (mid.bpf.h). */
+static __always_inline struct ebee_sconn *frame_unknown(struct __sk_buff *skb,
+							struct bpf_sock *bsk, int egress)
 {
 	struct tcphdr th;
 	__u32 off;
 
-	if (!egress && bsk->state == BPF_TCP_LISTEN && !frame_tcp(skb, &th, &off) && skb->len > off)
+	if (egress)
+		return NULL;
+	if (bsk->state == BPF_TCP_ESTABLISHED)
+		return sconn_adopt_seg(skb, bsk);
+	if (bsk->state == BPF_TCP_LISTEN && !frame_tcp(skb, &th, &off) && skb->len > off)
 		frame_listen(skb, &th, off, skb->len - off, bpf_ntohl(th.seq) + th.syn);
+	return NULL;
 }
 
 /* Whether the connection's segment goes on to be parsed: 0 (a verification
@@ -146,21 +161,24 @@ static __always_inline int frame_fin(struct ebee_sconn *c, struct ebee_sframe *f
 	return -1;
 }
 
-/* A direction counted by length until a sample (frame_unverify, init 2) is
- * parsed from the first segment that may begin a message: 0 when this one
- * is parsed. */
+/* A direction counted by length until a sample (frame_unverify, init 2), or
+ * the server's of a connection framed from mid-stream (mid.bpf.h), is
+ * parsed from the first segment that may begin a message (HTTP/2's: a
+ * frame header confirmed): 0 when this one is parsed. */
 static __always_inline int frame_late_start(struct __sk_buff *skb, struct ebee_fdir *d, __u32 off,
-					    __u32 seq, int fr, int egress)
+					    __u32 plen, __u32 seq, int fr, int egress)
 {
 	__u8 ch;
 
 	if (d->init != 2)
 		return 0;
-	if (bpf_skb_load_bytes(skb, off, &ch, 1) || !ebee_frame_may_start(fr, egress, ch))
+	if (fr == EBEE_FRAME_HTTP2) {
+		if (!frame_h2_mid(skb, off, plen, egress))
+			return -1;
+	} else if (bpf_skb_load_bytes(skb, off, &ch, 1) || !ebee_frame_may_start(fr, egress, ch)) {
 		return -1;
-	frame_reset(d);
-	d->next = seq;
-	d->init = 1;
+	}
+	frame_mid_start(d, seq, fr, egress);
 	return 0;
 }
 
@@ -214,10 +232,8 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	if (!bsk)
 		return;
 	c = bpf_sk_storage_get(&sconns, bsk, 0, 0);
-	if (!c) {
-		frame_unknown(skb, bsk, egress);
+	if (!c && !(c = frame_unknown(skb, bsk, egress)))
 		return;
-	}
 	if (frame_gate(skb, bsk, c, egress, &verify) || frame_tcp(skb, &th, &off))
 		return;
 	seq = bpf_ntohl(th.seq);
@@ -238,7 +254,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	if (fr == EBEE_FRAME_HTTP2 && !(h2 = frame_h2_table(bsk, f)))
 		return;
 	if (frame_fin(c, f, d, &th, plen, egress) ||
-	    frame_late_start(skb, d, off, seq, fr, egress) ||
+	    frame_late_start(skb, d, off, plen, seq, fr, egress) ||
 	    frame_in_order(skb, bsk, c, f, d, &off, &plen, &seq, fr, egress, verify))
 		return;
 	/* The bytes that fill the gap before a held segment: it follows them. */

@@ -90,6 +90,49 @@ static __always_inline int ebee_h2_is_settings(const __u8 *b, __u32 n)
 	return len % 6 == 0 && len <= 6 * 64;
 }
 
+/*
+ * Whether the 9 bytes at h can be a frame header that side sends (resp: the
+ * server's), where a connection is framed from mid-stream (frame/mid.bpf.h):
+ * a known type with only its own flags, the reserved bit clear, a length
+ * within the default maximum frame size (16 384: frames a peer allowed
+ * longer are passed over, not found), a stream id where the type needs one
+ * and none where it must not, a client's HEADERS on an odd stream, the fixed
+ * lengths of PRIORITY, RST_STREAM, PING and WINDOW_UPDATE. Payload read as a
+ * header rarely passes them all; the caller confirms by the next one.
+ */
+static __always_inline int ebee_h2_header_ok(const __u8 *h, int resp)
+{
+	__u32 len = (__u32)h[0] << 16 | (__u32)h[1] << 8 | h[2];
+	__u32 type = h[3], fl = h[4];
+	__u32 sid = (__u32)h[5] << 24 | (__u32)h[6] << 16 | (__u32)h[7] << 8 | h[8];
+
+	if (len > 16384 || (sid & 0x80000000u))
+		return 0;
+	switch (type) {
+	case H2_DATA: /* END_STREAM, PADDED */
+		return sid && !(fl & ~0x09u);
+	case H2_HEADERS: /* END_STREAM, END_HEADERS, PADDED, PRIORITY */
+		return sid && !(fl & ~0x2du) && (resp || (sid & 1));
+	case H2_PRIORITY:
+		return sid && len == 5 && !fl;
+	case H2_RST_STREAM:
+		return sid && len == 4 && !fl;
+	case H2_SETTINGS: /* ACK, which has no payload */
+		return !sid && !(fl & ~0x1u) && len % 6 == 0 && (!fl || !len);
+	case H2_PUSH_PROMISE: /* END_HEADERS, PADDED; servers only */
+		return resp && sid && !(fl & ~0x0cu);
+	case H2_PING: /* ACK */
+		return !sid && len == 8 && !(fl & ~0x1u);
+	case H2_GOAWAY:
+		return !sid && len >= 8 && !fl;
+	case H2_WINDOW_UPDATE:
+		return len == 4 && !fl;
+	case H2_CONTINUATION: /* END_HEADERS */
+		return sid && !(fl & ~0x4u);
+	}
+	return 0;
+}
+
 /* The stream id of the event a step just returned. */
 static __always_inline __u32 ebee_h2_event_id(const struct ebee_fdir *d)
 {
@@ -397,8 +440,10 @@ static __always_inline void ebee_h2_mark_read(struct ebee_h2tab *t, __u32 copied
 }
 
 /* The list's interface (frame.h): the client preface ("PRI * HTTP/2.0");
- * a frame header cannot be told from payload, so a lost direction never
- * resynchronises (its streams stay unpaired). */
+ * one byte cannot tell a frame header from payload, so a direction that lost
+ * sync never resynchronises (its streams stay unpaired); a connection whose
+ * start went unseen is found by a whole header, confirmed by the next
+ * (ebee_h2_header_ok, frame/mid.bpf.h). */
 static __always_inline int ebee_http2_detect(const __u8 *b, __u32 n)
 {
 	return n >= 4 && ebee_frame_word(b) == 0x50524920; /* "PRI " */

@@ -17,8 +17,9 @@
 /* An HTTP/2 event of the walk: a stream begins (a slot, its arrival and
  * where its frame header lies for the read marking) or ends (its record,
  * one request, the slot freed). An end of a stream not in the table was
- * reset already, or did not fit (counted then as untimed); one of a stream
- * the client never opened is unmatched. Global, verified once. */
+ * reset already, or did not fit (counted then as untimed), or was opened
+ * before a connection framed from mid-stream was found; one of a stream the
+ * client never opened is unmatched. Global, verified once. */
 __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struct ebee_h2tab *t,
 			      struct frame_ws *ws)
 {
@@ -32,6 +33,8 @@ __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struc
 	if (!ws->now)
 		ws->now = bpf_ktime_get_ns();
 	if (ws->ev == EBEE_FEV_START) {
+		if (f->h2mid == EBEE_H2MID_NONE)
+			f->h2mid = ws->ev_id; /* the first stream seen opened */
 		if (ebee_h2_add(t, ws->ev_id, ws->now, ws->ev_seq) < 0)
 			__sync_fetch_and_add(&t->untimed, 1);
 		return 0;
@@ -44,7 +47,10 @@ __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struc
 	}
 	j = ebee_h2_find(t, ws->ev_id);
 	if (j < 0) {
-		if (ws->ev == EBEE_FEV_END && ws->ev_id > f->in.stack[2] && (s = fstat_get(c->wid)))
+		/* Below the first stream seen opened on a connection framed
+		 * from mid-stream: one opened unseen, not unmatched. */
+		if (ws->ev == EBEE_FEV_END && ws->ev_id > f->in.stack[2] &&
+		    !(f->h2mid && ws->ev_id < f->h2mid) && (s = fstat_get(c->wid)))
 			__sync_fetch_and_add(&s->unmatched, 1);
 		return 0;
 	}

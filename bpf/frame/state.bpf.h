@@ -124,6 +124,8 @@ static __always_inline void frame_note(struct ebee_sconn *c)
 		__sync_fetch_and_add(&s->hsdata, 1);
 	if (c->fnote & EBEE_FN_UNSEEN)
 		__sync_fetch_and_add(&s->unseen, 1);
+	if (c->fnote & EBEE_FN_MID)
+		__sync_fetch_and_add(&s->midstream, 1);
 	c->fflags |= EBEE_FF_NOTED;
 }
 

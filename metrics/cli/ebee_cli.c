@@ -185,6 +185,8 @@ static void usage(FILE *f)
 	    "                         was being written: untrusted), reordered (client\n"
 	    "                         segments that reached ebee before the bytes just\n"
 	    "                         before them: held and parsed in order, not a gap),\n"
+	    "                         midstream (connections opened before tracing, framed\n"
+	    "                         from where their protocol was found again),\n"
 	    "                         covered (share 0..1 of the window's requests whose\n"
 	    "                         records arrived: the latencies are over them; below\n"
 	    "                         0.99: untrusted), window_requests and window_lost (the\n"
@@ -655,6 +657,7 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "unseen", r->st.unseen);
 	jw_uint(&j, "overlap", r->st.overlap);
 	jw_uint(&j, "reordered", r->st.reordered);
+	jw_uint(&j, "midstream", r->st.midstream);
 	jw_num(&j, "covered", r->st.covered, 4);
 	jw_uint(&j, "window_requests", r->st.window_requests);
 	jw_uint(&j, "window_lost", r->st.window_lost);

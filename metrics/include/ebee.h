@@ -278,6 +278,9 @@ struct ebee_stats {
 	double covered;		  /* 0..1; 1 when none was lost */
 	uint64_t window_requests; /* requests the kernel counted over the window's span */
 	uint64_t window_lost;	  /* ... of them, whose records were lost */
+	uint64_t midstream;	  /* framing: connections whose first bytes went by
+				   * unseen (opened before tracing), framed from where
+				   * their protocol was found again, not by length */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -56,6 +56,7 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, stru
 	s->handshake_data = f.hsdata;
 	s->unseen = f.unseen;
 	s->reordered = f.reordered;
+	s->midstream = f.midstream;
 	s->overlap = f.overlap;
 	ebee_warns_framing(ws, &f);
 }

@@ -103,8 +103,9 @@ void ebee_warns_framing(struct ebee_warns *ws, const struct ebee_fstat *f)
 	if (f->unseen)
 		ebee_warns_add(ws, EBEE_WARN_UNSEEN, f->unseen,
 			       "%llu connection(s) began with bytes ebee did not see (they came "
-			       "with the handshake and were lost, or did not parse): counted by "
-			       "length",
+			       "with the handshake and were lost, or did not parse, or the "
+			       "connection was open before tracing) and showed no message start "
+			       "to frame from in their next client segments: counted by length",
 			       (unsigned long long)f->unseen);
 	if (f->desync_conns)
 		ebee_warns_add(ws, EBEE_WARN_DESYNC, f->desync_conns,

@@ -605,6 +605,94 @@ static void test_take_race(void **state)
 	pthread_barrier_destroy(&r.done);
 }
 
+/* A connection framed from mid-stream (frame/mid.bpf.h) starts at a frame
+ * header that ebee_h2_header_ok takes for one: each type with its own
+ * flags, stream id and length; payload and other protocols' bytes not. */
+static void test_header_ok(void **state)
+{
+	static const struct {
+		uint8_t type, flags;
+		uint32_t sid, len;
+		int resp, ok;
+	} c[] = {
+		{ H2_DATA, H2_END_STREAM, 1, 5, 0, 1 },
+		{ H2_DATA, 0x09, 3, 100, 1, 1 },
+		{ H2_DATA, 0x02, 3, 100, 1, 0 }, /* a flag DATA does not have */
+		{ H2_DATA, 0, 0, 100, 0, 0 },	 /* on stream 0 */
+		{ H2_HEADERS, H2_END_HEADERS, 7, 40, 0, 1 },
+		{ H2_HEADERS, H2_END_HEADERS, 8, 40, 0, 0 }, /* a client opens odd ids */
+		{ H2_HEADERS, H2_END_HEADERS | H2_END_STREAM, 8, 40, 1, 1 },
+		{ H2_PRIORITY, 0, 5, 5, 0, 1 },
+		{ H2_PRIORITY, 0, 5, 6, 0, 0 },
+		{ H2_RST_STREAM, 0, 5, 4, 1, 1 },
+		{ H2_SETTINGS, 0, 0, 18, 1, 1 },
+		{ H2_SETTINGS, 1, 0, 0, 0, 1 },
+		{ H2_SETTINGS, 1, 0, 6, 0, 0 }, /* an ACK with a payload */
+		{ H2_SETTINGS, 0, 0, 7, 0, 0 },
+		{ H2_PUSH_PROMISE, H2_END_HEADERS, 3, 10, 1, 1 },
+		{ H2_PUSH_PROMISE, H2_END_HEADERS, 3, 10, 0, 0 }, /* clients do not push */
+		{ H2_PING, 1, 0, 8, 0, 1 },
+		{ H2_PING, 0, 1, 8, 0, 0 },
+		{ H2_GOAWAY, 0, 0, 8, 1, 1 },
+		{ H2_WINDOW_UPDATE, 0, 0, 4, 0, 1 },
+		{ H2_WINDOW_UPDATE, 0, 3, 4, 1, 1 },
+		{ H2_CONTINUATION, H2_END_HEADERS, 3, 9, 0, 1 },
+		{ 0x0a, 0, 0, 4, 0, 0 },	   /* an extension type: not a start */
+		{ H2_DATA, 0, 1, 16385, 0, 0 }, /* past the default maximum size */
+	};
+	static const char *other[] = { "*3\r\n$3\r\nSET\r\n", "GET / HTTP/1.1\r\nHost:",
+				       "\x17\x03\x03\x00\x20" "abcdefgh", "get key0001\r\n",
+				       "\0\0\0\0\0\0\0\0\0", PREFACE };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct buf w = {};
+
+		frame(&w, c[i].type, c[i].flags, c[i].sid, 0, 0);
+		w.b[0] = c[i].len >> 16;
+		w.b[1] = c[i].len >> 8;
+		w.b[2] = c[i].len;
+		if (ebee_h2_header_ok(w.b, c[i].resp) != c[i].ok)
+			fail_msg("case %zu: type %u flags %#x sid %u len %u resp %d: want %d", i,
+				 c[i].type, c[i].flags, c[i].sid, c[i].len, c[i].resp, c[i].ok);
+		free(w.b);
+	}
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		for (int resp = 0; resp < 2; resp++)
+			assert_false(ebee_h2_header_ok((const uint8_t *)other[i], resp));
+}
+
+/* From mid-stream, the client's side parsed from a frame header (st H2_HDR,
+ * as frame_mid_start sets it): the streams it then opens are requests. */
+static void test_mid_stream_client(void **state)
+{
+	struct buf w = {};
+	struct evs got = {}, want = {};
+	size_t last;
+
+	(void)state;
+	frame(&w, H2_DATA, H2_END_STREAM, 41, 12, 'x'); /* of a stream opened unseen */
+	last = frame(&w, H2_HEADERS, H2_END_HEADERS, 43, 30, 'h');
+	want_ev(&want, EBEE_FEV_START, 43, last - 30);
+	frame(&w, H2_DATA, H2_END_STREAM, 43, 5, 'd');
+	last = frame(&w, H2_HEADERS, H2_END_HEADERS, 45, 30, 'h');
+	want_ev(&want, EBEE_FEV_START, 45, last - 30);
+	{
+		const struct ebee_frame_ops *o = ebee_frame_get(EBEE_FRAME_HTTP2);
+		struct ebee_frame_counts n = { .on_event = on_ev, .arg = &got };
+		struct ebee_fdir d = { .st = H2_HDR };
+
+		assert_int_equal(ebee_frame_feed(o, &d, w.b, w.n, 0, NULL, &n), 0);
+		assert_false(n.err);
+	}
+	assert_int_equal(got.n, want.n);
+	for (size_t i = 0; i < got.n; i++) {
+		assert_int_equal(got.e[i].ev, want.e[i].ev);
+		assert_int_equal(got.e[i].id, want.e[i].id);
+	}
+	free(w.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +704,8 @@ int main(void)
 		cmocka_unit_test(test_pairing_out_of_order),
 		cmocka_unit_test(test_table_bound),
 		cmocka_unit_test(test_take_race),
+		cmocka_unit_test(test_header_ok),
+		cmocka_unit_test(test_mid_stream_client),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,7 +83,9 @@ static void test_each_whole(void **state)
 		  "flag), answered only sometimes: responses may pair with the wrong requests" },
 		{ EBEE_WARN_UNSEEN,
 		  "41 connection(s) began with bytes ebee did not see (they came with the "
-		  "handshake and were lost, or did not parse): counted by length" },
+		  "handshake and were lost, or did not parse, or the connection was open before "
+		  "tracing) and showed no message start to frame from in their next client "
+		  "segments: counted by length" },
 		{ EBEE_WARN_DESYNC,
 		  "41 framed connection(s) lost sync (41 time(s): 20 at a sequence gap, 11 at "
 		  "bytes that did not parse, 10 at a walk cut short): requests in the gap are not "
