@@ -102,6 +102,14 @@ static __always_inline int frame_choose(struct __sk_buff *skb, const struct tcph
 	asm volatile("" ::: "memory");
 	if (c->fr != EBEE_FRAME_NONE || (egress && (ff & EBEE_FF_H2SRV)))
 		return 0;
+	/* Its start unseen and no message start found yet (mid.bpf.h), the
+	 * connection closes: it was counted by length, and that is said
+	 * (unseen), as when the search gives up. */
+	if (th->fin && (c->fnote & EBEE_FN_UNSEEN)) {
+		c->fr = EBEE_FRAME_LENGTH;
+		frame_note(c);
+		return -1;
+	}
 	if (!plen)
 		return -1;
 	r = frame_detect(skb, th, bsk, c, off, plen, seq, egress);

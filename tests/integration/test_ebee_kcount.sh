@@ -70,12 +70,16 @@ assert 0 < o["window_lost"] <= o["window_requests"], "the window's lost requests
 assert 0 <= o["covered"] < 1, "covered does not say the percentiles are over a share"
 assert abs(o["covered"] - (1 - o["window_lost"] / o["window_requests"])) < 1e-3
 assert o["rps"] > 0
-# A window that did not fill (--window's 100000) holds the whole run: its records and
-# the ones lost over its span are every request, but for the few lost near its ends that
-# the interpolation between readings 100 ms apart puts outside it (7 of 115880 seen).
+# A window that did not fill (--window's 100000) holds every record that arrived: each
+# request the kernel counted arrived into it or is a record lost (memcaslap sends one
+# request at a time: one record each). Whether the lost ones fall inside the window's span
+# (window_lost) or outside it depends on when the consumer fell behind: on this host only
+# during the stop (window_lost within 0.1% of dropped), in a TCG guest all along, so that
+# those lost after the newest record that arrived are past the span (324 of 3 292).
 if o["window"] < 100000:
-    assert abs(o["window_requests"] - o["requests"]) <= 0.001 * o["requests"], \
-        "the window's requests are not the run's"
+    assert o["requests"] == o["window"] + o["dropped"], \
+        "requests are not the window's records and the lost ones"
+assert o["window_lost"] <= o["dropped"], "more lost in the window than in all"
 if 1 - o["covered"] > 0.01:
     assert o["untrusted"] and "lost their records" in (o["warning"] or ""), \
         "more than 1%% lost but not untrusted with the reason"
