@@ -45,8 +45,8 @@ static __always_inline struct ebee_sconn *sconn_adopt_seg(struct __sk_buff *skb,
  * a client's of a connection open before tracing began, which may arrive
  * before the server's first read claims it (sconn_adopt_seg): its storage
  * made here, returned, its bytes framed from this segment on (mid.bpf.h). */
-static __always_inline struct ebee_sconn *frame_unknown(struct __sk_buff *skb,
-							struct bpf_sock *bsk, int egress)
+static __always_inline struct ebee_sconn *frame_unknown(struct __sk_buff *skb, struct bpf_sock *bsk,
+							int egress)
 {
 	struct tcphdr th;
 	__u32 off;
