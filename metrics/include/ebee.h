@@ -105,7 +105,9 @@ typedef void (*ebee_log_fn)(enum ebee_log_level level, const char *msg, void *ct
 struct ebee_opts {
 	size_t sz;		/* sizeof(struct ebee_opts) */
 	size_t ringbuf_size;	/* bytes of each CPU's ring, power of two >= page, all CPUs'
-				   rings <= 1 GiB; 0 = 128 KiB */
+				   rings <= 1 GiB; 0 = 1 MiB, less
+				   when all CPUs' would pass 32 MiB
+				   (not under 128 KiB) */
 	size_t window_len;	/* records kept per workload (N); 0 = 100000 */
 	uint64_t window_age_ns; /* also drop records older than this; 0 = no age limit */
 	unsigned int drain_ms;	/* consumer drain period; 0 = 20 ms */
