@@ -217,14 +217,14 @@ static void usage(FILE *f)
 	    MAX_PIDS);
 	usage_wrapped(f, "Framings: ", ebee_framing_list());
 	fprintf(f,
-	    "requests counts every request completed while tracing, and rps those over the\n"
-	    "window, both counted in the kernel: exact when records are lost (dropped);\n"
-	    "latencies and percentiles are over the window's records that arrived. Service\n"
-	    "latency runs from the server's first read (conn: the connection's first read or\n"
-	    "write) to the end of the response;\n"
-	    "sojourn latency from the request's arrival at the server (its first bytes; conn:\n"
-	    "the TCP handshake) to the same end, so it includes queueing before the server\n"
-	    "reads. Exit status: 0, or 1 with a one-line reason.\n");
+		"requests counts every request completed while tracing, and rps those over the\n"
+		"window, both counted in the kernel: exact when records are lost (dropped);\n"
+		"latencies and percentiles are over the window's records that arrived. Service\n"
+		"latency runs from the server's first read (conn: the connection's first read or\n"
+		"write) to the end of the response;\n"
+		"sojourn latency from the request's arrival at the server (its first bytes; conn:\n"
+		"the TCP handshake) to the same end, so it includes queueing before the server\n"
+		"reads. Exit status: 0, or 1 with a one-line reason.\n");
 }
 
 static int die(const char *fmt, const char *arg)
