@@ -5,8 +5,10 @@
  * framed from the first client segment where its protocol is found again,
  * not counted by length for good: one that begins a message as the list's
  * detection knows it (a RESP array, an HTTP/1 request line, a memcached
- * command, a TLS record header), or an HTTP/2 frame header confirmed by the
- * next (frame_h2_mid). The server's side starts at its first segment that
+ * command), or an HTTP/2 frame header confirmed by the next (frame_h2_mid).
+ * Not TLS: its detection wants a ClientHello, and from an application-data
+ * record on, whether the unseen handshake chose h2 (no request-response
+ * turns) cannot be told; such a connection stays counted by length. The server's side starts at its first segment that
  * may begin a response (frame_late_start). Until then the io pattern counts
  * the connection, as it counts one by length.
  */
