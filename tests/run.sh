@@ -7,7 +7,9 @@
 #
 # NAMEs (test_x, test_y.sh) run only those programs. TEST_SKIP_LIST names a file of
 # "NAME reason..." lines: those programs are not run and count as skipped with that reason
-# (the VM lane uses it for what emulation cannot afford), never silently.
+# (the VM lane uses it for what emulation cannot afford), never silently. TEST_EXCLUDE
+# names programs this run leaves to another (tests/suite.sh runs those after the guests
+# stop competing for the CPUs): not run, not counted.
 #
 # Unit tests: the programs built from tests/unit/test_*.c (the core) and
 # tests/experiments/test_*.c (the experiments' code), cmocka, no root. Found from their
@@ -56,6 +58,7 @@ run_one() {
 	name=$(basename "$prog")
 	log=$logdir/$name.log
 	[ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || return 0
+	[[ " ${TEST_EXCLUDE:-} " != *" $name "* ]] || return 0
 	echo "=== $name${again:+ (retry)}"
 	if [ -n "${TEST_SKIP_LIST:-}" ] && why=$(awk -v n="$name" '$1 == n { $1 = ""; print substr($0, 2); f = 1 } END { exit !f }' "$TEST_SKIP_LIST"); then
 		echo "SKIP: $why (not run)" | tee "$log"
