@@ -140,15 +140,40 @@ static __always_inline void frame_dir_init(const struct ebee_sconn *c, struct eb
 	}
 }
 
-/* HTTP/2: the streams in flight, NULL when the segment is not parsed. Lost
- * is lost for both directions (no resynchronising): what a stream's end or
- * start means is gone with the bytes. */
-static __always_inline struct ebee_h2tab *frame_h2_table(struct bpf_sock *bsk,
-							 const struct ebee_sframe *f)
+/* HTTP/2: the streams in flight, NULL when there is no table. A direction
+ * that lost sync resynchronises on its own (frame_h2_resync); the other,
+ * in sync, goes on: the client's starts seen fill the table, the server's
+ * ends pair with them (those of streams opened in the client's gap are
+ * not unmatched, frame_desync's h2mid). Before, either direction's loss
+ * stopped both for good. */
+static __always_inline struct ebee_h2tab *frame_h2_table(struct bpf_sock *bsk)
 {
-	if ((f->in.flags | f->out.flags) & EBEE_FD_HUNT)
-		return NULL;
 	return bpf_sk_storage_get(&sh2s, bsk, 0, 0);
+}
+
+/* frame_hunt for HTTP/2, whose first byte cannot tell a frame header from
+ * payload (ebee_http2_may_start): a segment (diff >= 0) that begins a frame
+ * header confirmed by the next (frame_h2_mid, as for a connection framed
+ * from mid-stream) is where the parser restarts, the client's past the
+ * preface. 0 there, -1 when the segment is passed over. */
+static __always_inline int frame_h2_resync(struct __sk_buff *skb, struct ebee_sconn *c,
+					   struct ebee_fdir *d, __u32 off, __u32 seq, __u32 plen,
+					   __s32 diff, int egress)
+{
+	struct ebee_fstat *s;
+
+	if (diff < 0 || !frame_h2_mid(skb, off, plen, egress)) {
+		if (diff >= 0)
+			d->next = seq + plen;
+		return -1;
+	}
+	frame_reset(d);
+	d->next = seq;
+	if (!egress)
+		d->st = H2_HDR;
+	if ((s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->resync, 1);
+	return 0;
 }
 
 /* What a FIN ends: a response delimited by the server's close; TLS's
@@ -210,7 +235,9 @@ static __always_inline int frame_in_order(struct __sk_buff *skb, struct bpf_sock
 		frame_desync(c, f, d, 1);	  /* a gap: bytes this parser never saw */
 	}
 	if (d->flags & EBEE_FD_HUNT) {
-		if (frame_hunt(skb, c, d, *off, *seq, *plen, diff, fr, egress))
+		if (fr == EBEE_FRAME_HTTP2
+			? frame_h2_resync(skb, c, d, *off, *seq, *plen, diff, egress)
+			: frame_hunt(skb, c, d, *off, *seq, *plen, diff, fr, egress))
 			return -1;
 		diff = 0;
 	}
@@ -259,7 +286,7 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 		return;
 	d = egress ? &f->out : &f->in;
 	frame_dir_init(c, d, seq, egress, verify);
-	if (fr == EBEE_FRAME_HTTP2 && !(h2 = frame_h2_table(bsk, f)))
+	if (fr == EBEE_FRAME_HTTP2 && !(h2 = frame_h2_table(bsk)))
 		return;
 	if (frame_fin(c, f, d, &th, plen, egress) ||
 	    frame_late_start(skb, d, off, plen, seq, fr, egress) ||

@@ -440,10 +440,10 @@ static __always_inline void ebee_h2_mark_read(struct ebee_h2tab *t, __u32 copied
 }
 
 /* The list's interface (frame.h): the client preface ("PRI * HTTP/2.0");
- * one byte cannot tell a frame header from payload, so a direction that lost
- * sync never resynchronises (its streams stay unpaired); a connection whose
- * start went unseen is found by a whole header, confirmed by the next
- * (ebee_h2_header_ok, frame/mid.bpf.h). */
+ * one byte cannot tell a frame header from payload, so may_start says no: a
+ * direction that lost sync, as a connection whose start went unseen, is
+ * found again by a whole header, confirmed by the next (ebee_h2_header_ok,
+ * frame_h2_mid in frame/mid.bpf.h; frame_h2_resync in frame_skb.bpf.h). */
 static __always_inline int ebee_http2_detect(const __u8 *b, __u32 n)
 {
 	return n >= 4 && ebee_frame_word(b) == 0x50524920; /* "PRI " */

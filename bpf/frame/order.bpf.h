@@ -7,7 +7,8 @@
  * skipped up to it; a segment after it (a gap: lost or out-of-order data, or
  * bytes the parser rejected) loses sync: counted against the workload
  * (desync, a warning in user space), and the direction waits for a segment
- * that begins where a message may begin (ebee_frame_may_start), where its parser
+ * that begins where a message may begin (ebee_frame_may_start; HTTP/2's, a
+ * frame header confirmed by the next, frame_h2_resync), where its parser
  * restarts (resync). Requests lost in a gap are not counted, responses then
  * paired with later requests shift their latencies: the warning says so.
  */
@@ -40,6 +41,11 @@ static __always_inline void frame_desync(struct ebee_sconn *c, struct ebee_sfram
 	 * as unmatched), pairing starts again with the next request. */
 	f->head = f->tail;
 	f->rd = f->tail;
+	/* HTTP/2's client: the streams opened in the bytes lost are not in
+	 * the table; their ends, until the first start seen after the
+	 * resync, are of streams opened unseen, not unmatched (pair_h2). */
+	if (c->fr == EBEE_FRAME_HTTP2 && d == &f->in)
+		f->h2mid = EBEE_H2MID_NONE;
 	if (!s)
 		return;
 	__sync_fetch_and_add(&s->desync, 1);

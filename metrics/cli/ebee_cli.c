@@ -186,7 +186,9 @@ static void usage(FILE *f)
 	    "                         segments that reached ebee before the bytes just\n"
 	    "                         before them: held and parsed in order, not a gap),\n"
 	    "                         midstream (connections opened before tracing, framed\n"
-	    "                         from where their protocol was found again),\n"
+	    "                         from where their protocol was found again), resync\n"
+	    "                         (times a framed direction that lost sync found a\n"
+	    "                         message start again, parsed from there),\n"
 	    "                         covered (share 0..1 of the window's requests whose\n"
 	    "                         records arrived: the latencies are over them; below\n"
 	    "                         0.99: untrusted), window_requests and window_lost (the\n"
@@ -659,6 +661,7 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "overlap", r->st.overlap);
 	jw_uint(&j, "reordered", r->st.reordered);
 	jw_uint(&j, "midstream", r->st.midstream);
+	jw_uint(&j, "resync", r->st.resync);
 	jw_num(&j, "covered", r->st.covered, 4);
 	jw_uint(&j, "window_requests", r->st.window_requests);
 	jw_uint(&j, "window_lost", r->st.window_lost);

@@ -283,6 +283,8 @@ struct ebee_stats {
 	uint64_t midstream;	  /* framing: connections whose first bytes went by
 				   * unseen (opened before tracing), framed from where
 				   * their protocol was found again, not by length */
+	uint64_t resync;	  /* framing: times a direction that lost sync found
+				   * a message start again and was parsed from there */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);

@@ -57,6 +57,7 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, stru
 	s->unseen = f.unseen;
 	s->reordered = f.reordered;
 	s->midstream = f.midstream;
+	s->resync = f.resync;
 	s->overlap = f.overlap;
 	ebee_warns_framing(ws, &f);
 }
