@@ -41,8 +41,10 @@ static __always_inline int frame_storage(struct bpf_sock *bsk, struct ebee_sconn
 
 /* Bytes before these went by (at the listener): their entry, if any,
  * decides (frame_adopt); without one they went unseen. 1 when the entry's
- * framing goes on (c->fr set), -1 for the length pattern, 0 when these are
- * the connection's first bytes. */
+ * framing goes on (c->fr set), -1 for the length pattern (the entry's
+ * bytes were length's, or did not parse: unseen), -2 when a client's bytes
+ * went by with no entry (unseen: a message start is looked for, mid.bpf.h),
+ * 0 when these are the connection's first bytes. */
 static __always_inline int frame_detect_late(struct __sk_buff *skb, const struct tcphdr *th,
 					     struct ebee_sconn *c, __u32 seq, int egress)
 {
@@ -55,7 +57,7 @@ static __always_inline int frame_detect_late(struct __sk_buff *skb, const struct
 		return r;
 	if (!egress) {
 		c->fnote |= EBEE_FN_UNSEEN;
-		return -1;
+		return -2;
 	}
 	return 0;
 }
@@ -117,8 +119,10 @@ static __always_inline int frame_detect(struct __sk_buff *skb, const struct tcph
 	r = frame_detect_late(skb, th, c, seq, egress);
 	if (r > 0)
 		return 0;
-	/* The listener's copy said length: so be it. */
-	if (r < 0 && !(c->fnote & EBEE_FN_UNSEEN))
+	/* The listener's copy said length, or its bytes did not parse (then
+	 * unseen, said): so be it. A connection answered and closed on that
+	 * first segment (nginx's 400) would otherwise end with no framer. */
+	if (r == -1)
 		goto length;
 	/* The size is written so that its range is [1, 16] by arithmetic:
 	 * 6.1's verifier does not learn "not zero" from a branch, and refuses

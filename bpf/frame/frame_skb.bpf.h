@@ -102,21 +102,21 @@ static __always_inline int frame_choose(struct __sk_buff *skb, const struct tcph
 	asm volatile("" ::: "memory");
 	if (c->fr != EBEE_FRAME_NONE || (egress && (ff & EBEE_FF_H2SRV)))
 		return 0;
+	r = plen ? frame_detect(skb, th, bsk, c, off, plen, seq, egress) : -1;
 	/* Its start unseen and no message start found yet (mid.bpf.h), the
-	 * connection closes: it was counted by length, and that is said
-	 * (unseen), as when the search gives up. */
-	if (th->fin && (c->fnote & EBEE_FN_UNSEEN)) {
+	 * connection closes (this segment's FIN, which may ride on the very
+	 * bytes that told the start went unseen: a deferred listener's
+	 * connection whose first bytes did not parse, answered and closed):
+	 * it was counted by length, and that is said (unseen), as when the
+	 * search gives up. */
+	if (th->fin && c->fr == EBEE_FRAME_NONE && (c->fnote & EBEE_FN_UNSEEN)) {
 		c->fr = EBEE_FRAME_LENGTH;
-		frame_note(c);
-		return -1;
+		r = -1;
 	}
-	if (!plen)
-		return -1;
-	r = frame_detect(skb, th, bsk, c, off, plen, seq, egress);
-	/* Decided at the server's first bytes, the connection may never be
-	 * read again (a lone request answered, closed): noted now, its
-	 * workload known since the server read. */
-	if (egress)
+	/* Decided at the server's first bytes, or at the close, the
+	 * connection may never be read again (a lone request answered,
+	 * closed): noted now, its workload known since the server read. */
+	if (egress || c->fr == EBEE_FRAME_LENGTH)
 		frame_note(c);
 	return r ? -1 : 0;
 }

@@ -116,6 +116,10 @@ static __always_inline void frame_note(struct ebee_sconn *c)
 
 	if (!c->wid || fr == EBEE_FRAME_NONE || (c->fflags & EBEE_FF_NOTED) || fr >= EBEE_FRAME_MAX)
 		return;
+	/* The bound checked stays with the value used: without this the
+	 * compiler may read c->fr's byte again from a spill, re-masked, and
+	 * the verifier sees an index up to 255 (it refused frame_io so). */
+	asm volatile("" : "+r"(fr));
 	s = fstat_get(c->wid);
 	if (!s)
 		return;
