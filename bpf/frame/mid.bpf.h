@@ -8,9 +8,10 @@
  * command), or an HTTP/2 frame header confirmed by the next (frame_h2_mid).
  * Not TLS: its detection wants a ClientHello, and from an application-data
  * record on, whether the unseen handshake chose h2 (no request-response
- * turns) cannot be told; such a connection stays counted by length. The server's side starts at its first segment that
- * may begin a response (frame_late_start). Until then the io pattern counts
- * the connection, as it counts one by length.
+ * turns) cannot be told; such a connection stays counted by length. The
+ * server's side starts at its first segment that may begin a response
+ * (frame_late_start). Until then the io pattern counts the connection, as
+ * it counts one by length.
  */
 #ifndef EBEE_FRAME_MID_BPF_H
 #define EBEE_FRAME_MID_BPF_H
