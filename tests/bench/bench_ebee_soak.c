@@ -57,6 +57,7 @@ int main(void)
 	double secs = getenv("SOAK_S") ? atof(getenv("SOAK_S")) : 300;
 	int rps = getenv("SOAK_RPS") ? atoi(getenv("SOAK_RPS")) : 500;
 	struct ebee_opts eo = { .sz = sizeof(eo) };
+
 	struct ebee_trace_opts to = { .sz = sizeof(to), .mode = EBEE_MODE_AUTO };
 	const char *const extra[] = { "--threads", "2", "--delay-ms", "1", NULL };
 	char msg[256], rate[32], dur[32], port_s[16];
@@ -80,6 +81,9 @@ int main(void)
 		tu_cleanup();
 		return 77;
 	}
+	/* SOAK_RING: each CPU's ring in bytes (default: ebee's), for RSS side by side */
+	if (getenv("SOAK_RING"))
+		eo.ringbuf_size = strtoul(getenv("SOAK_RING"), NULL, 0);
 	eb = ebee_open(&eo, msg, sizeof(msg));
 	if (!eb || ebee_start_tracing(eb, srv, &to)) {
 		printf("SKIP: ebee cannot trace here: %s\n", msg);
