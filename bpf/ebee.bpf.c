@@ -589,7 +589,9 @@ static __always_inline struct ebee_sconn *sconn_adopt_seg(struct __sk_buff *skb,
 	struct ebee_wl *w;
 	__u32 *awid, off;
 
-	if (adopt_live <= 0 || frame_tcp(skb, &th, &off) || skb->len <= off)
+	/* At the bound the entry stays for the server's read (sconn_adopt). */
+	if (adopt_live <= 0 || live_socks >= (__s64)max_socks || frame_tcp(skb, &th, &off) ||
+	    skb->len <= off)
 		return NULL;
 	ak.lport = bsk->src_port;
 	ak.rport = bpf_ntohs(bsk->dst_port);
@@ -608,8 +610,6 @@ static __always_inline struct ebee_sconn *sconn_adopt_seg(struct __sk_buff *skb,
 	init.wflags = w->flags;
 	init.gen = wl_gen;
 	init.first_ns = bpf_ktime_get_ns();
-	if (live_socks >= (__s64)max_socks)
-		return NULL;
 	c = bpf_sk_storage_get(&sconns, bsk, &init, BPF_SK_STORAGE_GET_F_CREATE);
 	if (c) {
 		__sync_fetch_and_add(&live_socks, 1);
