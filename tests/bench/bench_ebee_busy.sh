@@ -10,11 +10,14 @@
 #            running through it; only where the lane's image is built (build/vm/stamp,
 #            `make vm` builds it), else "not measured" with why
 # Each round: ebee started (JSON, the default --mode auto), the load for BENCH_BUSY_SECS,
-# ebee stopped by SIGINT. Printed per condition: requests (ebee's, from the kernel's
+# ebee stopped by SIGINT; once with the default rings and once with each size of
+# BENCH_BUSY_RINGS (default 131072, the default before 2026-12-07: what the larger rings
+# changed, side by side). Printed per condition: requests (ebee's, from the kernel's
 # counters) against memcached's own (cmd_get + cmd_set), records lost (`dropped`) per
 # million requests, over all rounds and the worst round, and the share of the window the
 # percentiles cover. Environment: BENCH_BUSY_ROUNDS (default 3), BENCH_BUSY_SECS (5),
-# BENCH_BUSY_CONDS (default "quiet spin12 guests").
+# BENCH_BUSY_CONDS (default "quiet spin12 guests"), BENCH_BUSY_RINGS (bytes per CPU's
+# ring, besides the default; "" for the default alone).
 set -u
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
@@ -23,6 +26,7 @@ command -v memcaslap >/dev/null || { echo "SKIP: memcaslap missing (apt-get inst
 rounds=${BENCH_BUSY_ROUNDS:-3}
 secs=${BENCH_BUSY_SECS:-5}
 conds=${BENCH_BUSY_CONDS:-quiet spin12 guests}
+rings="default ${BENCH_BUSY_RINGS-131072}"
 tmp=$(mktemp -d /tmp/ebee-busy.XXXXXX)
 mcpid="" epid="" vmpid=""
 spins=()
@@ -92,12 +96,14 @@ start_vm() {
 	echo "note: guests started ($(pgrep -c -f 'qemu-system-x86_64 -name vm-') qemu processes)"
 }
 
-# one_round COND: one traced run; prints "served requests dropped window_requests window_lost covered"
+# one_round RING: one traced run with that ring size (default: ebee's); prints "served requests dropped window_requests window_lost covered"
 one_round() {
 	local before after
 	before=$(memcached_requests "$port")
 	: >"$tmp/ebee.err"
-	build/ebee trace --pid "$mcpid" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
+	local ropt=()
+	[ "$1" = default ] || ropt=(--ringbuf-size "$1")
+	build/ebee trace --pid "$mcpid" "${ropt[@]}" --json >"$tmp/ebee.json" 2>"$tmp/ebee.err" &
 	epid=$!
 	local i
 	for i in $(seq 500); do grep -q "probes live" "$tmp/ebee.err" && break; sleep 0.02; done
@@ -117,7 +123,7 @@ PY
 }
 
 declare -A rows
-for c in $conds; do rows[$c]=""; done
+for c in $conds; do for g in $rings; do rows[$c/$g]=""; done; done
 for ((r = 1; r <= rounds; r++)); do
 	for c in $conds; do
 		case $c in
@@ -135,9 +141,11 @@ for ((r = 1; r <= rounds; r++)); do
 			;;
 		*) echo "unknown condition $c (quiet, spin12, guests)"; exit 2 ;;
 		esac
-		line=$(one_round "$c") || exit 1
-		echo "round $r $c: served requests dropped window_requests window_lost covered: $line"
-		rows[$c]+="$line"$'\n'
+		for g in $rings; do
+			line=$(one_round "$g") || exit 1
+			echo "round $r $c, ring $g: served requests dropped window_requests window_lost covered: $line"
+			rows[$c/$g]+="$line"$'\n'
+		done
 		stop_spin
 		# the guests stay up for the next round (a boot takes minutes), stopped meanwhile
 		[ "$c" = guests ] && vm_signal STOP
@@ -146,17 +154,17 @@ done
 stop_vm
 
 echo
-printf '%-8s %7s %10s %10s %6s %9s %12s %14s %9s\n' condition rounds served requests exact dropped "lost/million" "worst round" "covered"
-for c in $conds; do
-	if [ -z "${rows[$c]}" ]; then
-		printf '%-8s not measured: %s\n' "$c" "${vm_why:-no round ran}"
+printf '%-8s %-8s %7s %10s %10s %6s %9s %12s %14s %9s\n' condition ring rounds served requests exact dropped "lost/million" "worst round" "covered"
+for c in $conds; do for g in $rings; do
+	if [ -z "${rows[$c/$g]}" ]; then
+		printf '%-8s %-8s not measured: %s\n' "$c" "$g" "${vm_why:-no round ran}"
 		continue
 	fi
-	printf '%s' "${rows[$c]}" | awk -v c="$c" '
+	printf '%s' "${rows[$c/$g]}" | awk -v c="$c" -v g="$g" '
 	{ n++; s += $1; q += $2; d += $3; if (!exact_set) { ex = 1; exact_set = 1 } if ($1 != $2) ex = 0
 	  pm = ($2 > 0 ? $3 / $2 * 1e6 : 0); if (pm > w) w = pm; if (!cmin_set || $6 < cmin) { cmin = $6; cmin_set = 1 } }
-	END { printf "%-8s %7d %10d %10d %6s %9d %12.1f %14.1f %9.4f\n", c, n, s, q, ex ? "yes" : "NO", d, (q > 0 ? d / q * 1e6 : 0), w, cmin }'
-done
+	END { printf "%-8s %-8s %7d %10d %10d %6s %9d %12.1f %14.1f %9.4f\n", c, g, n, s, q, ex ? "yes" : "NO", d, (q > 0 ? d / q * 1e6 : 0), w, cmin }'
+done; done
 echo "(served: memcached cmd_get + cmd_set; requests: ebee's, from the kernel's counters; dropped: records"
 echo " the ring could not take; lost/million over all rounds, and the worst round's; covered: the lowest"
 echo " share of a window the percentiles covered; load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
