@@ -31,7 +31,9 @@ tmp=$(mktemp -d /tmp/ebee-busy.XXXXXX)
 mcpid="" epid="" vmpid=""
 spins=()
 stop_spin() {
-	[ ${#spins[@]} -gt 0 ] && kill "${spins[@]}" 2>/dev/null
+	# not `wait` with no pid: that would wait for the guests too
+	[ ${#spins[@]} -gt 0 ] || return 0
+	kill "${spins[@]}" 2>/dev/null
 	wait "${spins[@]}" 2>/dev/null
 	spins=()
 }
@@ -39,7 +41,7 @@ stop_spin() {
 # other conditions' rounds run without them
 vm_signal() {
 	local p
-	for p in $(pgrep -f 'qemu-system-x86_64 -name vm-'); do kill -"$1" "$p" 2>/dev/null; done
+	for p in $(pgrep -f '^qemu-system-x86_64 -name vm-'); do kill -"$1" "$p" 2>/dev/null; done
 }
 stop_vm() {
 	vm_signal CONT
@@ -86,14 +88,14 @@ start_vm() {
 	# then the boot (the busiest part) to pass
 	local t=0
 	while [ $t -lt 600 ]; do
-		[ "$(pgrep -c -f 'qemu-system-x86_64 -name vm-')" -ge 2 ] && break
+		[ "$(pgrep -c -f '^qemu-system-x86_64 -name vm-')" -ge 2 ] && break
 		kill -0 $vmpid 2>/dev/null || { echo "note: the guests did not start: $(tail -3 "$tmp/vm.log")"; return 1; }
 		sleep 1
 		t=$((t + 1))
 	done
 	# the boot is part of what the lane does beside the host: the first round starts while
 	# they boot, the later ones while their jobs run
-	echo "note: guests started ($(pgrep -c -f 'qemu-system-x86_64 -name vm-') qemu processes)"
+	echo "note: guests started ($(pgrep -c -f '^qemu-system-x86_64 -name vm-') qemu processes)"
 }
 
 # one_round RING: one traced run with that ring size (default: ebee's); prints "served requests dropped window_requests window_lost covered"
