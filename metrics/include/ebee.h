@@ -243,24 +243,24 @@ struct ebee_stats {
 	uint64_t expired;
 	/* Framing (docs/design.md 4.9): callers built against an older ebee.h
 	 * pass a smaller sz and get what they know. */
-	char framing[16];      /* how requests are delimited: one of ebee_framing_list();
-				* "" before the first connection */
-	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
-	char warning[256];     /* "" or the reasons (enum ebee_warn), "; " between,
-				* each whole: those that do not fit are counted at
-				* the end; ebee_get_warnings() gives each */
-	uint64_t desync_conns; /* framed connections that lost sync at least once */
-	uint64_t aborted;      /* HTTP/2: requests ended by a reset (RST_STREAM) from either
-				* side; counted in requests, timed to the reset */
-	uint64_t untimed;      /* HTTP/2: streams opened while 64 were in flight on their
-				* connection: not counted (untrusted says so) */
-	uint64_t unanswered;   /* memcached: requests no response answers (noreply, quiet
-				* opcodes, quit): not in requests, informational */
-	uint64_t verified;     /* memcached: connections counted by length once
-				* 32 requests in a row came one at a time (one
-				* segment in 16 still parsed, to see that it holds) */
-	uint64_t late;	       /* ... of them, found sending requests together by a
-				* sample (untrusted: bursts before it may count as one) */
+	char framing[16];	 /* how requests are delimited: one of ebee_framing_list();
+				  * "" before the first connection */
+	bool untrusted;		 /* the figures cannot be taken as exact: warning says why */
+	char warning[256];	 /* "" or the reasons (enum ebee_warn), "; " between,
+				  * each whole: those that do not fit are counted at
+				  * the end; ebee_get_warnings() gives each */
+	uint64_t desync_conns;	 /* framed connections that lost sync at least once */
+	uint64_t aborted;	 /* HTTP/2: requests ended by a reset (RST_STREAM) from either
+				  * side; counted in requests, timed to the reset */
+	uint64_t untimed;	 /* HTTP/2: streams opened while 64 were in flight on their
+				  * connection: not counted (untrusted says so) */
+	uint64_t unanswered;	 /* memcached: requests no response answers (noreply, quiet
+				  * opcodes, quit): not in requests, informational */
+	uint64_t verified;	 /* memcached: connections counted by length once
+				  * 32 requests in a row came one at a time (one
+				  * segment in 16 still parsed, to see that it holds) */
+	uint64_t late;		 /* ... of them, found sending requests together by a
+				  * sample (untrusted: bursts before it may count as one) */
 	uint64_t handshake_data; /* connections whose first bytes completed the
 				  * handshake (TCP_DEFER_ACCEPT, data ahead of the ACK):
 				  * framed from what ebee saw at the listener */
@@ -285,6 +285,16 @@ struct ebee_stats {
 				   * their protocol was found again, not by length */
 	uint64_t resync;	  /* framing: times a direction that lost sync found
 				   * a message start again and was parsed from there */
+	uint64_t desync;	  /* framing: times a direction lost sync (a sequence
+				   * gap, bytes that did not parse, a walk cut short) */
+	uint64_t gap_lost;	  /* framing, HTTP/2: streams the client opened inside
+				   * a gap (its stream ids skipped), not in requests:
+				   * never timed. Other framers' gaps are not a number */
+	uint64_t regained;	  /* framing: times a connection that lost sync was
+				   * trusted again, EBEE_FRAME_REGAIN requests answered
+				   * in sync after its resync */
+	uint64_t regaining;	  /* framing: connections that lost sync not trusted
+				   * again yet (untrusted while any is) */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);
@@ -305,7 +315,8 @@ enum ebee_warn {
 	EBEE_WARN_MC_QUIET,	  /* "memcache_quiet": memcached connections with meta
 				   * commands in quiet mode (connections) */
 	EBEE_WARN_UNSEEN,	  /* "unseen": ebee_stats.unseen (connections) */
-	EBEE_WARN_DESYNC,	  /* "desync": ebee_stats.desync_conns (connections) */
+	EBEE_WARN_DESYNC,	  /* "desync": ebee_stats.regaining (connections that lost
+				   * sync, not trusted again yet) */
 	EBEE_WARN_LATE,		  /* "late": ebee_stats.late (connections) */
 	EBEE_WARN_OVERLAP,	  /* "overlap": ebee_stats.overlap (connections) */
 	EBEE_WARN_UNTIMED,	  /* "untimed": ebee_stats.untimed (HTTP/2 streams) */
