@@ -147,9 +147,9 @@ struct ebee_sconn {
 #define EBEE_FV_SAMPLE	16
 
 /* struct ebee_sconn.fflags */
-#define EBEE_FF_SEQ    0x1  /* rcv_isn/snd_isn known (seen at the handshake) */
-#define EBEE_FF_NOTED  0x2  /* counted in its workload's struct ebee_fstat.conns */
-#define EBEE_FF_DESYNC 0x4  /* counted in struct ebee_fstat.desync_conns */
+#define EBEE_FF_SEQ    0x1 /* rcv_isn/snd_isn known (seen at the handshake) */
+#define EBEE_FF_NOTED  0x2 /* counted in its workload's struct ebee_fstat.conns */
+#define EBEE_FF_DESYNC 0x4 /* counted in struct ebee_fstat.desync_conns */
 #define EBEE_FF_TLSMUX 0x08 /* TLS: judged for struct ebee_fstat.tls_mux */
 #define EBEE_FF_TLSAGN 0x10 /* TLS: counted in struct ebee_fstat.tls_again */
 /* The server's first bytes were an HTTP/2 SETTINGS frame, parsed as HTTP/2
@@ -158,7 +158,7 @@ struct ebee_sconn {
 #define EBEE_FF_MCQ   0x40 /* memcached: counted in struct ebee_fstat.mc_quiet */
 /* The server read bytes the framing hook never saw: the socket's cgroup is
  * outside those the hook is attached to (reported once, frame_missed). */
-#define EBEE_FF_MISS 0x80
+#define EBEE_FF_MISS  0x80
 
 /* Framing: requests read but not yet answered on one connection, oldest
  * first. Requests that start in one segment share an entry (they arrived
@@ -225,33 +225,33 @@ struct ebee_sframe {
 /* Framing, per workload (map fstats, keyed by workload id). */
 struct ebee_fstat {
 	__u64 conns[EBEE_FRAME_MAX]; /* connections by framer in force */
-	__u64 desync;		     /* sequence gaps or bytes that did not parse */
-	__u64 desync_conns;	     /* connections that lost sync at least once */
-	__u64 resync;		     /* resynchronised at a message start */
-	__u64 unmatched;	     /* responses with no request to pair with */
-	__u64 merged;		     /* requests timed with an older one (queue full) */
-	__u64 tls_mux;		     /* TLS connections that may multiplex (h2 offered) */
-	__u64 tls_again;	     /* TLS connections whose client wrote again before a reply */
-	__u64 aborted;		     /* HTTP/2: requests ended by a reset (RST_STREAM), counted */
-	__u64 untimed;	  /* HTTP/2: streams beyond EBEE_H2_SLOTS in flight: not counted */
-	__u64 unanswered; /* memcached: requests that get no response (noreply, quiet) */
-	__u64 mc_quiet;	  /* memcached: connections with meta commands in quiet mode */
-	__u64 verified;	  /* connections counted by length once verified (EBEE_FV_LENGTH) */
-	__u64 late;	  /* ... of them, found by a sample to send requests together */
-	__u64 desync_gap; /* of desync: at a sequence gap (the rest: bytes that did */
-	__u64 desync_cut; /* not parse, or a walk cut short at FRAME_STEPS: these) */
-	__u64 hsdata;	  /* connections whose first bytes came with the handshake */
-	__u64 unseen;	  /* connections whose first bytes ebee did not see (length) */
-	__u64 overlap;	  /* connections counted by length whose client sent more
-			   * while a response was being written (EBEE_CF_OVERLAP) */
-	__u64 reordered;  /* client segments that reached ingress before the bytes
-			   * just before them: held, then parsed in order (sstash) */
-	__u64 midstream;  /* connections whose first bytes went by unseen, framed
-			   * from where their protocol was found again (EBEE_FN_MID) */
-	__u64 lapses;	  /* times a trusted framed connection lost sync */
-	__u64 regained;	  /* ... of them, trusted again (EBEE_FRAME_REGAIN) */
-	__u64 gap_lost;	  /* HTTP/2: streams the client opened inside a gap
-			   * (ids skipped before the first after the resync) */
+	__u64 desync;		  /* sequence gaps or bytes that did not parse */
+	__u64 desync_conns;	  /* connections that lost sync at least once */
+	__u64 resync;		  /* resynchronised at a message start */
+	__u64 unmatched;	  /* responses with no request to pair with */
+	__u64 merged;		  /* requests timed with an older one (queue full) */
+	__u64 tls_mux;		  /* TLS connections that may multiplex (h2 offered) */
+	__u64 tls_again;	  /* TLS connections whose client wrote again before a reply */
+	__u64 aborted;		  /* HTTP/2: requests ended by a reset (RST_STREAM), counted */
+	__u64 untimed;		  /* HTTP/2: streams beyond EBEE_H2_SLOTS in flight: not counted */
+	__u64 unanswered;	  /* memcached: requests that get no response (noreply, quiet) */
+	__u64 mc_quiet;		  /* memcached: connections with meta commands in quiet mode */
+	__u64 verified;		  /* connections counted by length once verified (EBEE_FV_LENGTH) */
+	__u64 late;		  /* ... of them, found by a sample to send requests together */
+	__u64 desync_gap;	  /* of desync: at a sequence gap (the rest: bytes that did */
+	__u64 desync_cut;	  /* not parse, or a walk cut short at FRAME_STEPS: these) */
+	__u64 hsdata;		  /* connections whose first bytes came with the handshake */
+	__u64 unseen;		  /* connections whose first bytes ebee did not see (length) */
+	__u64 overlap;		  /* connections counted by length whose client sent more
+				   * while a response was being written (EBEE_CF_OVERLAP) */
+	__u64 reordered;	  /* client segments that reached ingress before the bytes
+				   * just before them: held, then parsed in order (sstash) */
+	__u64 midstream;	  /* connections whose first bytes went by unseen, framed
+				   * from where their protocol was found again (EBEE_FN_MID) */
+	__u64 lapses;		  /* times a trusted framed connection lost sync */
+	__u64 regained;		  /* ... of them, trusted again (EBEE_FRAME_REGAIN) */
+	__u64 gap_lost;		  /* HTTP/2: streams the client opened inside a gap
+				   * (ids skipped before the first after the resync) */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

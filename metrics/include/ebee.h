@@ -243,24 +243,24 @@ struct ebee_stats {
 	uint64_t expired;
 	/* Framing (docs/design.md 4.9): callers built against an older ebee.h
 	 * pass a smaller sz and get what they know. */
-	char framing[16];	 /* how requests are delimited: one of ebee_framing_list();
-				  * "" before the first connection */
-	bool untrusted;		 /* the figures cannot be taken as exact: warning says why */
-	char warning[256];	 /* "" or the reasons (enum ebee_warn), "; " between,
-				  * each whole: those that do not fit are counted at
-				  * the end; ebee_get_warnings() gives each */
-	uint64_t desync_conns;	 /* framed connections that lost sync at least once */
-	uint64_t aborted;	 /* HTTP/2: requests ended by a reset (RST_STREAM) from either
-				  * side; counted in requests, timed to the reset */
-	uint64_t untimed;	 /* HTTP/2: streams opened while 64 were in flight on their
-				  * connection: not counted (untrusted says so) */
-	uint64_t unanswered;	 /* memcached: requests no response answers (noreply, quiet
-				  * opcodes, quit): not in requests, informational */
-	uint64_t verified;	 /* memcached: connections counted by length once
-				  * 32 requests in a row came one at a time (one
-				  * segment in 16 still parsed, to see that it holds) */
-	uint64_t late;		 /* ... of them, found sending requests together by a
-				  * sample (untrusted: bursts before it may count as one) */
+	char framing[16];      /* how requests are delimited: one of ebee_framing_list();
+				* "" before the first connection */
+	bool untrusted;	       /* the figures cannot be taken as exact: warning says why */
+	char warning[256];     /* "" or the reasons (enum ebee_warn), "; " between,
+				* each whole: those that do not fit are counted at
+				* the end; ebee_get_warnings() gives each */
+	uint64_t desync_conns; /* framed connections that lost sync at least once */
+	uint64_t aborted;      /* HTTP/2: requests ended by a reset (RST_STREAM) from either
+				* side; counted in requests, timed to the reset */
+	uint64_t untimed;      /* HTTP/2: streams opened while 64 were in flight on their
+				* connection: not counted (untrusted says so) */
+	uint64_t unanswered;   /* memcached: requests no response answers (noreply, quiet
+				* opcodes, quit): not in requests, informational */
+	uint64_t verified;     /* memcached: connections counted by length once
+				* 32 requests in a row came one at a time (one
+				* segment in 16 still parsed, to see that it holds) */
+	uint64_t late;	       /* ... of them, found sending requests together by a
+				* sample (untrusted: bursts before it may count as one) */
 	uint64_t handshake_data; /* connections whose first bytes completed the
 				  * handshake (TCP_DEFER_ACCEPT, data ahead of the ACK):
 				  * framed from what ebee saw at the listener */
