@@ -95,18 +95,25 @@ if command -v nginx >/dev/null && nginx -V 2>&1 | grep -q -- --with-http_v2_modu
 	}" || fail "cannot write nginx.conf"
 	npid=$(run_nginx "$tmp/nginx" "$p2") || fail "nginx did not start"
 	pids+=("$npid")
-	b=$(wc -l <"$tmp/nginx/access.log")
-	ebee_on h2 "$npid"
-	ip netns exec "$c" python3 tests/lib/h2_gap_client.py 10.234.2.1 "$p2" 30 1000 5000 \
-		>"$tmp/h2.client" 2>&1 || fail "h2: client: $(cat "$tmp/h2.client")"
-	ebee_off h2
-	echo "$(($(wc -l <"$tmp/nginx/access.log") - b))" >"$tmp/h2.delta"
+	# h2run NAME TAIL: 30 gap rounds then TAIL streams in order, traced; NAME.delta: the
+	# streams nginx served
+	h2run() {
+		local b
+		b=$(wc -l <"$tmp/nginx/access.log")
+		ebee_on "$1" "$npid"
+		ip netns exec "$c" python3 tests/lib/h2_gap_client.py 10.234.2.1 "$p2" 30 1000 5000 \
+			"$2" >"$tmp/$1.client" 2>&1 || fail "$1: client: $(cat "$tmp/$1.client")"
+		ebee_off "$1"
+		echo "$(($(wc -l <"$tmp/nginx/access.log") - b))" >"$tmp/$1.delta"
+	}
+	h2run h2 4
+	h2run h2t 16
 	h2=1
 else
 	echo "SKIP (this case): h2: nginx with the http_v2 module not installed (make deps)"
 fi
 
-python3 - "$tmp" "$h2" <<'PY' || fail "$(for n in held big ${h2:+h2}; do tail -1 "$tmp/$n.json"; done)"
+python3 - "$tmp" "$h2" <<'PY' || fail "$(for n in held big ${h2:+h2 h2t}; do tail -1 "$tmp/$n.json"; done)"
 import json, re, sys
 t = sys.argv[1]
 last = lambda n: json.loads(open(f"{t}/{n}.json").read().splitlines()[-1])
@@ -138,16 +145,33 @@ print(f"ok: big: an early segment larger than ebee holds is a gap, said: ebee {e
       f"{cmds}, untrusted: {e['warning']}")
 
 if sys.argv[2]:
-    e, (served,) = last("h2"), delta("h2")
-    words = open(f"{t}/h2.client").read().split()
-    assert words[:4] == ["sent", "60", "ok", "60"] and served == 60, (words, served)
-    assert e["framing"] == "http2", e
-    m = re.search(r"(\d+) at a sequence gap", e["warning"] or "")
-    assert m and int(m.group(1)) >= 1, f"no gap: the setup did nothing: {e['warning']}"
-    assert e["resync"] >= 1, f"never resynchronised: {e}"
-    # each round's early stream at least, once its gap is past; never more than sent
-    assert 30 <= e["requests"] <= served, (e["requests"], served, e["resync"], e["warning"])
-    print(f"ok: h2: {m.group(1)} gap(s), {e['resync']} resync(s): ebee {e['requests']} streams "
-          f"of nginx's {served}, framing http2: {e['warning']}")
+    # After the gap rounds, 4 streams in order: fewer than EBEE_FRAME_REGAIN (16) answered
+    # in sync since the last gap, still untrusted; 16: trusted again, the loss still said.
+    for name, tail in (("h2", 4), ("h2t", 16)):
+        e, (served,) = last(name), delta(name)
+        words = open(f"{t}/{name}.client").read().split()
+        n = 60 + tail
+        assert words[:4] == ["sent", str(n), "ok", str(n)] and served == n, (words, served)
+        assert e["framing"] == "http2", e
+        assert e["desync"] >= 1, f"{name}: no gap: the setup did nothing: {e}"
+        assert e["resync"] >= 1, f"{name}: never resynchronised: {e}"
+        # each round's early stream at least, once its gap is past; never more than sent
+        assert 30 + tail <= e["requests"] <= served, (name, e["requests"], served, e["resync"])
+        # the streams opened inside the gaps, from their ids: with those ebee counted, what
+        # nginx served (its access log's lines)
+        assert e["requests"] + e["gap_lost"] == served, \
+            (name, e["requests"], e["gap_lost"], served, e["warning"])
+        kinds = [w["reason"] for w in e["warnings"]]
+        if tail < 16:
+            m = re.search(r"(\d+) at a sequence gap", e["warning"] or "")
+            assert m and int(m.group(1)) >= 1, f"{name}: no gap said: {e['warning']}"
+            assert e["untrusted"] is True and "desync" in kinds and e["regaining"] == 1, e
+        else:
+            assert "desync" not in kinds and e["regaining"] == 0 and e["regained"] >= 1, e
+            assert e["untrusted"] is False, e
+        print(f"ok: {name}: {e['desync']} loss(es) of sync, {e['resync']} resync(s): ebee "
+              f"{e['requests']} streams + {e['gap_lost']} lost in gaps = nginx's {served}; "
+              f"{tail} in order after: untrusted {e['untrusted']}, regained {e['regained']}, "
+              f"regaining {e['regaining']}: {e['warning']}")
 PY
 echo PASS
