@@ -64,13 +64,13 @@ port_accepts "$port" || fail "redis did not start: $(cat "$tmp/redis.log")"
 cmds() { redis-cli -p "$port" info stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
 ofo() { awk '/^TcpExt:/ { if (!h) { split($0, n); h = 1 } else for (i = 1; i <= NF; i++) if (n[i] == "TCPOFOQueue") print $i }' /proc/net/netstat; }
 
-# run NAME EARLY_BYTES [EARLY_COUNT]: 30 rounds traced; $tmp/NAME.json, NAME.client, the
+# run NAME EARLY_BYTES [EARLY_COUNT [TAIL]]: 30 rounds traced (then TAIL commands in order); $tmp/NAME.json, NAME.client, the
 # deltas in NAME.delta
 run() {
 	local name=$1 b o
 	b=$(cmds) o=$(ofo)
 	ebee_on "$name" "$rpid"
-	ip netns exec "$c" python3 tests/lib/resp_reorder.py 10.234.2.1 "$port" 30 "$2" "${3:-1}" \
+	ip netns exec "$c" python3 tests/lib/resp_reorder.py 10.234.2.1 "$port" 30 "$2" "${3:-1}" "${4:-0}" \
 		>"$tmp/$name.client" 2>&1 || fail "$name: client: $(cat "$tmp/$name.client")"
 	ebee_off "$name"
 	# redis counts a command after it ran: the INFO that read $b is in the count, untraced
@@ -82,6 +82,7 @@ run run3 50 3
 for l in eth0 eth1; do ip -n "$r" link set "$l" mtu 9000; done
 ip -n "$c" link set eth0 mtu 9000 && ip link set "$v" mtu 9000 || fail "cannot set the MTU"
 run big 5000
+run bigt 5000 1 16
 
 # h2c: nginx on 10.234.2.1 (and 127.0.0.1, where run_nginx looks for it); its access log's
 # lines, one a stream, are what it served
@@ -113,7 +114,7 @@ else
 	echo "SKIP (this case): h2: nginx with the http_v2 module not installed (make deps)"
 fi
 
-python3 - "$tmp" "$h2" <<'PY' || fail "$(for n in held big ${h2:+h2 h2t}; do tail -1 "$tmp/$n.json"; done)"
+python3 - "$tmp" "$h2" <<'PY' || fail "$(for n in held big bigt ${h2:+h2 h2t}; do tail -1 "$tmp/$n.json"; done)"
 import json, re, sys
 t = sys.argv[1]
 last = lambda n: json.loads(open(f"{t}/{n}.json").read().splitlines()[-1])
@@ -141,8 +142,20 @@ assert n == cmds == 60, (n, cmds)
 assert e["untrusted"] is True and "lost sync" in (e["warning"] or ""), e
 m = re.search(r"(\d+) at a sequence gap", e["warning"])
 assert m and int(m.group(1)) >= 1, e["warning"]
+assert e["regaining"] == 1 and e["gap_lost"] == 0, e  # RESP's gaps are not a number
 print(f"ok: big: an early segment larger than ebee holds is a gap, said: ebee {e['requests']} of "
       f"{cmds}, untrusted: {e['warning']}")
+
+# The same, then 16 commands in order: the loss of sync no longer a reason (the responses of
+# the gaps' commands found no request: unmatched, still said)
+e, (cmds, ofo), n = last("bigt"), delta("bigt"), sent("bigt")
+assert n == cmds == 76, (n, cmds)
+kinds = [w["reason"] for w in e["warnings"]]
+assert e["desync"] >= 1 and e["resync"] >= 1, f"bigt: no gap: the setup did nothing: {e}"
+assert "desync" not in kinds and e["regaining"] == 0 and e["regained"] >= 1, e
+assert e["requests"] >= 30 + 16, (e["requests"], cmds)
+print(f"ok: bigt: {e['desync']} gap(s), 16 commands in order after: regained {e['regained']}, "
+      f"regaining {e['regaining']}; ebee {e['requests']} of {cmds}: {e['warning']}")
 
 if sys.argv[2]:
     # After the gap rounds, 4 streams in order: fewer than EBEE_FRAME_REGAIN (16) answered
