@@ -50,9 +50,13 @@ static __always_inline void frame_desync(struct ebee_sconn *c, struct ebee_sfram
 	 * the table; their ends, until the first start seen after the
 	 * resync, are of streams opened unseen, not unmatched (pair_h2). */
 	if (c->fr == EBEE_FRAME_HTTP2 && d == &f->in) {
-		f->h2mid = EBEE_H2MID_NONE;
-		if (!f->h2gap)
+		/* The next id the client would open, kept for pair_h2 to count
+		 * the gap's streams; not on a connection framed from mid-stream
+		 * that has shown no stream yet (those before it are not lost,
+		 * they were before tracing: its id to come is not known). */
+		if (!f->h2gap && f->h2mid != EBEE_H2MID_NONE)
 			f->h2gap = d->stack[2] ? d->stack[2] + 2 : 1;
+		f->h2mid = EBEE_H2MID_NONE;
 	}
 	if (!s)
 		return;
