@@ -15,14 +15,19 @@
 #   2. three 50-byte SETs early in each round, three segments: held as one run (appended),
 #      all 120 counted, trusted.
 #   3. the early segment larger than ebee holds (5000 bytes, over 4 KiB; MTU 9000): a gap
-#      as before, said (untrusted, "lost sync ... at a sequence gap"), never silent.
+#      as before, said (untrusted, "lost sync ... at a sequence gap"), never silent; then
+#      (bigt) 16 commands in order after the rounds: the connection trusted again
+#      (EBEE_FRAME_REGAIN), the loss of sync no longer a reason (regained 1).
 #   4. h2c (nginx, tests/lib/h2_gap_client.py): 30 rounds of a delayed POST of 1000 bytes and
 #      a 5000-byte one that arrives first, a gap each round. HTTP/2 resynchronises at a
 #      frame header confirmed by the next (frame_h2_mid): framing http2, the gaps said, a
 #      resync per gap, and the streams after each gap counted (requests >= 30 of nginx's
 #      60: at least each round's early stream): 32 of 60 here, 28 gaps, 28 resyncs (the
 #      first two rounds came in order). Before the change: 4 of 60, the first gap lost
-#      the connection for good (1 gap, 0 resyncs).
+#      the connection for good (1 gap, 0 resyncs). The streams opened in the gaps are
+#      counted from the client's stream ids (gap_lost): requests + gap_lost = nginx's
+#      count exactly (36 + 28 = 64 here). 4 streams in order after the rounds (h2): still
+#      untrusted (regaining 1); 16 (h2t): trusted again, 48 + 28 = 76.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
