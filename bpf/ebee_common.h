@@ -200,9 +200,27 @@ struct ebee_sframe {
 	 * client opened since (EBEE_H2MID_NONE: none yet; 0: not mid-stream).
 	 * Ends of streams below it were opened unseen: not unmatched. */
 	__u32 h2mid;
+	/* HTTP/2: the client's next stream id when its direction lost sync
+	 * (0: none pending). The first stream seen opened after the resync
+	 * says how many were opened in the gap: client ids rise by 2. */
+	__u32 h2gap;
+	/* Requests still to be answered in sync before a connection that lost
+	 * sync is trusted again (0: trusted; EBEE_FRAME_REGAIN at the loss). */
+	__u32 regain;
+	__u32 pad2;
 };
 
 #define EBEE_H2MID_NONE 0xffffffffu
+
+/* A connection that lost sync is trusted again once this many requests
+ * were answered with both directions in sync after it. Why 16: a resync at
+ * bytes that only looked like a message start (payload beginning like a
+ * request line, HTTP/2 payload shaped like two frame headers) parses
+ * garbage and loses sync again within a few messages, well before 16; and
+ * responses to requests of the gap can pair wrongly only with requests
+ * queued behind them (HTTP/2 pairs by stream id, never so), at most the
+ * queue's EBEE_FQ_LEN entries: 16 answered in sync have passed them. */
+#define EBEE_FRAME_REGAIN EBEE_FQ_LEN
 
 /* Framing, per workload (map fstats, keyed by workload id). */
 struct ebee_fstat {
@@ -230,6 +248,10 @@ struct ebee_fstat {
 				   * just before them: held, then parsed in order (sstash) */
 	__u64 midstream;	  /* connections whose first bytes went by unseen, framed
 				   * from where their protocol was found again (EBEE_FN_MID) */
+	__u64 lapses;		  /* times a trusted framed connection lost sync */
+	__u64 regained;		  /* ... of them, trusted again (EBEE_FRAME_REGAIN) */
+	__u64 gap_lost;		  /* HTTP/2: streams the client opened inside a gap
+				   * (ids skipped before the first after the resync) */
 };
 
 /* Socket path: a connection accepted before tracing began, found in /proc by

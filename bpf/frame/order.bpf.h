@@ -11,6 +11,11 @@
  * frame header confirmed by the next, frame_h2_resync), where its parser
  * restarts (resync). Requests lost in a gap are not counted, responses then
  * paired with later requests shift their latencies: the warning says so.
+ * HTTP/2's client streams opened in a gap are counted (gap_lost, from the
+ * stream ids on either side of it, pair_h2); other framers' are a gap, not
+ * a number. The loss lasts until EBEE_FRAME_REGAIN requests were answered
+ * with both directions in sync again (frame_confirm): then the connection
+ * is trusted again (regained; lapses - regained are still untrusted).
  */
 #ifndef EBEE_FRAME_ORDER_BPF_H
 #define EBEE_FRAME_ORDER_BPF_H
@@ -44,10 +49,20 @@ static __always_inline void frame_desync(struct ebee_sconn *c, struct ebee_sfram
 	/* HTTP/2's client: the streams opened in the bytes lost are not in
 	 * the table; their ends, until the first start seen after the
 	 * resync, are of streams opened unseen, not unmatched (pair_h2). */
-	if (c->fr == EBEE_FRAME_HTTP2 && d == &f->in)
+	if (c->fr == EBEE_FRAME_HTTP2 && d == &f->in) {
+		/* The next id the client would open, kept for pair_h2 to count
+		 * the gap's streams; not on a connection framed from mid-stream
+		 * that has shown no stream yet (those before it are not lost,
+		 * they were before tracing: its id to come is not known). */
+		if (!f->h2gap && f->h2mid != EBEE_H2MID_NONE)
+			f->h2gap = d->stack[2] ? d->stack[2] + 2 : 1;
 		f->h2mid = EBEE_H2MID_NONE;
+	}
 	if (!s)
 		return;
+	if (!f->regain)
+		__sync_fetch_and_add(&s->lapses, 1);
+	f->regain = EBEE_FRAME_REGAIN;
 	__sync_fetch_and_add(&s->desync, 1);
 	if (why == 1)
 		__sync_fetch_and_add(&s->desync_gap, 1);

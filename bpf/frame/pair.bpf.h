@@ -99,6 +99,26 @@ static __always_inline __u64 frame_write_ns(struct ebee_sframe *f, __u32 seq, __
 	return t;
 }
 
+/* n requests answered: once both directions are in sync again, they count
+ * towards the EBEE_FRAME_REGAIN that trust a connection that lost sync
+ * again. One load and a branch for a connection in trust
+ * (order.bpf.h: the loss). */
+static __always_inline void frame_confirm(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n)
+{
+	struct ebee_fstat *s;
+	__u32 left = f->regain;
+
+	if (!left || !n || ((f->in.flags | f->out.flags) & EBEE_FD_HUNT))
+		return;
+	if (left > n) {
+		f->regain = left - n;
+		return;
+	}
+	f->regain = 0;
+	if ((s = fstat_get(c->wid)))
+		__sync_fetch_and_add(&s->regained, 1);
+}
+
 /* One record of framed requests. A global function, verified once: inlined
  * into frame_answer's loop, the ring buffer's branches at each of its
  * iterations were verified again and again. */
@@ -173,6 +193,7 @@ __noinline int frame_answer(struct ebee_sconn *c, struct ebee_sframe *f, __u32 n
 	if (!c || !f)
 		return 0;
 	bpf_loop(EBEE_FQ_LEN, frame_answer_cb, &a, 0);
+	frame_confirm(c, f, n - a.n - a.n_bad);
 	if ((a.n || a.n_bad) && (s = fstat_get(c->wid)))
 		__sync_fetch_and_add(&s->unmatched, a.n + a.n_bad);
 	return 0;

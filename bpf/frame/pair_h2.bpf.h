@@ -33,8 +33,13 @@ __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struc
 	if (!ws->now)
 		ws->now = bpf_ktime_get_ns();
 	if (ws->ev == EBEE_FEV_START) {
-		if (f->h2mid == EBEE_H2MID_NONE)
+		if (f->h2mid == EBEE_H2MID_NONE) {
 			f->h2mid = ws->ev_id; /* the first stream seen opened */
+			/* After a gap: the ids between were opened in it. */
+			if (f->h2gap && ws->ev_id > f->h2gap && (s = fstat_get(c->wid)))
+				__sync_fetch_and_add(&s->gap_lost, (ws->ev_id - f->h2gap) / 2);
+			f->h2gap = 0;
+		}
 		if (ebee_h2_add(t, ws->ev_id, ws->now, ws->ev_seq) < 0)
 			__sync_fetch_and_add(&t->untimed, 1);
 		return 0;
@@ -66,6 +71,7 @@ __noinline int frame_h2_event(struct ebee_sconn *c, struct ebee_sframe *f, struc
 	if (c->wid && (c->wflags & EBEE_F_IO))
 		frame_emit(c->wid, end, frame_since(end, svc), frame_since(end, arr), 1);
 	c->nreq++;
+	frame_confirm(c, f, 1);
 	if (ws->ev == EBEE_FEV_ABORT && (s = fstat_get(c->wid)))
 		__sync_fetch_and_add(&s->aborted, 1);
 	return 0;

@@ -188,7 +188,12 @@ static void usage(FILE *f)
 	    "                         midstream (connections opened before tracing, framed\n"
 	    "                         from where their protocol was found again), resync\n"
 	    "                         (times a framed direction that lost sync found a\n"
-	    "                         message start again, parsed from there),\n"
+	    "                         message start again, parsed from there), desync\n"
+	    "                         (times a framed direction lost sync), gap_lost\n"
+	    "                         (http2: streams opened inside a gap, not among\n"
+	    "                         requests), regained (times a connection that lost\n"
+	    "                         sync was trusted again: 16 requests answered in\n"
+	    "                         sync), regaining (connections not yet: untrusted),\n"
 	    "                         covered (share 0..1 of the window's requests whose\n"
 	    "                         records arrived: the latencies are over them; below\n"
 	    "                         0.99: untrusted), window_requests and window_lost (the\n"
@@ -662,6 +667,10 @@ static void print_json(const struct row *r, const char *name, const char *comm, 
 	jw_uint(&j, "reordered", r->st.reordered);
 	jw_uint(&j, "midstream", r->st.midstream);
 	jw_uint(&j, "resync", r->st.resync);
+	jw_uint(&j, "desync", r->st.desync);
+	jw_uint(&j, "gap_lost", r->st.gap_lost);
+	jw_uint(&j, "regained", r->st.regained);
+	jw_uint(&j, "regaining", r->st.regaining);
 	jw_num(&j, "covered", r->st.covered, 4);
 	jw_uint(&j, "window_requests", r->st.window_requests);
 	jw_uint(&j, "window_lost", r->st.window_lost);

@@ -285,6 +285,16 @@ struct ebee_stats {
 				   * their protocol was found again, not by length */
 	uint64_t resync;	  /* framing: times a direction that lost sync found
 				   * a message start again and was parsed from there */
+	uint64_t desync;	  /* framing: times a direction lost sync (a sequence
+				   * gap, bytes that did not parse, a walk cut short) */
+	uint64_t gap_lost;	  /* framing, HTTP/2: streams the client opened inside
+				   * a gap (its stream ids skipped), not in requests:
+				   * never timed. Other framers' gaps are not a number */
+	uint64_t regained;	  /* framing: times a connection that lost sync was
+				   * trusted again, EBEE_FRAME_REGAIN requests answered
+				   * in sync after its resync */
+	uint64_t regaining;	  /* framing: connections that lost sync not trusted
+				   * again yet (untrusted while any is) */
 };
 
 int ebee_get_stats(struct ebee *eb, pid_t pid, struct ebee_stats *st);
@@ -305,7 +315,8 @@ enum ebee_warn {
 	EBEE_WARN_MC_QUIET,	  /* "memcache_quiet": memcached connections with meta
 				   * commands in quiet mode (connections) */
 	EBEE_WARN_UNSEEN,	  /* "unseen": ebee_stats.unseen (connections) */
-	EBEE_WARN_DESYNC,	  /* "desync": ebee_stats.desync_conns (connections) */
+	EBEE_WARN_DESYNC,	  /* "desync": ebee_stats.regaining (connections that lost
+				   * sync, not trusted again yet) */
 	EBEE_WARN_LATE,		  /* "late": ebee_stats.late (connections) */
 	EBEE_WARN_OVERLAP,	  /* "overlap": ebee_stats.overlap (connections) */
 	EBEE_WARN_UNTIMED,	  /* "untimed": ebee_stats.untimed (HTTP/2 streams) */

@@ -58,6 +58,10 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, stru
 	s->reordered = f.reordered;
 	s->midstream = f.midstream;
 	s->resync = f.resync;
+	s->desync = f.desync;
+	s->gap_lost = f.gap_lost;
+	s->regained = f.regained;
+	s->regaining = f.lapses > f.regained ? f.lapses - f.regained : 0;
 	s->overlap = f.overlap;
 	ebee_warns_framing(ws, &f);
 }

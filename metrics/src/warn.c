@@ -107,15 +107,29 @@ void ebee_warns_framing(struct ebee_warns *ws, const struct ebee_fstat *f)
 			       "connection was open before tracing) and showed no message start "
 			       "to frame from in their next client segments: counted by length",
 			       (unsigned long long)f->unseen);
-	if (f->desync_conns)
-		ebee_warns_add(ws, EBEE_WARN_DESYNC, f->desync_conns,
+	/* A loss of sync is a reason while a connection that lost it is not
+	 * trusted again yet (EBEE_FRAME_REGAIN requests answered in sync since):
+	 * once all are, the counts stay said (JSON desync, resync, gap_lost,
+	 * regained), the figures from then on are exact again. */
+	if (f->desync_conns && f->lapses > f->regained) {
+		char lost[96] = "their number is not known";
+
+		/* HTTP/2's are, from the client's stream ids (gap_lost). */
+		if (f->conns[EBEE_FRAME_HTTP2] || f->gap_lost)
+			snprintf(lost, sizeof(lost), "%llu HTTP/2 stream(s) known opened in a gap",
+				 (unsigned long long)f->gap_lost);
+		ebee_warns_add(ws, EBEE_WARN_DESYNC, f->lapses - f->regained,
 			       "%llu framed connection(s) lost sync (%llu time(s): %llu at a "
 			       "sequence gap, %llu at bytes that did not parse, %llu at a walk cut "
-			       "short): requests in the gap are not counted",
+			       "short), %llu not trusted again yet (%d requests answered in sync "
+			       "after the loss): requests in the gap are not counted (%s)",
 			       (unsigned long long)f->desync_conns, (unsigned long long)f->desync,
 			       (unsigned long long)f->desync_gap,
 			       (unsigned long long)(f->desync - f->desync_gap - f->desync_cut),
-			       (unsigned long long)f->desync_cut);
+			       (unsigned long long)f->desync_cut,
+			       (unsigned long long)(f->lapses - f->regained), EBEE_FRAME_REGAIN,
+			       lost);
+	}
 	if (f->late)
 		ebee_warns_add(ws, EBEE_WARN_LATE, f->late,
 			       "%llu connection(s) counted by length once their requests came one "

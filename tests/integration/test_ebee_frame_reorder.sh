@@ -15,14 +15,19 @@
 #   2. three 50-byte SETs early in each round, three segments: held as one run (appended),
 #      all 120 counted, trusted.
 #   3. the early segment larger than ebee holds (5000 bytes, over 4 KiB; MTU 9000): a gap
-#      as before, said (untrusted, "lost sync ... at a sequence gap"), never silent.
+#      as before, said (untrusted, "lost sync ... at a sequence gap"), never silent; then
+#      (bigt) 16 commands in order after the rounds: the connection trusted again
+#      (EBEE_FRAME_REGAIN), the loss of sync no longer a reason (regained 1).
 #   4. h2c (nginx, tests/lib/h2_gap_client.py): 30 rounds of a delayed POST of 1000 bytes and
 #      a 5000-byte one that arrives first, a gap each round. HTTP/2 resynchronises at a
 #      frame header confirmed by the next (frame_h2_mid): framing http2, the gaps said, a
 #      resync per gap, and the streams after each gap counted (requests >= 30 of nginx's
 #      60: at least each round's early stream): 32 of 60 here, 28 gaps, 28 resyncs (the
 #      first two rounds came in order). Before the change: 4 of 60, the first gap lost
-#      the connection for good (1 gap, 0 resyncs).
+#      the connection for good (1 gap, 0 resyncs). The streams opened in the gaps are
+#      counted from the client's stream ids (gap_lost): requests + gap_lost = nginx's
+#      count exactly (36 + 28 = 64 here). 4 streams in order after the rounds (h2): still
+#      untrusted (regaining 1); 16 (h2t): trusted again, 48 + 28 = 76.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
@@ -64,13 +69,13 @@ port_accepts "$port" || fail "redis did not start: $(cat "$tmp/redis.log")"
 cmds() { redis-cli -p "$port" info stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
 ofo() { awk '/^TcpExt:/ { if (!h) { split($0, n); h = 1 } else for (i = 1; i <= NF; i++) if (n[i] == "TCPOFOQueue") print $i }' /proc/net/netstat; }
 
-# run NAME EARLY_BYTES [EARLY_COUNT]: 30 rounds traced; $tmp/NAME.json, NAME.client, the
+# run NAME EARLY_BYTES [EARLY_COUNT [TAIL]]: 30 rounds traced (then TAIL commands in order); $tmp/NAME.json, NAME.client, the
 # deltas in NAME.delta
 run() {
 	local name=$1 b o
 	b=$(cmds) o=$(ofo)
 	ebee_on "$name" "$rpid"
-	ip netns exec "$c" python3 tests/lib/resp_reorder.py 10.234.2.1 "$port" 30 "$2" "${3:-1}" \
+	ip netns exec "$c" python3 tests/lib/resp_reorder.py 10.234.2.1 "$port" 30 "$2" "${3:-1}" "${4:-0}" \
 		>"$tmp/$name.client" 2>&1 || fail "$name: client: $(cat "$tmp/$name.client")"
 	ebee_off "$name"
 	# redis counts a command after it ran: the INFO that read $b is in the count, untraced
@@ -82,6 +87,7 @@ run run3 50 3
 for l in eth0 eth1; do ip -n "$r" link set "$l" mtu 9000; done
 ip -n "$c" link set eth0 mtu 9000 && ip link set "$v" mtu 9000 || fail "cannot set the MTU"
 run big 5000
+run bigt 5000 1 16
 
 # h2c: nginx on 10.234.2.1 (and 127.0.0.1, where run_nginx looks for it); its access log's
 # lines, one a stream, are what it served
@@ -95,18 +101,25 @@ if command -v nginx >/dev/null && nginx -V 2>&1 | grep -q -- --with-http_v2_modu
 	}" || fail "cannot write nginx.conf"
 	npid=$(run_nginx "$tmp/nginx" "$p2") || fail "nginx did not start"
 	pids+=("$npid")
-	b=$(wc -l <"$tmp/nginx/access.log")
-	ebee_on h2 "$npid"
-	ip netns exec "$c" python3 tests/lib/h2_gap_client.py 10.234.2.1 "$p2" 30 1000 5000 \
-		>"$tmp/h2.client" 2>&1 || fail "h2: client: $(cat "$tmp/h2.client")"
-	ebee_off h2
-	echo "$(($(wc -l <"$tmp/nginx/access.log") - b))" >"$tmp/h2.delta"
+	# h2run NAME TAIL: 30 gap rounds then TAIL streams in order, traced; NAME.delta: the
+	# streams nginx served
+	h2run() {
+		local b
+		b=$(wc -l <"$tmp/nginx/access.log")
+		ebee_on "$1" "$npid"
+		ip netns exec "$c" python3 tests/lib/h2_gap_client.py 10.234.2.1 "$p2" 30 1000 5000 \
+			"$2" >"$tmp/$1.client" 2>&1 || fail "$1: client: $(cat "$tmp/$1.client")"
+		ebee_off "$1"
+		echo "$(($(wc -l <"$tmp/nginx/access.log") - b))" >"$tmp/$1.delta"
+	}
+	h2run h2 4
+	h2run h2t 16
 	h2=1
 else
 	echo "SKIP (this case): h2: nginx with the http_v2 module not installed (make deps)"
 fi
 
-python3 - "$tmp" "$h2" <<'PY' || fail "$(for n in held big ${h2:+h2}; do tail -1 "$tmp/$n.json"; done)"
+python3 - "$tmp" "$h2" <<'PY' || fail "$(for n in held big bigt ${h2:+h2 h2t}; do tail -1 "$tmp/$n.json"; done)"
 import json, re, sys
 t = sys.argv[1]
 last = lambda n: json.loads(open(f"{t}/{n}.json").read().splitlines()[-1])
@@ -134,20 +147,49 @@ assert n == cmds == 60, (n, cmds)
 assert e["untrusted"] is True and "lost sync" in (e["warning"] or ""), e
 m = re.search(r"(\d+) at a sequence gap", e["warning"])
 assert m and int(m.group(1)) >= 1, e["warning"]
+assert e["regaining"] == 1 and e["gap_lost"] == 0, e  # RESP's gaps are not a number
 print(f"ok: big: an early segment larger than ebee holds is a gap, said: ebee {e['requests']} of "
       f"{cmds}, untrusted: {e['warning']}")
 
+# The same, then 16 commands in order: the loss of sync no longer a reason (the responses of
+# the gaps' commands found no request: unmatched, still said)
+e, (cmds, ofo), n = last("bigt"), delta("bigt"), sent("bigt")
+assert n == cmds == 76, (n, cmds)
+kinds = [w["reason"] for w in e["warnings"]]
+assert e["desync"] >= 1 and e["resync"] >= 1, f"bigt: no gap: the setup did nothing: {e}"
+assert "desync" not in kinds and e["regaining"] == 0 and e["regained"] >= 1, e
+assert e["requests"] >= 30 + 16, (e["requests"], cmds)
+print(f"ok: bigt: {e['desync']} gap(s), 16 commands in order after: regained {e['regained']}, "
+      f"regaining {e['regaining']}; ebee {e['requests']} of {cmds}: {e['warning']}")
+
 if sys.argv[2]:
-    e, (served,) = last("h2"), delta("h2")
-    words = open(f"{t}/h2.client").read().split()
-    assert words[:4] == ["sent", "60", "ok", "60"] and served == 60, (words, served)
-    assert e["framing"] == "http2", e
-    m = re.search(r"(\d+) at a sequence gap", e["warning"] or "")
-    assert m and int(m.group(1)) >= 1, f"no gap: the setup did nothing: {e['warning']}"
-    assert e["resync"] >= 1, f"never resynchronised: {e}"
-    # each round's early stream at least, once its gap is past; never more than sent
-    assert 30 <= e["requests"] <= served, (e["requests"], served, e["resync"], e["warning"])
-    print(f"ok: h2: {m.group(1)} gap(s), {e['resync']} resync(s): ebee {e['requests']} streams "
-          f"of nginx's {served}, framing http2: {e['warning']}")
+    # After the gap rounds, 4 streams in order: fewer than EBEE_FRAME_REGAIN (16) answered
+    # in sync since the last gap, still untrusted; 16: trusted again, the loss still said.
+    for name, tail in (("h2", 4), ("h2t", 16)):
+        e, (served,) = last(name), delta(name)
+        words = open(f"{t}/{name}.client").read().split()
+        n = 60 + tail
+        assert words[:4] == ["sent", str(n), "ok", str(n)] and served == n, (words, served)
+        assert e["framing"] == "http2", e
+        assert e["desync"] >= 1, f"{name}: no gap: the setup did nothing: {e}"
+        assert e["resync"] >= 1, f"{name}: never resynchronised: {e}"
+        # each round's early stream at least, once its gap is past; never more than sent
+        assert 30 + tail <= e["requests"] <= served, (name, e["requests"], served, e["resync"])
+        # the streams opened inside the gaps, from their ids: with those ebee counted, what
+        # nginx served (its access log's lines)
+        assert e["requests"] + e["gap_lost"] == served, \
+            (name, e["requests"], e["gap_lost"], served, e["warning"])
+        kinds = [w["reason"] for w in e["warnings"]]
+        if tail < 16:
+            m = re.search(r"(\d+) at a sequence gap", e["warning"] or "")
+            assert m and int(m.group(1)) >= 1, f"{name}: no gap said: {e['warning']}"
+            assert e["untrusted"] is True and "desync" in kinds and e["regaining"] == 1, e
+        else:
+            assert "desync" not in kinds and e["regaining"] == 0 and e["regained"] >= 1, e
+            assert e["untrusted"] is False, e
+        print(f"ok: {name}: {e['desync']} loss(es) of sync, {e['resync']} resync(s): ebee "
+              f"{e['requests']} streams + {e['gap_lost']} lost in gaps = nginx's {served}; "
+              f"{tail} in order after: untrusted {e['untrusted']}, regained {e['regained']}, "
+              f"regaining {e['regaining']}: {e['warning']}")
 PY
 echo PASS

@@ -2,13 +2,15 @@
 """An h2c client (prior knowledge, raw frames, no library) whose every other stream reaches
 the server before the one before it, in a segment larger than ebee holds: a gap.
 
-    h2_gap_client.py HOST PORT ROUNDS LATE_BYTES EARLY_BYTES
+    h2_gap_client.py HOST PORT ROUNDS LATE_BYTES EARLY_BYTES [TAIL]
 
 Sends ROUNDS rounds on one connection, each a POST of LATE_BYTES (its HEADERS and DATA one
 write, one segment: the one test_ebee_frame_reorder.sh's router delays when its IP length
 is 1024-2047) then at once a POST of EARLY_BYTES (one segment, larger: it passes the delay
-by and arrives first), and reads until both streams ended before the next round. Prints
-"sent N ok M": the streams sent, those answered with status 200."""
+by and arrives first), and reads until both streams ended before the next round. Then TAIL
+(default 0) POSTs of 10 bytes one at a time, each answered before the next: in order, no
+gap (what trusts the connection again). Prints "sent N ok M": the streams sent, those
+answered with status 200."""
 import socket
 import sys
 
@@ -78,6 +80,7 @@ class Conn:
 
 def main():
     host, port, rounds, late, early = sys.argv[1], int(sys.argv[2]), *map(int, sys.argv[3:6])
+    tail = int(sys.argv[6]) if len(sys.argv) > 6 else 0
     c = Conn(host, port)
     c.s.sendall(PREFACE + frame(4, 0, 0))
     while not c.handle(*c.frame(), {}):
@@ -90,8 +93,14 @@ def main():
         while live:
             c.handle(*c.frame(), live)
         sid += 4
+    for _ in range(tail):
+        live = {sid: None}
+        c.post(sid, 10)
+        while live:
+            c.handle(*c.frame(), live)
+        sid += 2
     c.s.close()
-    print("sent", 2 * rounds, "ok", sum(1 for v in c.ended.values() if v))
+    print("sent", 2 * rounds + tail, "ok", sum(1 for v in c.ended.values() if v))
 
 
 main()

@@ -30,6 +30,7 @@ static void busy(struct ebee_fstat *f, uint64_t v)
 	f->tls_mux = f->tls_again = f->mc_quiet = v;
 	f->unseen = f->desync_conns = f->desync = f->late = f->overlap = v;
 	f->untimed = f->unmatched = v;
+	f->lapses = f->gap_lost = v;
 	f->desync_gap = v / 2;
 	f->desync_cut = v / 4;
 }
@@ -88,8 +89,9 @@ static void test_each_whole(void **state)
 		  "segments: counted by length" },
 		{ EBEE_WARN_DESYNC,
 		  "41 framed connection(s) lost sync (41 time(s): 20 at a sequence gap, 11 at "
-		  "bytes that did not parse, 10 at a walk cut short): requests in the gap are not "
-		  "counted" },
+		  "bytes that did not parse, 10 at a walk cut short), 41 not trusted again yet "
+		  "(16 requests answered in sync after the loss): requests in the gap are not "
+		  "counted (41 HTTP/2 stream(s) known opened in a gap)" },
 		{ EBEE_WARN_LATE,
 		  "41 connection(s) counted by length once their requests came one at a time later "
 		  "sent several together: the bursts read before a sample (one in 16 segments "
@@ -131,6 +133,39 @@ static void test_each_whole(void **state)
 	assert_int_equal(ws.on, 0);
 }
 
+/* A loss of sync is a reason until every connection that lost it was
+ * trusted again (regained): one still regaining keeps it, with count 1. */
+static void test_desync_regained(void **state)
+{
+	struct ebee_warns ws = {};
+	struct ebee_fstat f = {};
+
+	f.conns[EBEE_FRAME_HTTP2] = 1;
+	f.desync_conns = 1;
+	f.desync = f.desync_gap = f.lapses = 28;
+	f.gap_lost = 28;
+	f.regained = 27;
+	ebee_warns_framing(&ws, &f);
+	assert_true(ws.on & (1ull << EBEE_WARN_DESYNC));
+	assert_int_equal(ws.count[EBEE_WARN_DESYNC], 1);
+	assert_non_null(strstr(ws.text[EBEE_WARN_DESYNC], "1 not trusted again yet"));
+	assert_non_null(strstr(ws.text[EBEE_WARN_DESYNC], "28 HTTP/2 stream(s) known"));
+	ebee_warns_free(&ws);
+	f.regained = 28;
+	ebee_warns_framing(&ws, &f);
+	assert_int_equal(ws.on, 0);
+	ebee_warns_free(&ws);
+	/* RESP: its gaps are not a number. */
+	f.conns[EBEE_FRAME_HTTP2] = 0;
+	f.conns[EBEE_FRAME_RESP] = 1;
+	f.gap_lost = 0;
+	f.regained = 0;
+	ebee_warns_framing(&ws, &f);
+	assert_non_null(strstr(ws.text[EBEE_WARN_DESYNC], "(their number is not known)"));
+	assert_int_equal(ws.count[EBEE_WARN_DESYNC], 28);
+	ebee_warns_free(&ws);
+}
+
 /* The longest figures a counter can have: still whole. */
 static void test_longest_figures(void **state)
 {
@@ -145,7 +180,7 @@ static void test_longest_figures(void **state)
 	ebee_warns_each(&ws, collect, &s);
 	assert_int_equal(s.n, EBEE_WARN_COUNT);
 	assert_non_null(strstr(s.text[EBEE_WARN_DESYNC],
-			       "at a walk cut short): requests in the gap are not counted"));
+			       "at a walk cut short), 18446744073709551615 not trusted again yet"));
 	assert_non_null(strstr(s.text[EBEE_WARN_DESYNC], "18446744073709551615 framed"));
 	assert_non_null(strstr(s.text[EBEE_WARN_LATE], "may count as one request each"));
 	for (int i = 0; i < s.n; i++)
@@ -283,9 +318,13 @@ static void test_ids(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_each_whole), cmocka_unit_test(test_longest_figures),
-		cmocka_unit_test(test_join_whole), cmocka_unit_test(test_join_edges),
-		cmocka_unit_test(test_each_stops), cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_each_whole),
+		cmocka_unit_test(test_desync_regained),
+		cmocka_unit_test(test_longest_figures),
+		cmocka_unit_test(test_join_whole),
+		cmocka_unit_test(test_join_edges),
+		cmocka_unit_test(test_each_stops),
+		cmocka_unit_test(test_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
