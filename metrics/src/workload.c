@@ -82,6 +82,30 @@ void ebee_wl_kc_read(struct ebee *eb, pid_t pid, struct ebee_kc_read *r)
 	r->ok = !ebee_loader_kcount(eb->loader, pid, &r->c);
 }
 
+void ebee_wl_silent(struct ebee *eb, struct wl *w, struct ebee_silent *z)
+{
+	uint64_t age = eb->opts.window_age_ns, hi = w->kc.last.t_ns, lo;
+	struct ebee_kc_io io;
+
+	memset(z, 0, sizeof(*z));
+	z->mode = w->mode;
+	z->adopted = w->adopted;
+	z->syscall = eb->path == EBEE_PATH_SYSCALL;
+	z->requests = ebee_wl_requests(w);
+	z->io_bytes = w->kc.last.c.io_bytes;
+	z->io_calls = w->kc.last.c.io_calls;
+	/* A run that counted requests can still show a zero over a window of
+	 * age: the last age's I/O and the requests of every pattern in it. */
+	if (!z->requests || !age || hi - w->kc.start.t_ns <= age)
+		return;
+	lo = hi - age;
+	ebee_kc_io_between(&w->kc, lo, hi, &io);
+	z->span_ns = age;
+	z->requests = io.requests >= 0.5 ? (uint64_t)(io.requests + 0.5) : 0;
+	z->io_bytes = io.bytes;
+	z->io_calls = io.calls;
+}
+
 void ebee_wl_kc_apply(struct wl *w, const struct ebee_kc_read *r)
 {
 	if (r->ok && !w->exited)

@@ -162,13 +162,44 @@ static void test_long_history(void **state)
 	assert_true(sp.requests > 3600000 - 1e-6 && sp.requests < 3600000 + 1e-6);
 }
 
+/* The I/O counters over a span, beside the requests of every pattern: a
+ * quiet span is told from one that moved bytes and completed nothing. */
+static void test_io_between(void **state)
+{
+	struct ebee_kc h;
+	struct ebee_kcount c = {};
+	struct ebee_kc_io io;
+
+	ebee_kc_init(&h, 0);
+	for (int i = 1; i <= 10; i++) {
+		/* 1 s of requests, then 1 s of bytes and none. */
+		if (i <= 5)
+			c.req[EBEE_KC_CONN] += 10;
+		else
+			c.io_bytes += 100, c.io_calls += 2;
+		ebee_kc_update(&h, i * 200 * MS, &c);
+	}
+	ebee_kc_io_between(&h, 0, 1000 * MS, &io);
+	assert_true(io.requests > 49.5 && io.requests < 50.5);
+	assert_int_equal(io.bytes, 0);
+	ebee_kc_io_between(&h, 1000 * MS, 2000 * MS, &io);
+	assert_true(io.requests < 0.5);
+	assert_int_equal(io.bytes, 500);
+	assert_int_equal(io.calls, 10);
+	/* Halfway between two readings: half the step's bytes. */
+	ebee_kc_io_between(&h, 1900 * MS, 2000 * MS, &io);
+	assert_int_equal(io.bytes, 50);
+	ebee_kc_io_between(&h, 2000 * MS, 1000 * MS, &io);
+	assert_int_equal(io.bytes, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_covered),	       cmocka_unit_test(test_lossy_threshold),
 		cmocka_unit_test(test_between_steady), cmocka_unit_test(test_between_losses),
 		cmocka_unit_test(test_window_count),   cmocka_unit_test(test_update_order),
-		cmocka_unit_test(test_long_history),
+		cmocka_unit_test(test_long_history),   cmocka_unit_test(test_io_between),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
