@@ -85,6 +85,7 @@ void ebee_wl_kc_read(struct ebee *eb, pid_t pid, struct ebee_kc_read *r)
 void ebee_wl_silent(struct ebee *eb, struct wl *w, struct ebee_silent *z)
 {
 	uint64_t age = eb->opts.window_age_ns, hi = w->kc.last.t_ns, lo;
+	struct ebee_window *win;
 	struct ebee_kc_io io;
 
 	memset(z, 0, sizeof(*z));
@@ -102,6 +103,14 @@ void ebee_wl_silent(struct ebee *eb, struct wl *w, struct ebee_silent *z)
 	ebee_kc_io_between(&w->kc, lo, hi, &io);
 	z->span_ns = age;
 	z->requests = io.requests >= 0.5 ? (uint64_t)(io.requests + 0.5) : 0;
+	/* The counters are read every 100 ms and interpolated between: a
+	 * request the window of age still holds is one, whatever they say. */
+	win = w->win[ebee_wl_kind(w)][EBEE_LAT_SERVICE];
+	if (win) {
+		ebee_window_expire(win, ebee_now_ns());
+		if (ebee_window_count(win) > z->requests)
+			z->requests = ebee_window_count(win);
+	}
 	z->io_bytes = io.bytes;
 	z->io_calls = io.calls;
 }
