@@ -100,16 +100,6 @@ static void kc_at(const struct ebee_kc *h, int k, uint64_t t, double *req, doubl
 	*lost = lerp(a->t_ns, a->c.lost[k], b->t_ns, b->c.lost[k], t);
 }
 
-/* The I/O counters at time t. */
-static void kc_io_at(const struct ebee_kc *h, uint64_t t, double *bytes, double *calls)
-{
-	const struct ebee_kc_sample *a, *b;
-
-	kc_around(h, t, &a, &b);
-	*bytes = lerp(a->t_ns, a->c.io_bytes, b->t_ns, b->c.io_bytes, t);
-	*calls = lerp(a->t_ns, a->c.io_calls, b->t_ns, b->c.io_calls, t);
-}
-
 void ebee_kc_between(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_ns,
 		     struct ebee_kc_span *out)
 {
@@ -139,19 +129,25 @@ void ebee_kc_window(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_
 void ebee_kc_io_between(const struct ebee_kc *h, uint64_t lo_ns, uint64_t hi_ns,
 			struct ebee_kc_io *out)
 {
-	double blo, clo, bhi, chi, rlo, rhi, l;
+	const struct ebee_kc_sample *alo, *blo, *ahi, *bhi;
 
 	memset(out, 0, sizeof(*out));
 	if (hi_ns < lo_ns)
 		return;
-	kc_io_at(h, lo_ns, &blo, &clo);
-	kc_io_at(h, hi_ns, &bhi, &chi);
-	out->bytes = bhi > blo ? (uint64_t)(bhi - blo + 0.5) : 0;
-	out->calls = chi > clo ? (uint64_t)(chi - clo + 0.5) : 0;
-	for (int k = 0; k < EBEE_KC_MAX; k++) {
-		kc_at(h, k, lo_ns, &rlo, &l);
-		kc_at(h, k, hi_ns, &rhi, &l);
-		out->requests += rhi > rlo ? rhi - rlo : 0;
+	/* No interpolation: a request and its bytes in the reading interval
+	 * around an end would be split alike, and its bytes then seen with
+	 * no request (a false zero as the traffic stops). The requests over
+	 * the span widened to the readings around it, the bytes over it
+	 * narrowed to the readings inside it: I/O with no request is said
+	 * only where no reading could hold a request for it. */
+	kc_around(h, lo_ns, &alo, &blo);
+	kc_around(h, hi_ns, &ahi, &bhi);
+	for (int k = 0; k < EBEE_KC_MAX; k++)
+		if (bhi->c.req[k] > alo->c.req[k])
+			out->requests += (double)(bhi->c.req[k] - alo->c.req[k]);
+	if (ahi->t_ns >= blo->t_ns && ahi->c.io_bytes > blo->c.io_bytes) {
+		out->bytes = ahi->c.io_bytes - blo->c.io_bytes;
+		out->calls = ahi->c.io_calls - blo->c.io_calls;
 	}
 }
 

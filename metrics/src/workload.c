@@ -102,9 +102,9 @@ void ebee_wl_silent(struct ebee *eb, struct wl *w, struct ebee_silent *z)
 	lo = hi - age;
 	ebee_kc_io_between(&w->kc, lo, hi, &io);
 	z->span_ns = age;
-	z->requests = io.requests >= 0.5 ? (uint64_t)(io.requests + 0.5) : 0;
-	/* The counters are read every 100 ms and interpolated between: a
-	 * request the window of age still holds is one, whatever they say. */
+	z->requests = (uint64_t)(io.requests + 0.5);
+	/* A request the window of age still holds is one, whatever the
+	 * readings (every 100 ms) say. */
 	win = w->win[ebee_wl_kind(w)][EBEE_LAT_SERVICE];
 	if (win) {
 		ebee_window_expire(win, ebee_now_ns());

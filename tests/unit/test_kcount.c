@@ -182,13 +182,22 @@ static void test_io_between(void **state)
 	ebee_kc_io_between(&h, 0, 1000 * MS, &io);
 	assert_true(io.requests > 49.5 && io.requests < 50.5);
 	assert_int_equal(io.bytes, 0);
-	ebee_kc_io_between(&h, 1000 * MS, 2000 * MS, &io);
+	/* From 1.1 s: the requests of the reading at 1 s on (none), the bytes
+	 * of the readings from 1.2 s on. */
+	ebee_kc_io_between(&h, 1100 * MS, 2000 * MS, &io);
 	assert_true(io.requests < 0.5);
-	assert_int_equal(io.bytes, 500);
-	assert_int_equal(io.calls, 10);
-	/* Halfway between two readings: half the step's bytes. */
+	assert_int_equal(io.bytes, 400);
+	assert_int_equal(io.calls, 8);
+	/* From 0.9 s: the reading at 0.8 s is the widened start, and the
+	 * requests of 0.8-1 s are counted (a request and its bytes in one
+	 * reading interval are never split). */
+	ebee_kc_io_between(&h, 900 * MS, 2000 * MS, &io);
+	assert_true(io.requests > 9.5 && io.requests < 10.5);
+	/* No reading inside the span: no bytes said, whatever came by. */
 	ebee_kc_io_between(&h, 1900 * MS, 2000 * MS, &io);
-	assert_int_equal(io.bytes, 50);
+	assert_int_equal(io.bytes, 0);
+	ebee_kc_io_between(&h, 1850 * MS, 1950 * MS, &io);
+	assert_int_equal(io.bytes, 0);
 	ebee_kc_io_between(&h, 2000 * MS, 1000 * MS, &io);
 	assert_int_equal(io.bytes, 0);
 }
