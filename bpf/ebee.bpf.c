@@ -347,6 +347,7 @@ static __always_inline int on_read_exit(long ret)
 	c = io_exit(&a);
 	if (!c)
 		return 0;
+	ebee_kc_io(a.wid, ret);
 	/* Any read attempt after a response ends that response, even one that
 	 * returns EAGAIN or 0: the server has turned back to reading. */
 	if (c->state == EBEE_CS_RESPONDING) {
@@ -369,6 +370,8 @@ static __always_inline int on_write_exit(long ret)
 	struct ebee_conn *c;
 
 	c = io_exit(&a);
+	if (c)
+		ebee_kc_io(a.wid, ret);
 	if (!c || ret <= 0 || c->state == EBEE_CS_IDLE)
 		return 0; /* a write with no request in progress (a greeting) is not one */
 	c->state = EBEE_CS_RESPONDING;
@@ -686,6 +689,7 @@ static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
 	c = sock_lookup(sk, &now);
 	if (!c)
 		return 0;
+	ebee_kc_io(c->wid, ret);
 	if (c->fr == EBEE_FRAME_NONE && ret > 0 && frame_scoped)
 		frame_missed(sk, c);
 	if (c->fr != EBEE_FRAME_NONE) {
@@ -730,6 +734,8 @@ static __always_inline int on_sock_send(struct sock *sk, long ret)
 	__u64 now = 0;
 
 	c = sock_lookup(sk, &now);
+	if (c)
+		ebee_kc_io(c->wid, ret);
 	if (c && frame_parsed(c)) {
 		if (ret > 0)
 			frame_mark_write(sk); /* where its responses end (frame/pair.bpf.h) */

@@ -77,6 +77,12 @@ struct ebee_wl {
 struct ebee_kcount {
 	__u64 req[EBEE_KC_MAX];	 /* requests completed */
 	__u64 lost[EBEE_KC_MAX]; /* ... of them, whose record the ring could not take */
+	/* Socket I/O the programs saw on the workload's connections (reads and
+	 * writes that moved bytes; ebee_kc_io()), requests or not: I/O with no
+	 * request counted is a zero that must say why (user space's
+	 * "no_requests" warning). */
+	__u64 io_bytes;
+	__u64 io_calls;
 };
 
 /* In-flight connection, keyed by (tgid, fd). */

@@ -89,4 +89,22 @@ static __always_inline bool ebee_submit(void *ringbuf, __u32 wid, __u16 kind, __
 	return true;
 }
 
+/* A read or write of the workload's connection that moved bytes (n > 0):
+ * counted whether or not a request comes of it, so that a workload whose
+ * sockets move bytes while no request is counted is told apart from one
+ * that is idle. One lookup and two adds on one cache line of this CPU's
+ * entry; atomic for the reason ebee_submit()'s are. */
+static __always_inline void ebee_kc_io(__u32 wid, long n)
+{
+	struct ebee_kcount *kc;
+
+	if (n <= 0 || !wid)
+		return;
+	kc = bpf_map_lookup_elem(&kcounts, &wid);
+	if (!kc)
+		return;
+	__sync_fetch_and_add(&kc->io_bytes, n);
+	__sync_fetch_and_add(&kc->io_calls, 1);
+}
+
 #endif /* EBEE_MAPS_BPF_H */

@@ -215,6 +215,11 @@ static int ebee_src_read(struct src *s, uint64_t now_ms, struct src_sample *out)
 		else
 			snprintf(out->why, sizeof(out->why),
 				 "ebee: no request completed in the last %u ms", e->lib->window_ms);
+		/* Bytes moved and no request counted: that zero is no
+		 * measurement of an idle server (ebee's no_requests), so it
+		 * is not idle but untrusted, said as the other reasons are. */
+		if (trust.untrusted && (trust.warn_kinds & (1ull << EBEE_WARN_NO_REQUESTS)))
+			untrusted(e, &trust, out);
 		return 0;
 	}
 	if (err) {

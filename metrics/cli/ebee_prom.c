@@ -213,7 +213,9 @@ static void render_warnings(struct scrape *x)
 	if (off < (int)sizeof(help))
 		snprintf(help + off, sizeof(help) - off,
 			 "): what it counts, connections (udp_unanswered: datagrams, untimed: "
-			 "HTTP/2 streams, unmatched: responses, lost: requests), 0 when it does not apply; each "
+			 "HTTP/2 streams, unmatched: responses, lost: requests, no_requests: "
+			 "bytes), 0 when it "
+			 "does not apply; each "
 			 "reason's text: ebee trace --json, warnings.");
 	prom_family(b, "ebee_warning", PROM_GAUGE, help);
 	EACH(x, i) for (int k = 0; k < EBEE_WARN_COUNT; k++)

@@ -323,6 +323,10 @@ enum ebee_warn {
 	EBEE_WARN_UNMATCHED,	  /* "unmatched": responses with no request (responses) */
 	EBEE_WARN_LOST,		  /* "lost": requests of the window whose records a full
 				   * ring lost, over EBEE_KC_LOST_MAX (requests) */
+	EBEE_WARN_NO_REQUESTS,	  /* "no_requests": the workload's connections moved
+				   * bytes while no request was counted, since tracing
+				   * began or over the window's age; the text says why
+				   * (bytes) */
 	EBEE_WARN_COUNT,	  /* a caller built against an older ebee.h knows fewer */
 };
 

@@ -47,6 +47,7 @@
 #include "grpc.h"
 #include "kcount.h"
 #include "loader.h"
+#include "warn.h"
 #include "mode.h"
 #include "opts.h"
 #include "procfs.h"
@@ -93,6 +94,7 @@ struct wl {
 	uint64_t recheck_until_ns; /* conn mode: io probes back until then */
 	uint64_t next_recheck_ns;
 	uint64_t switches;
+	uint64_t adopted; /* connections open when tracing began, adopted */
 	uint64_t dropped_final;
 	uint32_t nprocs_final;
 	struct wl *next;
@@ -170,6 +172,10 @@ struct ebee_kc_read {
 	bool ok;
 };
 void ebee_wl_kc_read(struct ebee *eb, pid_t pid, struct ebee_kc_read *r);
+/* What ebee_warns_silent() needs of w (its f and framing left to the
+ * caller): the requests and the I/O since tracing began, or, with a
+ * window age, over that age when the run counted some. With lock held. */
+void ebee_wl_silent(struct ebee *eb, struct wl *w, struct ebee_silent *z);
 void ebee_wl_kc_apply(struct wl *w, const struct ebee_kc_read *r);
 uint32_t ebee_wl_flags(const struct wl *w, uint64_t now);
 /* The mode choice's round for w: with lock held. */
@@ -199,6 +205,7 @@ struct ebee_trust_snap {
 	bool dg_unanswered;
 	struct ebee_dgram_counts dg;
 	struct ebee_kc_span share; /* of the window's requests, what arrived */
+	struct ebee_silent silent; /* I/O with no request (its f NULL) */
 };
 void ebee_trust_snap(struct ebee *eb, struct wl *w, struct ebee_trust_snap *t);
 void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size_t n,

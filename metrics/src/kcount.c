@@ -54,22 +54,14 @@ static double lerp(uint64_t ta, uint64_t va, uint64_t tb, uint64_t vb, uint64_t 
 	return (double)va + ((double)vb - (double)va) * (double)(t - ta) / (double)(tb - ta);
 }
 
-static void interp(const struct ebee_kc_sample *a, const struct ebee_kc_sample *b, int k,
-		   uint64_t t, double *req, double *lost)
+/* The two readings around time t (a->t_ns <= t <= b->t_ns, or t past the
+ * latest: both the latest), from the finest level whose history reaches
+ * back to t. */
+static void kc_around(const struct ebee_kc *h, uint64_t t, const struct ebee_kc_sample **a,
+		      const struct ebee_kc_sample **b)
 {
-	*req = lerp(a->t_ns, a->c.req[k], b->t_ns, b->c.req[k], t);
-	*lost = lerp(a->t_ns, a->c.lost[k], b->t_ns, b->c.lost[k], t);
-}
-
-/* Pattern k's counters at time t: between the two readings around t, from
- * the finest level whose history reaches back to t. */
-static void kc_at(const struct ebee_kc *h, int k, uint64_t t, double *req, double *lost)
-{
-	const struct ebee_kc_sample *prev = &h->start;
-
 	if (t >= h->last.t_ns) {
-		*req = (double)h->last.c.req[k];
-		*lost = (double)h->last.c.lost[k];
+		*a = *b = &h->last;
 		return;
 	}
 	for (int l = 0; l < EBEE_KC_LEVELS; l++) {
@@ -78,23 +70,34 @@ static void kc_at(const struct ebee_kc *h, int k, uint64_t t, double *req, doubl
 		if (!n || lv_at(h, l, 0)->t_ns > t)
 			continue;
 		for (unsigned int i = 1; i < n; i++) {
-			const struct ebee_kc_sample *b = lv_at(h, l, i);
-
-			if (b->t_ns >= t) {
-				interp(lv_at(h, l, i - 1), b, k, t, req, lost);
+			if (lv_at(h, l, i)->t_ns >= t) {
+				*a = lv_at(h, l, i - 1);
+				*b = lv_at(h, l, i);
 				return;
 			}
 		}
-		interp(lv_at(h, l, n - 1), &h->last, k, t, req, lost);
+		*a = lv_at(h, l, n - 1);
+		*b = &h->last;
 		return;
 	}
 	/* Older than every level: between the start and the oldest reading. */
+	*a = &h->start;
 	for (int l = EBEE_KC_LEVELS - 1; l >= 0; l--)
 		if (h->lv[l].n) {
-			interp(prev, lv_at(h, l, 0), k, t, req, lost);
+			*b = lv_at(h, l, 0);
 			return;
 		}
-	interp(prev, &h->last, k, t, req, lost);
+	*b = &h->last;
+}
+
+/* Pattern k's counters at time t. */
+static void kc_at(const struct ebee_kc *h, int k, uint64_t t, double *req, double *lost)
+{
+	const struct ebee_kc_sample *a, *b;
+
+	kc_around(h, t, &a, &b);
+	*req = lerp(a->t_ns, a->c.req[k], b->t_ns, b->c.req[k], t);
+	*lost = lerp(a->t_ns, a->c.lost[k], b->t_ns, b->c.lost[k], t);
 }
 
 void ebee_kc_between(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_ns,
@@ -121,6 +124,31 @@ void ebee_kc_window(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_
 	ebee_kc_between(h, k, lo_ns, hi_ns, out);
 	out->requests = (double)nrec + out->lost;
 	out->covered = ebee_kc_covered(out->requests, out->lost);
+}
+
+void ebee_kc_io_between(const struct ebee_kc *h, uint64_t lo_ns, uint64_t hi_ns,
+			struct ebee_kc_io *out)
+{
+	const struct ebee_kc_sample *alo, *blo, *ahi, *bhi;
+
+	memset(out, 0, sizeof(*out));
+	if (hi_ns < lo_ns)
+		return;
+	/* No interpolation: a request and its bytes in the reading interval
+	 * around an end would be split alike, and its bytes then seen with
+	 * no request (a false zero as the traffic stops). The requests over
+	 * the span widened to the readings around it, the bytes over it
+	 * narrowed to the readings inside it: I/O with no request is said
+	 * only where no reading could hold a request for it. */
+	kc_around(h, lo_ns, &alo, &blo);
+	kc_around(h, hi_ns, &ahi, &bhi);
+	for (int k = 0; k < EBEE_KC_MAX; k++)
+		if (bhi->c.req[k] > alo->c.req[k])
+			out->requests += (double)(bhi->c.req[k] - alo->c.req[k]);
+	if (ahi->t_ns >= blo->t_ns && ahi->c.io_bytes > blo->c.io_bytes) {
+		out->bytes = ahi->c.io_bytes - blo->c.io_bytes;
+		out->calls = ahi->c.io_calls - blo->c.io_calls;
+	}
 }
 
 double ebee_kc_covered(double requests, double lost)

@@ -69,6 +69,19 @@ void ebee_kc_between(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi
  * requests are nrec plus the lost count's rise over the span. */
 void ebee_kc_window(const struct ebee_kc *h, int k, uint64_t lo_ns, uint64_t hi_ns, uint64_t nrec,
 		    struct ebee_kc_span *out);
+/* The socket I/O the programs saw over a span, and the requests of every
+ * pattern counted in it: I/O with no request is a zero that must say why
+ * (warn.h, ebee_warns_silent()). Not interpolated: the requests are those of
+ * the readings around the span (widened), the bytes those of the readings
+ * inside it (narrowed), so bytes with no request are never an artefact of
+ * where a span's end falls between two readings. */
+struct ebee_kc_io {
+	uint64_t bytes;	 /* moved by reads and writes of the workload's connections */
+	uint64_t calls;	 /* ... by so many reads and writes (that moved bytes) */
+	double requests; /* completed in the span, all patterns (whole readings) */
+};
+void ebee_kc_io_between(const struct ebee_kc *h, uint64_t lo_ns, uint64_t hi_ns,
+			struct ebee_kc_io *out);
 /* 1 - lost / requests, clamped to 0..1; 1 when requests is 0. */
 double ebee_kc_covered(double requests, double lost);
 /* More than EBEE_KC_LOST_MAX of requests lost. */

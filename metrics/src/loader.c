@@ -696,6 +696,10 @@ int ebee_loader_kcount(struct ebee_loader *k, uint32_t wid, struct ebee_kcount *
 			out->req[i] += vals[c].req[i];
 			out->lost[i] += vals[c].lost[i];
 		}
+	for (int c = 0; c < k->ncpus; c++) {
+		out->io_bytes += vals[c].io_bytes;
+		out->io_calls += vals[c].io_calls;
+	}
 	return 0;
 }
 

@@ -210,6 +210,10 @@ int ebee_start_tracing(struct ebee *eb, pid_t pid, const struct ebee_trace_opts 
 	if (err)
 		goto unwind;
 	nadopted = trace_adopt_existing(eb, pid, no_children, &nkids);
+	/* A zero with I/O says when connections predate tracing (trust.c). */
+	pthread_mutex_lock(&eb->lock);
+	w->adopted = nadopted;
+	pthread_mutex_unlock(&eb->lock);
 	pthread_mutex_unlock(&eb->ctl);
 	ebee_logf(eb, EBEE_LOG_INFO,
 		  "ebee: tracing pid %d (%s, %zu descendants, %zu open connections adopted)", pid,

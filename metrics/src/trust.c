@@ -18,7 +18,8 @@
 /* framing, untrusted and warning of ebee_get_stats(): the framer most of
  * the workload's connections use, and what the framing counters say cannot
  * be counted exactly (docs/design.md 4.9). */
-static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, struct ebee_warns *ws)
+static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, struct ebee_warns *ws,
+			  struct ebee_fstat *fo, struct ebee_silent *z)
 {
 	struct ebee_fstat f = {};
 	int best = EBEE_FRAME_NONE;
@@ -36,6 +37,12 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, stru
 		/* No bytes seen (syscall path, framing off) or no connection yet. */
 		snprintf(s->framing, sizeof(s->framing), "%s",
 			 eb->path == EBEE_PATH_SOCKET && !eb->opts.no_framing ? "" : "length");
+		/* Framing on, no connection noted: no first bytes seen. */
+		if (!s->framing[0] && (eb->probes_now & EBEE_PROBE_SOCK_FRAME)) {
+			memset(fo, 0, sizeof(*fo));
+			z->framing = true;
+			z->f = fo;
+		}
 		/* Framing off, the socket path still sees clients that do not wait. */
 		if (eb->path == EBEE_PATH_SOCKET && !ebee_loader_fstat(eb->loader, pid, &f)) {
 			s->overlap = f.overlap;
@@ -64,6 +71,9 @@ static void stats_framing(struct ebee *eb, pid_t pid, struct ebee_stats *s, stru
 	s->regaining = f.lapses > f.regained ? f.lapses - f.regained : 0;
 	s->overlap = f.overlap;
 	ebee_warns_framing(ws, &f);
+	*fo = f;
+	z->framing = true;
+	z->f = fo;
 }
 
 /* The share of the window's requests whose records arrived (the rest were
@@ -82,12 +92,17 @@ static void stats_lost(struct ebee_stats *s, const struct ebee_kc_span *sp, stru
  * ws, the dgram pattern's reason first. */
 static void stats_verdict(struct ebee *eb, pid_t pid, struct ebee_stats *s, bool dg_unanswered,
 			  const struct ebee_dgram_counts *dg, const struct ebee_kc_span *share,
-			  struct ebee_warns *ws)
+			  const struct ebee_silent *silent, struct ebee_warns *ws)
 {
+	struct ebee_silent z = *silent;
+	struct ebee_fstat f;
+
 	if (dg_unanswered)
 		ebee_warns_udp(ws, dg->rx, dg->expired);
 	stats_lost(s, share, ws);
-	stats_framing(eb, pid, s, ws);
+	stats_framing(eb, pid, s, ws, &f, &z);
+	/* I/O and no request: why, from what stats_framing() read. */
+	ebee_warns_silent(ws, &z);
 	s->untrusted = ws->on != 0;
 	s->warn_kinds = ws->on;
 	ebee_warns_join(ws, s->warning, sizeof(s->warning));
@@ -99,6 +114,7 @@ void ebee_trust_snap(struct ebee *eb, struct wl *w, struct ebee_trust_snap *t)
 	t->mode = w->mode;
 	t->dg_unanswered = w->dg_unanswered;
 	t->dg = w->dg;
+	ebee_wl_silent(eb, w, &t->silent);
 	if (ebee_wl_share(eb, w, &t->share))
 		ebee_kc_between(&w->kc, -1, 0, 0, &t->share); /* no window: all covered */
 }
@@ -118,7 +134,7 @@ void ebee_trust_judge(struct ebee *eb, const struct ebee_trust_snap *snaps, size
 		struct ebee_warns ws = {};
 
 		stats_verdict(eb, snaps[i].pid, &s, snaps[i].dg_unanswered, &snaps[i].dg,
-			      &snaps[i].share, &ws);
+			      &snaps[i].share, &snaps[i].silent, &ws);
 		ebee_warns_free(&ws);
 		if (!s.untrusted || t.nuntrusted++)
 			continue;
@@ -139,6 +155,7 @@ int ebee_get_warnings(struct ebee *eb, pid_t pid, struct ebee_stats *st, ebee_wa
 	struct ebee_warns ws = {};
 	bool dg_unanswered;
 	struct ebee_kc_span share;
+	struct ebee_silent silent;
 	struct ebee_kc_read kr;
 	struct wl *w;
 	size_t sz = 0;
@@ -156,6 +173,7 @@ int ebee_get_warnings(struct ebee *eb, pid_t pid, struct ebee_stats *st, ebee_wa
 		return -ENOENT;
 	}
 	ebee_wl_kc_apply(w, &kr);
+	ebee_wl_silent(eb, w, &silent);
 	if (ebee_wl_share(eb, w, &share))
 		ebee_kc_between(&w->kc, -1, 0, 0, &share);
 	s.sz = sz;
@@ -188,7 +206,7 @@ int ebee_get_warnings(struct ebee *eb, pid_t pid, struct ebee_stats *st, ebee_wa
 		ebee_loader_workload_dropped(eb->loader, pid, &s.dropped);
 		s.nprocs = ebee_loader_proc_count(eb->loader, pid);
 	}
-	stats_verdict(eb, pid, &s, dg_unanswered, &dg, &share, &ws);
+	stats_verdict(eb, pid, &s, dg_unanswered, &dg, &share, &silent, &ws);
 	if (st)
 		memcpy(st, &s, sz);
 	err = ebee_warns_each(&ws, fn, ctx);

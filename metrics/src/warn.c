@@ -27,6 +27,7 @@ static const char *const ids[EBEE_WARN_COUNT] = {
 	[EBEE_WARN_UNTIMED] = "untimed",
 	[EBEE_WARN_UNMATCHED] = "unmatched",
 	[EBEE_WARN_LOST] = "lost",
+	[EBEE_WARN_NO_REQUESTS] = "no_requests",
 };
 
 const char *ebee_warn_str(enum ebee_warn kind)
@@ -65,6 +66,121 @@ void ebee_warns_lost(struct ebee_warns *ws, uint64_t requests, uint64_t lost)
 		       "requests and rps are exact, the latencies are over the rest",
 		       requests ? 100.0 * (double)lost / (double)requests : 0.0,
 		       (unsigned long long)lost, (unsigned long long)requests);
+}
+
+/* One cause more into a text being built (". " between: "; " is what
+ * separates whole reasons in ebee_warns_join()'s text). */
+__attribute__((format(printf, 3, 4))) static void cause(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t off = strlen(buf);
+	va_list ap;
+
+	if (off + 2 >= len)
+		return;
+	if (off) {
+		memcpy(buf + off, ". ", 3);
+		off += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf + off, len - off, fmt, ap);
+	va_end(ap);
+}
+
+/* What the framing counters say of a zero (io or auto mode): a connection
+ * whose first bytes were not seen has no framer; TLS hides what it carries;
+ * a framer that has pairs to make made none. */
+static bool silent_framing(char *buf, size_t len, const struct ebee_silent *z)
+{
+	const struct ebee_fstat *f = z->f;
+	uint64_t n = 0;
+	bool said = false;
+
+	for (int i = EBEE_FRAME_LENGTH; i < EBEE_FRAME_MAX; i++)
+		n += f->conns[i];
+	if (!n) {
+		cause(buf, len, "framing not decided: ebee saw no connection's first bytes%s",
+		      z->adopted ? " (its connections were open before tracing began)" : "");
+		return true;
+	}
+	if (f->conns[EBEE_FRAME_TLS]) {
+		cause(buf, len, "%llu TLS connection(s), counted by record turns%s",
+		      (unsigned long long)f->conns[EBEE_FRAME_TLS],
+		      f->tls_mux ? " (h2 offered: its streams are hidden in the records)" : "");
+		said = true;
+	}
+	if (f->unseen) {
+		cause(buf, len,
+		      "%llu connection(s) began with bytes ebee did not see (counted by length)",
+		      (unsigned long long)f->unseen);
+		said = true;
+	}
+	if (f->midstream) {
+		cause(buf, len, "%llu connection(s) framed from mid-stream",
+		      (unsigned long long)f->midstream);
+		said = true;
+	}
+	for (int i = EBEE_FRAME_RESP; i < EBEE_FRAME_MAX; i++)
+		if (f->conns[i] && i != EBEE_FRAME_TLS) {
+			cause(buf, len,
+			      "%s on %llu connection(s) has paired no request with its response",
+			      ebee_frame_name(i), (unsigned long long)f->conns[i]);
+			said = true;
+		}
+	return said;
+}
+
+void ebee_warns_silent(struct ebee_warns *ws, const struct ebee_silent *z)
+{
+	char buf[1024], span[64];
+	bool framed = false;
+
+	if (z->requests || !z->io_bytes)
+		return;
+	if (z->span_ns)
+		snprintf(span, sizeof(span), "in the last %.1f s", (double)z->span_ns / 1e9);
+	else
+		snprintf(span, sizeof(span), "since tracing began");
+	buf[0] = 0;
+	if (z->framing && z->f && (z->mode == EBEE_MODE_AUTO || z->mode == EBEE_MODE_IO))
+		framed = silent_framing(buf, sizeof(buf), z);
+	switch (z->mode) {
+	case EBEE_MODE_AUTO:
+		cause(buf, sizeof(buf),
+		      "mode auto is undecided: neither pattern completed a request (no "
+		      "connection closed, no read followed a response)");
+		break;
+	case EBEE_MODE_CONN:
+		cause(buf, sizeof(buf),
+		      "conn mode counts a request when its connection closes: none has");
+		break;
+	case EBEE_MODE_IO:
+		if (!framed)
+			cause(buf, sizeof(buf),
+			      "io mode counts a request at the read that follows its response: "
+			      "none did (reads without answers, or a response still being "
+			      "written)");
+		break;
+	case EBEE_MODE_GRPC:
+		cause(buf, sizeof(buf), "grpc mode counts completed server streams: none has");
+		break;
+	case EBEE_MODE_DGRAM:
+		cause(buf, sizeof(buf),
+		      "dgram mode counts answered UDP datagrams, not the TCP connections' bytes");
+		break;
+	default:
+		break;
+	}
+	if (z->adopted && z->mode != EBEE_MODE_DGRAM && z->mode != EBEE_MODE_GRPC)
+		cause(buf, sizeof(buf),
+		      "%llu connection(s) were open before tracing began (their start unseen: "
+		      "conn mode counts none of them)",
+		      (unsigned long long)z->adopted);
+	if (z->syscall)
+		cause(buf, sizeof(buf), "syscall path: no bytes looked into, no framing");
+	ebee_warns_add(ws, EBEE_WARN_NO_REQUESTS, z->io_bytes,
+		       "%llu bytes in %llu reads and writes on its connections %s and no "
+		       "request counted: %s",
+		       (unsigned long long)z->io_bytes, (unsigned long long)z->io_calls, span, buf);
 }
 
 void ebee_warns_overlap(struct ebee_warns *ws, const struct ebee_fstat *f)

@@ -29,6 +29,25 @@ ebee_warns_add(struct ebee_warns *ws, enum ebee_warn kind, uint64_t count, const
 void ebee_warns_udp(struct ebee_warns *ws, uint64_t rx, uint64_t expired);
 /* Of requests over the window, lost whose records a full ring lost. */
 void ebee_warns_lost(struct ebee_warns *ws, uint64_t requests, uint64_t lost);
+/* A workload's I/O with no request counted, and what ebee knows of why. */
+struct ebee_silent {
+	enum ebee_mode mode; /* in force (AUTO: undecided) */
+	uint64_t requests;   /* counted over the span */
+	uint64_t
+	    span_ns; /* the span: the last span_ns (the window's age); 0: since tracing began */
+	uint64_t io_bytes;	    /* moved by the workload's connections over the span */
+	uint64_t io_calls;	    /* ... in so many reads and writes */
+	uint64_t adopted;	    /* connections open when tracing began (adopted) */
+	bool syscall;		    /* syscall path: no bytes looked into */
+	bool framing;		    /* socket path, framing on: f says what it saw */
+	const struct ebee_fstat *f; /* framing counters (zero before any connection's);
+				     * NULL without framing */
+};
+/* I/O and no request (z->requests 0, z->io_bytes > 0): a reason
+ * (EBEE_WARN_NO_REQUESTS, its count the bytes) saying what ebee knows of why:
+ * the mode's pattern, the framing, connections open before tracing. A zero
+ * that is no measurement is never silent. Nothing otherwise. */
+void ebee_warns_silent(struct ebee_warns *ws, const struct ebee_silent *z);
 /* Clients that sent while a response was being written (with or without framing). */
 void ebee_warns_overlap(struct ebee_warns *ws, const struct ebee_fstat *f);
 /* Everything the framing counters say cannot be counted exactly (overlap included). */

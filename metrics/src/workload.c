@@ -82,6 +82,39 @@ void ebee_wl_kc_read(struct ebee *eb, pid_t pid, struct ebee_kc_read *r)
 	r->ok = !ebee_loader_kcount(eb->loader, pid, &r->c);
 }
 
+void ebee_wl_silent(struct ebee *eb, struct wl *w, struct ebee_silent *z)
+{
+	uint64_t age = eb->opts.window_age_ns, hi = w->kc.last.t_ns, lo;
+	struct ebee_window *win;
+	struct ebee_kc_io io;
+
+	memset(z, 0, sizeof(*z));
+	z->mode = w->mode;
+	z->adopted = w->adopted;
+	z->syscall = eb->path == EBEE_PATH_SYSCALL;
+	z->requests = ebee_wl_requests(w);
+	z->io_bytes = w->kc.last.c.io_bytes;
+	z->io_calls = w->kc.last.c.io_calls;
+	/* A run that counted requests can still show a zero over a window of
+	 * age: the last age's I/O and the requests of every pattern in it. */
+	if (!z->requests || !age || hi - w->kc.start.t_ns <= age)
+		return;
+	lo = hi - age;
+	ebee_kc_io_between(&w->kc, lo, hi, &io);
+	z->span_ns = age;
+	z->requests = (uint64_t)(io.requests + 0.5);
+	/* A request the window of age still holds is one, whatever the
+	 * readings (every 100 ms) say. */
+	win = w->win[ebee_wl_kind(w)][EBEE_LAT_SERVICE];
+	if (win) {
+		ebee_window_expire(win, ebee_now_ns());
+		if (ebee_window_count(win) > z->requests)
+			z->requests = ebee_window_count(win);
+	}
+	z->io_bytes = io.bytes;
+	z->io_calls = io.calls;
+}
+
 void ebee_wl_kc_apply(struct wl *w, const struct ebee_kc_read *r)
 {
 	if (r->ok && !w->exited)

@@ -162,13 +162,53 @@ static void test_long_history(void **state)
 	assert_true(sp.requests > 3600000 - 1e-6 && sp.requests < 3600000 + 1e-6);
 }
 
+/* The I/O counters over a span, beside the requests of every pattern: a
+ * quiet span is told from one that moved bytes and completed nothing. */
+static void test_io_between(void **state)
+{
+	struct ebee_kc h;
+	struct ebee_kcount c = {};
+	struct ebee_kc_io io;
+
+	ebee_kc_init(&h, 0);
+	for (int i = 1; i <= 10; i++) {
+		/* 1 s of requests, then 1 s of bytes and none. */
+		if (i <= 5)
+			c.req[EBEE_KC_CONN] += 10;
+		else
+			c.io_bytes += 100, c.io_calls += 2;
+		ebee_kc_update(&h, i * 200 * MS, &c);
+	}
+	ebee_kc_io_between(&h, 0, 1000 * MS, &io);
+	assert_true(io.requests > 49.5 && io.requests < 50.5);
+	assert_int_equal(io.bytes, 0);
+	/* From 1.1 s: the requests of the reading at 1 s on (none), the bytes
+	 * of the readings from 1.2 s on. */
+	ebee_kc_io_between(&h, 1100 * MS, 2000 * MS, &io);
+	assert_true(io.requests < 0.5);
+	assert_int_equal(io.bytes, 400);
+	assert_int_equal(io.calls, 8);
+	/* From 0.9 s: the reading at 0.8 s is the widened start, and the
+	 * requests of 0.8-1 s are counted (a request and its bytes in one
+	 * reading interval are never split). */
+	ebee_kc_io_between(&h, 900 * MS, 2000 * MS, &io);
+	assert_true(io.requests > 9.5 && io.requests < 10.5);
+	/* No reading inside the span: no bytes said, whatever came by. */
+	ebee_kc_io_between(&h, 1900 * MS, 2000 * MS, &io);
+	assert_int_equal(io.bytes, 0);
+	ebee_kc_io_between(&h, 1850 * MS, 1950 * MS, &io);
+	assert_int_equal(io.bytes, 0);
+	ebee_kc_io_between(&h, 2000 * MS, 1000 * MS, &io);
+	assert_int_equal(io.bytes, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_covered),	       cmocka_unit_test(test_lossy_threshold),
 		cmocka_unit_test(test_between_steady), cmocka_unit_test(test_between_losses),
 		cmocka_unit_test(test_window_count),   cmocka_unit_test(test_update_order),
-		cmocka_unit_test(test_long_history),
+		cmocka_unit_test(test_long_history),   cmocka_unit_test(test_io_between),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,15 @@
 #include "../../metrics/src/warn.h"
 #include "frame/frame.h"
 
+/* A connection that moved bytes in conn mode and never closed: n bytes, n
+ * calls, no request. */
+static void silent(struct ebee_warns *ws, uint64_t n)
+{
+	struct ebee_silent z = { .mode = EBEE_MODE_CONN, .io_bytes = n, .io_calls = n };
+
+	ebee_warns_silent(ws, &z);
+}
+
 /* A workload with every framing reason at once: tls muxed and written
  * again, memcached quiet, unseen, lost sync, late, overlap, untimed and
  * unmatched; with v for every count (UINT64_MAX: the longest figures). */
@@ -107,6 +116,10 @@ static void test_each_whole(void **state)
 		  "5.0% of the window's requests (41 of 820) lost their records (the ring buffer "
 		  "was full: give it more room, ebee_opts.ringbuf_size): requests and rps are "
 		  "exact, the latencies are over the rest" },
+		{ EBEE_WARN_NO_REQUESTS,
+		  "41 bytes in 41 reads and writes on its connections since tracing began and no "
+		  "request counted: conn mode counts a request when its connection closes: none "
+		  "has" },
 	};
 	struct ebee_warns ws = {};
 	struct ebee_fstat f;
@@ -118,6 +131,7 @@ static void test_each_whole(void **state)
 	ebee_warns_udp(&ws, 900, 12);
 	ebee_warns_framing(&ws, &f);
 	ebee_warns_lost(&ws, 820, 41);
+	silent(&ws, 41);
 	assert_int_equal(ebee_warns_each(&ws, collect, &s), 0);
 	assert_int_equal(s.n, EBEE_WARN_COUNT);
 	for (int i = 0; i < s.n; i++) {
@@ -177,12 +191,30 @@ static void test_longest_figures(void **state)
 	ebee_warns_udp(&ws, UINT64_MAX, UINT64_MAX);
 	ebee_warns_framing(&ws, &f);
 	ebee_warns_lost(&ws, UINT64_MAX, UINT64_MAX);
+	{
+		/* Every cause it can give at once, with the longest figures. */
+		struct ebee_silent z = { .mode = EBEE_MODE_AUTO,
+					 .io_bytes = UINT64_MAX,
+					 .io_calls = UINT64_MAX,
+					 .adopted = UINT64_MAX,
+					 .span_ns = UINT64_MAX,
+					 .syscall = true,
+					 .framing = true,
+					 .f = &f };
+
+		f.midstream = UINT64_MAX;
+		ebee_warns_silent(&ws, &z);
+	}
 	ebee_warns_each(&ws, collect, &s);
 	assert_int_equal(s.n, EBEE_WARN_COUNT);
 	assert_non_null(strstr(s.text[EBEE_WARN_DESYNC],
 			       "at a walk cut short), 18446744073709551615 not trusted again yet"));
 	assert_non_null(strstr(s.text[EBEE_WARN_DESYNC], "18446744073709551615 framed"));
 	assert_non_null(strstr(s.text[EBEE_WARN_LATE], "may count as one request each"));
+	assert_non_null(strstr(s.text[EBEE_WARN_NO_REQUESTS], "18446744073709551615 TLS conn"));
+	assert_non_null(strstr(s.text[EBEE_WARN_NO_REQUESTS], "framed from mid-stream"));
+	assert_non_null(strstr(s.text[EBEE_WARN_NO_REQUESTS],
+			       ". syscall path: no bytes looked into, no framing"));
 	for (int i = 0; i < s.n; i++)
 		assert_int_equal(s.count[i], UINT64_MAX);
 	seen_free(&s);
@@ -226,6 +258,7 @@ static void test_join_whole(void **state)
 	ebee_warns_udp(&ws, 900, 12);
 	ebee_warns_framing(&ws, &f);
 	ebee_warns_lost(&ws, 820, 41);
+	silent(&ws, 41);
 	ebee_warns_each(&ws, collect, &s);
 	ebee_warns_join(&ws, buf, sizeof(buf));
 	assert_true(strlen(buf) < sizeof(buf));
@@ -299,6 +332,95 @@ static void test_each_stops(void **state)
 	ebee_warns_free(&ws);
 }
 
+/* The no_requests reason's text for z ("" when it gives none); its count
+ * must be the bytes. */
+static void silent_text(const struct ebee_silent *z, char *out, size_t len)
+{
+	struct ebee_warns ws = {};
+
+	ebee_warns_silent(&ws, z);
+	snprintf(out, len, "%s",
+		 ws.on & (1ull << EBEE_WARN_NO_REQUESTS)
+		     ? ebee_warns_text(&ws, EBEE_WARN_NO_REQUESTS)
+		     : "");
+	if (ws.on) {
+		assert_int_equal(ws.on, 1ull << EBEE_WARN_NO_REQUESTS);
+		assert_int_equal(ws.count[EBEE_WARN_NO_REQUESTS], z->io_bytes);
+	}
+	ebee_warns_free(&ws);
+}
+
+#define HAS(t, w)   assert_non_null(strstr((t), (w)))
+#define HASNT(t, w) assert_null(strstr((t), (w)))
+
+/* A zero with I/O says why, from the state given; requests, or no I/O:
+ * nothing to say. */
+static void test_silent(void **state)
+{
+	struct ebee_fstat f = {};
+	struct ebee_silent z = { .mode = EBEE_MODE_CONN, .io_bytes = 4800, .io_calls = 120 };
+	char t[1024];
+
+	silent_text(&z, t, sizeof(t));
+	assert_string_equal(t, "4800 bytes in 120 reads and writes on its connections since "
+			       "tracing began and no request counted: conn mode counts a request "
+			       "when its connection closes: none has");
+	/* Requests counted, or no bytes: no reason. */
+	z.requests = 1;
+	silent_text(&z, t, sizeof(t));
+	assert_string_equal(t, "");
+	z.requests = 0;
+	z.io_bytes = 0;
+	silent_text(&z, t, sizeof(t));
+	assert_string_equal(t, "");
+	/* Connections open before tracing: said, with their number. */
+	z.io_bytes = 10;
+	z.adopted = 2;
+	silent_text(&z, t, sizeof(t));
+	HAS(t, "none has. 2 connection(s) were open before tracing began");
+	HASNT(t, "framing"); /* conn mode: the framing is not what counts */
+	/* auto, framing on and no connection noted: its first bytes unseen. */
+	z.mode = EBEE_MODE_AUTO;
+	z.framing = true;
+	z.f = &f;
+	silent_text(&z, t, sizeof(t));
+	HAS(t, "no request counted: framing not decided: ebee saw no connection's first "
+	       "bytes (its connections were open before tracing began). mode auto is "
+	       "undecided");
+	/* io, framed by a framer that paired nothing: that, not the io pattern. */
+	z.mode = EBEE_MODE_IO;
+	z.adopted = 0;
+	f.conns[EBEE_FRAME_HTTP2] = 3;
+	silent_text(&z, t, sizeof(t));
+	HAS(t, "no request counted: http2 on 3 connection(s) has paired no request with its "
+	       "response");
+	HASNT(t, "reads without answers");
+	HASNT(t, "open before tracing");
+	/* TLS offering h2. */
+	f.conns[EBEE_FRAME_HTTP2] = 0;
+	f.conns[EBEE_FRAME_TLS] = 4;
+	f.tls_mux = 4;
+	silent_text(&z, t, sizeof(t));
+	HAS(t, "4 TLS connection(s), counted by record turns (h2 offered");
+	/* io counted by length (no framer's pairs): reads without answers. */
+	f.conns[EBEE_FRAME_TLS] = 0;
+	f.conns[EBEE_FRAME_LENGTH] = 1;
+	f.tls_mux = 0;
+	silent_text(&z, t, sizeof(t));
+	assert_string_equal(t, "10 bytes in 120 reads and writes on its connections since "
+			       "tracing began and no request counted: io mode counts a request "
+			       "at the read that follows its response: none did (reads without "
+			       "answers, or a response still being written)");
+	/* Over a window of age. */
+	z.span_ns = 1500000000;
+	silent_text(&z, t, sizeof(t));
+	HAS(t, "connections in the last 1.5 s and no request counted");
+	/* gRPC. */
+	z.mode = EBEE_MODE_GRPC;
+	silent_text(&z, t, sizeof(t));
+	HAS(t, "grpc mode counts completed server streams: none has");
+}
+
 /* Ids: one each, short, label-safe; none past the kinds. */
 static void test_ids(void **state)
 {
@@ -325,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_join_edges),
 		cmocka_unit_test(test_each_stops),
 		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_silent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
