@@ -147,7 +147,7 @@ check stall memcache 1
 # many gets answered at once (untraced, just before): the gap is at most that p50 plus 15%
 # of the client's p50. 20 ms, not 2: the client's wake-up after a stall is not in that
 # reference, and on a busy machine it took 1.5 ms (2 ms stalls: client 3652 us, sojourn 2106).
-python3 - "$tmp/stall" "$tmp/floor" <<'PY' || fail "sojourn p50 not within the client's latency and its own time"
+python3 - "$tmp/stall" "$tmp/floor" "$(systemd-detect-virt 2>/dev/null)" <<'PY' || fail "sojourn p50 not within the client's latency and its own time"
 import json, statistics, sys
 e = json.loads(open(sys.argv[1] + ".json").read().splitlines()[-1])
 cl = json.loads(open(sys.argv[1] + ".client").read())
@@ -156,10 +156,21 @@ floor = json.loads(open(sys.argv[2]).read())["floor_us"] * 1e3
 s = e["sojourn_p50_ns"]
 print(f"server stalled 20 ms a get: client p50 {c/1e3:.0f} us, ebee sojourn p50 {s/1e3:.0f} us, "
       f"ratio {s/c:.3f}; the client's p50 for a get answered at once {floor/1e3:.0f} us")
-ok = s >= 20e6 * 0.99 and s <= c * 1.01 and c - s <= floor + 0.15 * c
-sys.exit(0 if ok else 1)
+inside = s >= 20e6 * 0.99 and s <= c * 1.01
+near = c - s <= floor + 0.15 * c
+if inside and not near and sys.argv[3] == "qemu":
+    # Under emulation the client's own wake-up after the stall is the emulator's: 8 vCPUs
+    # in one host thread beside the host suite (the 6.12 guest, CI run 47) woke it 18-23
+    # ms late (client p50 48972 us, sojourn 31295 us), which the untraced floor (gets
+    # answered at once: no sleep to wake from) cannot hold. What ebee measured is still
+    # checked: inside the client's latency and holding the 20 ms stall.
+    print(f"SKIP (this case): sojourn within the client's own time: under emulation the "
+          f"client woke {(c - s)/1e3:.0f} us after ebee's response, past its floor "
+          f"{floor/1e3:.0f} us + 15%")
+    sys.exit(0)
+sys.exit(0 if inside and near else 1)
 PY
-echo "ok: latency: sojourn p50 inside the client's, the gap within its own time or 15%"
+echo "ok: latency: sojourn p50 inside the client's, the gap within its own time or 15% (not under emulation)"
 
 # Meta commands in quiet mode: which get an answer depends on the outcome: untrusted.
 run quiet quiet
