@@ -160,7 +160,7 @@ inside = s >= 20e6 * 0.99 and s <= c * 1.01
 near = c - s <= floor + 0.15 * c
 if inside and not near and sys.argv[3] == "qemu":
     # Under emulation the client's own wake-up after the stall is the emulator's: 8 vCPUs
-    # in one host thread beside the host suite (the 6.12 guest, CI run 47) woke it 18-23
+    # in one host thread beside the host suite (the 6.12 guest, a full run on 2026-12-07) woke it 18-23
     # ms late (client p50 48972 us, sojourn 31295 us), which the untraced floor (gets
     # answered at once: no sleep to wake from) cannot hold. What ebee measured is still
     # checked: inside the client's latency and holding the 20 ms stall.
