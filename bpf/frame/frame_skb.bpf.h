@@ -228,8 +228,16 @@ static __always_inline int frame_in_order(struct __sk_buff *skb, struct bpf_sock
 
 	if (diff > 0 && (d->flags & EBEE_FD_SYNC)) {
 		/* A client segment early: held for the bytes before it. */
-		if (!egress && !verify && frame_stash_put(skb, f, *off, *seq, *plen))
-			return -1;
+		if (!egress && !verify && frame_stash_put(skb, f, *off, *seq, *plen)) {
+			if (!frame_stash_due(bsk, d))
+				return -1;
+			/* Walked now, all from the run held (plen 0): its
+			 * take in frame_skb, at its first byte. */
+			*off += *plen;
+			*plen = 0;
+			*seq = *(volatile __u32 *)&d->next;
+			return 0;
+		}
 		if (!egress && f->stashed)
 			frame_stash_drop(bsk, f); /* this direction lost sync anyway */
 		frame_desync(c, f, d, 1);	  /* a gap: bytes this parser never saw */
@@ -295,6 +303,8 @@ static __always_inline void frame_skb(struct __sk_buff *skb, int egress)
 	/* The bytes that fill the gap before a held segment: it follows them. */
 	if (!egress && !verify && f->stashed)
 		ext = frame_stash_take(bsk, c, f, seq + plen, &xoff);
+	if (!plen && !ext)
+		return; /* a run due, taken by another CPU first: walked there */
 	frame_walk(skb, c, f, d, h2, off, plen, seq, fr, egress, th.fin, verify, ext, xoff);
 }
 

@@ -91,6 +91,22 @@ __noinline int frame_stash_put(struct __sk_buff *skb, struct ebee_sframe *f, __u
 	return 1;
 }
 
+/* The run held begins where its direction expects the next byte: the walk
+ * of the gap's bytes, on another CPU, looked for a held run before this one
+ * was held and has ended since, so no walk will come for it. 1 then, and
+ * the caller walks it at once (the CPU that held it, or the next that
+ * appends to it). Read after the hold's compare-and-swap, a full barrier.
+ * Without this the run waited for the gap's bytes, already walked, while
+ * the early segments after it were appended until 4 KiB ended it in a gap:
+ * Go gRPC in the 6.1 guest, 1 503 of 1 600 calls, 97 lost in one gap. */
+static __always_inline int frame_stash_due(struct bpf_sock *bsk, struct ebee_fdir *d)
+{
+	struct ebee_fstash *st = bpf_sk_storage_get(&sstash, bsk, 0, 0);
+
+	return st && *(volatile __u64 *)&st->state == EBEE_FST_READY &&
+	       *(volatile __u32 *)&st->seq == *(volatile __u32 *)&d->next;
+}
+
 /* Let the held segment go (the connection lost sync anyway, or its bytes
  * came again with the gap's). The flag is cleared before the state frees
  * it, so that a holder on another CPU sets it after. */
