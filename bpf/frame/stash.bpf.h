@@ -19,9 +19,10 @@
  * segment is held here, one run per connection (the early segments that
  * follow it are appended), up to EBEE_FSTASH_LEN bytes in all, and walked
  * right after the bytes that fill the gap, as if it had come with them (its
- * requests' arrival is then theirs, a little late); an early segment that
- * does not continue the run, more bytes than that, or a run held while the
- * walk of the gap's bytes was already over is a gap as before. A state word
+ * requests' arrival is then theirs, a little late), or by the CPU that held
+ * it when that walk was over by then (frame_stash_due); an early segment
+ * that does not continue the run, or more bytes than that, is a gap as
+ * before. A state word
  * hands it over between CPUs: FREE -> WRITING (the holder copies) -> READY
  * -> TAKEN (the walker reads) -> FREE. The buffer is twice the bytes held:
  * an append at any offset below EBEE_FSTASH_LEN of any size up to it fits,
@@ -98,7 +99,8 @@ __noinline int frame_stash_put(struct __sk_buff *skb, struct ebee_sframe *f, __u
  * appends to it). Read after the hold's compare-and-swap, a full barrier.
  * Without this the run waited for the gap's bytes, already walked, while
  * the early segments after it were appended until 4 KiB ended it in a gap:
- * Go gRPC in the 6.1 guest, 1 503 of 1 600 calls, 97 lost in one gap. */
+ * most likely Go gRPC in the 6.1 guest: 1 503 of 1 600 calls, 97 lost in
+ * one gap (about 4 KiB of its calls). */
 static __always_inline int frame_stash_due(struct bpf_sock *bsk, struct ebee_fdir *d)
 {
 	struct ebee_fstash *st = bpf_sk_storage_get(&sstash, bsk, 0, 0);
