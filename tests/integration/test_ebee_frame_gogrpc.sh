@@ -87,7 +87,7 @@ m, mc = last(sys.argv[8]), last(sys.argv[9])
 assert mc["ok"] == mc["calls"] == 2400 and mc["failed"] == 0, mc
 print(f"ok: 300 connections one after another, 8 calls each: ebee {m['requests']} = client's "
       f"{mc['ok']}, framing {m['framing']}, untrusted {m['untrusted']}")
-assert m["requests"] == mc["ok"], (m["requests"], mc["ok"])
+assert m["requests"] == mc["ok"], (m["requests"], mc["ok"], m)
 assert m["framing"] == "http2" and m["untrusted"] is False and m["warning"] is None, m
 
 assert le["requests"] != lc["ok"], "the length pattern counted exactly: this workload proves nothing"
