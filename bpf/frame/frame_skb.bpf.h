@@ -226,8 +226,12 @@ static __always_inline int frame_in_order(struct __sk_buff *skb, struct bpf_sock
 {
 	__s32 diff = (__s32)(*seq - d->next);
 
+	/* A client segment early: waited for when the bytes before it are
+	 * being walked (then in order), else held for them. */
+	if (diff > 0 && (d->flags & EBEE_FD_SYNC) && !egress && !verify &&
+	    frame_wait_next(f, *seq))
+		diff = (__s32)(*seq - *(volatile __u32 *)&d->next);
 	if (diff > 0 && (d->flags & EBEE_FD_SYNC)) {
-		/* A client segment early: held for the bytes before it. */
 		if (!egress && !verify && frame_stash_put(skb, f, *off, *seq, *plen)) {
 			if (!frame_stash_due(bsk, d))
 				return -1;
