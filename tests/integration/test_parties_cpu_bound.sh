@@ -1,83 +1,184 @@
 #!/bin/bash
-# parties closes the loop on a CPU-bound server: 1 ms of CPU per request, 8 threads,
-# p99 target 10 ms, on 1 of 2 managed CPUs. At 1200 requests/s (1.2 CPUs of work) one CPU
-# is overloaded (ebee's p99 goes past the target and keeps growing); PARTIES gives it the
-# free CPU, and with two (or the 1.5 left by a neighbour spinning on one) the
-# p99 falls to at most 3/4 of what the same run measured on one CPU under the same load,
-# while the load goes on: the core did the work, not the passing of time (on one CPU the
-# queue only grows; with a neighbour spinning, 1.4 CPUs for 1.2 of work gave 0.57 of it,
-# so half was too strict a line). When the load
-# falls to 50 requests/s the CPU is given back. The comparison is with this run's own
-# one-CPU p99, not with the target: on a machine other programs keep busy, two shared
-# CPUs need not bring a CPU-bound server under an absolute 10 ms, but they still do
-# bring it well below what one gave. Waits poll the log with generous bounds. If the p99 is not
-# brought down
-# although web's cpuset has both CPUs, and the server got less than 0.9 of a CPU of the 1.2
-# offered, or got more than one CPU but too little above the 1.2 offered to drain its
-# backlog while CPUs 0-1 were all but fully busy, neighbours took the machine: SKIP, with
-# the figures (a missing second CPU is a FAIL: the cpuset is read from the cgroup; so is
-# a server that left an idle machine's CPU unused). Bounded: about 45 s.
+# parties closes the loop on a CPU-bound server (cpr_server: 1 ms of CPU per request, 32
+# threads, p99 of its own service time), p99 target 10 ms, on 1 of 2 managed CPUs: when
+# one CPU puts the p99 past the target PARTIES gives web the free CPU, and with two the
+# p99 under the same load falls to at most 3/4 of what one gave; when the load falls the
+# CPU is given back.
+#
+# The load is not a fixed rate: what one and two CPUs hold depends on what the machine
+# gives the server now (an idle host, a host other jobs keep busy, an emulated guest where
+# a request costs three times the CPU). So the test measures it first, in this run, and
+# offers what overloads one CPU but fits in two:
+#   1. cap2: the requests/s the server completes (its own count) on both CPUs, parties
+#      running the static policy, under a closed loop (loadgen's arrivals far above what
+#      it can do, at most 64 outstanding: the rest is dropped, so no backlog is left);
+#   2. cap1: the same on one CPU, under PARTIES with a target no p99 reaches (an hour),
+#      so PARTIES holds web on its one CPU;
+#   3. the rate: 1.4 x cap1, at most 0.85 x cap2, and at least 1.15 x cap1;
+#   4. that rate, open loop (at most 64 outstanding again), on the one CPU for 3 s: the
+#      one-CPU p99 of this load, in this run (all 32 threads busy: about 32 ms or more);
+#   5. SIGHUP with target_ms = 10: PARTIES must upsize web (cores) with the p99 above 10 ms
+#      in the record, web's cpuset must hold both CPUs, and while the load goes on (rps at
+#      least 3/4 of the rate) the p99 must come to at most 3/4 of the one-CPU p99;
+#   6. the load falls to 50 requests/s: web must be back on one CPU, a downsize logged.
+# 32 threads, not 8: where the server's threads share the CPUs task by task with other
+# programs (cgroup v1, no cpu controller on web), its share of two CPUs grows with them.
+#
+# Never SKIP for a busy machine. When a state cannot show the claim (two CPUs hold less
+# than 1.35 x what one holds; the rate no longer overloads the one CPU; on two CPUs the
+# machine gave the server no more CPU than on one), the test measures again from step 1,
+# at most 3 times, then FAILs with the figures. It FAILs at once when PARTIES does not
+# give the CPU, the cpuset lacks it, or the server did get more CPU and the p99 did not
+# fall. About 30 s a try.
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties build/fixtures/cpr_server build/loadgen
+# The test's own tools (loadgen, the log readers) 15 below the test's niceness, the daemon
+# and its server at it: on a machine other programs keep busy (a load average of 13 on 2
+# CPUs), a loadgen at the weight of each of the server's 32 threads offered less than the
+# rate, and each 3 s phase took 8 s. The server competes with the machine as it is.
+python3 -c 'import os; os.setpriority(os.PRIO_PROCESS, '$$', os.getpriority(os.PRIO_PROCESS, '$$') - 15)' ||
+	die "cannot lower the test's niceness"
+# shellcheck disable=SC2034 # pt_parties reads it
+PT_PARTIES_NICE=15
 
-port=$(free_port)
+threads=32
+target_ms=10
+hold_ms=3600000
+tries=3
+conns=$((2 * threads))
+
+# cb_ini POLICY CORES TARGET_MS: the config, on $port
+cb_ini()
 {
 	pt_ini_controller 500
 	cat <<INI
+policy = $1
 [resources]
 smt = shared
 cpus = 0-1
-[policy parties]
-first = cores
-idle = release
-cooldown_s = 3
+INI
+	[ "$1" = parties ] && printf '[policy parties]\nfirst = cores\nidle = release\ncooldown_s = 3\n'
+	cat <<INI
 [workload web]
-command = build/fixtures/cpr_server --port $port --threads 8 --work-us 1000 --timeout 600
-target_ms = 10
-cores = 1
+command = build/fixtures/cpr_server --port $port --threads $threads --work-us 1000 --count-file $PT_TMP/count --timeout 600
+target_ms = $3
+cores = $2
 source = ebee
 ebee_mode = conn
-; the server's own time: on a shared 2-CPU machine the accept-queue wait that
-; sojourn adds swings with the neighbours, and this test is about the loop
+; the server's own time: the accept-queue wait that sojourn adds is the backlog's, and
+; this test is about the CPUs the threads get
 ebee_latency = service
 INI
-} >"$PT_TMP/parties.ini"
+}
 
-pt_parties -c "$PT_TMP/parties.ini" --duration 70
-pt_wait_started
->/dev/null pt_wait_port "$port" || die "cpr_server does not accept on $port"
-pt_log_wait 'w["web"]["cores"] == 1' 30 >/dev/null || die "web did not start on one core"
+# cb_start POLICY CORES TARGET_MS: a new daemon (and server) with a new log
+cb_start()
+{
+	port=$(free_port)
+	rm -f "$PT_TMP/log.jsonl" "$PT_TMP/count"
+	cb_ini "$@" >"$PT_TMP/parties.ini"
+	pt_parties -c "$PT_TMP/parties.ini" --duration 150
+	pt_wait_started
+	>/dev/null pt_wait_port "$port" || die "cpr_server does not accept on $port"
+	pt_log_wait "w['web']['cores'] == $2" 30 >/dev/null || die "web did not start on $2 core(s)"
+}
 
-build/loadgen --port "$port" --schedule 0:1200,20:1200,20.5:50,40:50 --summary >"$PT_TMP/loadgen.out" 2>&1 &
-PT_PIDS+=($!)
-# The record of an action carries the observation that caused it and the allocation
-# after it.
-t_up=$(pt_log_wait 'w["web"]["action"] == "up cores" and w["web"]["cores"] == 2 and w["web"]["p99_ebee_us"] > 10000' 20) ||
-	{ tail -5 "$PT_TMP/log.jsonl"; die "web was not given the free CPU when its p99 passed 10 ms"; }
-# what one CPU gave under this load, in this run: the worst p99 up to the upsize, whose
-# record carries the one-CPU observation that caused it (before the load, p99 is small)
-p_one=$(python3 - "$PT_TMP/log.jsonl" "$t_up" <<'PY'
+# cb_now: the daemon time of the log's latest record
+cb_now()
+{
+	python3 - "$PT_TMP/log.jsonl" <<'PY'
 import json, sys
-worst = 0
+t = 0
 for line in open(sys.argv[1]):
+    if line.endswith('}\n'):
+        r = json.loads(line)
+        if not r.get('summary'):
+            t = r['t']
+print(t)
+PY
+}
+
+# cb_stats T0 T1: over the records with T0 < t <= T1, web's median p99 (us), rps and
+# cpu_used, its fewest and most cores, and how many records
+cb_stats()
+{
+	python3 - "$PT_TMP/log.jsonl" "$1" "$2" <<'PY'
+import json, statistics, sys
+t0, t1 = float(sys.argv[2]), float(sys.argv[3])
+p, rps, cpu, cores = [], [], [], []
+for line in open(sys.argv[1]):
+    if not line.endswith('}\n'):
+        continue
     r = json.loads(line)
-    if r.get('summary') or r['t'] > float(sys.argv[2]):
+    if r.get('summary') or not t0 < r['t'] <= t1:
         continue
     w = {x['name']: x for x in r['wl']}['web']
-    if w.get('p99_ebee_us') is not None:
-        worst = max(worst, w['p99_ebee_us'])
-print(worst)
+    cores.append(w['cores'])
+    for k, a in (('p99_ebee_us', p), ('rps', rps), ('cpu_used', cpu)):
+        if w.get(k) is not None:
+            a.append(w[k])
+med = lambda a: statistics.median(a) if a else 0
+print('%.0f %.0f %.3f %s %s %d' % (med(p), med(rps), med(cpu), min(cores, default=0),
+                                   max(cores, default=0), len(cores)))
 PY
-)
-echo "t=$t_up s: one CPU at 1200 req/s put p99 past 10 ms (worst $p_one us); PARTIES gave web the second CPU"
-awk -v p="$p_one" 'BEGIN { exit !(p > 10000) }' || die "no one-CPU p99 above the target in the log (got $p_one)"
-# The second CPU is really there, not only in the log. Read while the log's latest record
-# says web holds two: by the time this runs the cool-down (3 s) may have passed and
-# PARTIES tried a downsize (a busy machine makes the steps above slow), and then one CPU
-# is right. The log's cores read before and after the cpuset bracket it (a downsize and
-# an upsize inside one bracket would take two intervals and a cool-down).
-cg=/sys/fs/cgroup/cpuset/$PT_PARENT/web
-[ -d "$cg" ] || cg=/sys/fs/cgroup/$PT_PARENT/web
+}
+
+# cb_count_rate S: requests/s the server completed over S seconds, by its own count (the
+# count file's value and the time it was written, twice)
+cb_count_rate()
+{
+	python3 - "$PT_TMP/count" "$1" <<'PY'
+import os, sys, time
+def read(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return int(os.read(fd, 64)), os.fstat(fd).st_mtime
+    finally:
+        os.close(fd)
+n0, t0 = read(sys.argv[1])
+time.sleep(float(sys.argv[2]))
+n1, t1 = read(sys.argv[1])
+print('%.0f' % ((n1 - n0) / (t1 - t0)) if t1 > t0 else 0)
+PY
+}
+
+# cb_capacity: "RPS CPU": what the server completes per second under a closed loop of
+# $conns outstanding requests (by its count, over 3 s after 1.5 s to fill), and the
+# median CPU it used meanwhile (the log)
+cb_capacity()
+{
+	local lg t0 t1 rps cpu
+	build/loadgen --port "$port" --rate 4000 --duration 60 --max-conns "$conns" \
+		--max-queue "$conns" --req-timeout 5 --drain 0 >/dev/null 2>&1 &
+	lg=$!
+	PT_PIDS+=("$lg")
+	sleep 1.5
+	t0=$(cb_now)
+	rps=$(cb_count_rate 3)
+	t1=$(cb_now)
+	kill -TERM "$lg" 2>/dev/null
+	wait "$lg" 2>/dev/null
+	read -r _ _ cpu _ <<<"$(cb_stats "$t0" "$t1")"
+	echo "$rps $cpu"
+}
+
+cpu01_jiffies()
+{
+	awk '$1 == "cpu0" || $1 == "cpu1" { for (i = 2; i <= 9; i++) t += $i; b += $2 + $3 + $4 + $7 + $8 + $9 }
+		END { print b, t }' /proc/stat
+}
+# cb_busy "B T" (from cpu01_jiffies): how many of CPUs 0-1 were busy since
+cb_busy()
+{
+	echo "$1 $(cpu01_jiffies)" | awk '{ if ($4 > $2) printf "%.2f", 2 * ($3 - $1) / ($4 - $2); else print 0 }'
+}
+
+cg_dir()
+{
+	local cg=/sys/fs/cgroup/cpuset/$PT_PARENT/web
+	[ -d "$cg" ] || cg=/sys/fs/cgroup/$PT_PARENT/web
+	echo "$cg"
+}
 last_web_cores()
 {
 	tail -n 3 "$PT_TMP/log.jsonl" | python3 -c '
@@ -86,80 +187,114 @@ recs = [json.loads(l) for l in sys.stdin if l.endswith("}\n")]
 recs = [r for r in recs if not r.get("summary")]
 print({x["name"]: x for x in recs[-1]["wl"]}["web"]["cores"] if recs else "")'
 }
+# The second CPU is really there, not only in the log. Read while the log's latest record
+# says web holds two: after the cool-down (3 s) PARTIES may try a downsize, and then one
+# CPU is right. The log's cores read before and after the cpuset bracket it.
 held_two()
 {
 	local before cpus after
 	before=$(last_web_cores)
-	cpus=$(cat "$cg/cpuset.cpus")
+	cpus=$(cat "$(cg_dir)/cpuset.cpus")
 	after=$(last_web_cores)
 	[ "$before" = 2 ] && [ "$after" = 2 ] || return 1
 	[ "$cpus" = 0-1 ] && return 0
 	echo "the log says 2 cores before and after, web's cpuset says $cpus" >>"$PT_TMP/mismatch"
 	return 1
 }
-pt_until 20 held_two ||
-	die "the log's two cores never showed in web's cpuset: $(tail -3 "$PT_TMP/mismatch" 2>/dev/null | tr '\n' ';')"
-# How busy the whole machine is while web holds two CPUs: CPUs 0-1's busy jiffies over
-# the wait below (all but idle and iowait; steal is time the host gave another guest;
-# guest time is already counted in user).
-cpu01_jiffies()
+
+# cb_again WHY: this try cannot show the claim: stop, and measure again (or FAIL after
+# $tries)
+cb_again()
 {
-	awk '$1 == "cpu0" || $1 == "cpu1" { for (i = 2; i <= 9; i++) t += $i; b += $2 + $3 + $4 + $7 + $8 + $9 }
-		END { print b, t }' /proc/stat
+	echo "try $try: $1"
+	[ -n "${lg:-}" ] && { kill -TERM "$lg" 2>/dev/null; wait "$lg" 2>/dev/null; lg=; }
+	pt_stop_restored TERM
+	[ "$try" -lt "$tries" ] || die "in $tries tries the machine never let this test show what a second CPU does; the last: $1"
 }
-j_before=$(cpu01_jiffies)
-if ! t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']['rps'] > 900 and w['web']['p99_ebee_us'] <= $p_one * 3 / 4" 20); then
+
+try=0
+while :; do
+	try=$((try + 1))
+	lg=
+	# 1. two CPUs
+	cb_start static 2 "$target_ms"
+	j0=$(cpu01_jiffies)
+	read -r cap2 cpu2 <<<"$(cb_capacity)"
+	busy2=$(cb_busy "$j0")
+	pt_stop_restored TERM
+	# 2. one CPU, PARTIES holding
+	cb_start parties 1 "$hold_ms"
+	j0=$(cpu01_jiffies)
+	read -r cap1 cpu1 <<<"$(cb_capacity)"
+	busy1=$(cb_busy "$j0")
+	# 3. the rate
+	rate=$(awk -v a="$cap1" -v b="$cap2" 'BEGIN { r = 1.4 * a; if (r > 0.85 * b) r = 0.85 * b; printf "%d", r }')
+	echo "try $try: one CPU completes $cap1 requests/s (the server used $cpu1 CPU, CPUs 0-1 $busy1 busy), two $cap2 ($cpu2, $busy2 busy): offering $rate/s"
+	if awk -v r="$rate" -v a="$cap1" 'BEGIN { exit !(r < 1.15 * a) }'; then
+		cb_again "two CPUs completed $cap2/s, under 1.35 x the $cap1/s of one: no rate overloads one and fits in two"
+		continue
+	fi
+	# 4. the one-CPU p99 of that load
+	build/loadgen --port "$port" --rate "$rate" --duration 120 --max-conns "$conns" \
+		--max-queue "$conns" --drain 0 --summary >"$PT_TMP/loadgen.out" 2>&1 &
+	lg=$!
+	PT_PIDS+=("$lg")
+	sleep 1.5
+	t0=$(cb_now)
+	j0=$(cpu01_jiffies)
+	sleep 3
+	t1=$(cb_now)
+	read -r p_one rps_one cpu_one _ cmax n <<<"$(cb_stats "$t0" "$t1")"
+	busy_one=$(cb_busy "$j0")
+	[ "$cmax" = 1 ] || die "PARTIES moved web's CPU under a target no p99 reaches"
+	echo "one CPU at $rate/s: p99 $p_one us, $rps_one requests/s, the server used $cpu_one CPU (CPUs 0-1 $busy_one busy; $n intervals)"
+	if awk -v p="$p_one" -v t="$target_ms" 'BEGIN { exit !(p <= 1500 * t) }'; then
+		cb_again "one CPU at $rate/s kept the p99 at $p_one us, not past 1.5 x the target: the machine gives more than when it was measured"
+		continue
+	fi
+	# 5. the target that one CPU misses
+	cb_ini parties 1 "$target_ms" >"$PT_TMP/parties.ini"
+	kill -HUP "$PT_PARTIES"
+	pt_until 10 grep -q "reloaded" "$PT_TMP/parties.err" ||
+		{ cat "$PT_TMP/parties.err"; die "parties did not reload the target"; }
+	t_up=$(pt_log_wait "r['t'] > $t1 and w['web']['target_us'] == $target_ms * 1000 and w['web']['action'] == 'up cores' and w['web']['cores'] == 2 and w['web']['p99_ebee_us'] > $target_ms * 1000" 15) ||
+		{ tail -5 "$PT_TMP/log.jsonl"; die "web was not given the free CPU when its p99 passed $target_ms ms"; }
+	echo "t=$t_up s: target $target_ms ms; PARTIES gave web the second CPU"
+	pt_until 20 held_two ||
+		die "the log's two cores never showed in web's cpuset: $(tail -3 "$PT_TMP/mismatch" 2>/dev/null | tr '\n' ';')"
+	j0=$(cpu01_jiffies)
+	if t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']['rps'] >= $rate * 3 / 4 and w['web']['p99_ebee_us'] <= $p_one * 3 / 4" 20); then
+		read -r p_two rps_two cpu_two _ _ _ <<<"$(cb_stats "$t_up" "$t_met")"
+		echo "t=$t_met s: two CPUs at $rate/s: p99 at most 3/4 of the one-CPU $p_one us (medians since the upsize: p99 $p_two us, $rps_two requests/s, the server used $cpu_two CPU)"
+		break
+	fi
 	tail -8 "$PT_TMP/log.jsonl"
-	# Whether the machine let the server run: its cpuset had both CPUs (checked above) and
-	# 1.2 CPUs of work were offered, so unless neighbours took the machine it used more
-	# than 0.9 of a CPU for most of the time it held two. If it did not (the median
-	# interval, not the best one: a burst of 1.4 CPUs in one interval says nothing of a
-	# backlog that the other intervals could not drain), this run cannot show what the
-	# second CPU does.
-	got=$(python3 - "$PT_TMP/log.jsonl" "$t_up" <<'PY'
-import json, statistics, sys
-used = []
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r.get('summary') or r['t'] <= float(sys.argv[2]):
-        continue
-    w = {x['name']: x for x in r['wl']}['web']
-    if w.get('cores') == 2 and w.get('cpu_used') is not None:
-        used.append(w['cpu_used'])
-print('%.3f %.3f' % (statistics.median(used), max(used)) if used else '0 0')
-PY
-)
-	med=${got% *}
-	awk -v g="$med" 'BEGIN { exit !(g < 0.9) }' &&
-		skip "the machine gave the server a median $med CPUs (best ${got#* }) on its two (1.2 offered): too busy to show what the second CPU does"
-	# The backlog one CPU built drains only at what the server gets above the 1.2 it is
-	# offered. A median under 1.3 leaves under 0.1 CPU for that; if at the same time the
-	# machine's two CPUs were nearly all busy, the rest went to other programs (the VM
-	# lane's qemu, say): the second CPU was given and used (more than one CPU's worth),
-	# but this machine had too little of it to spare. If the machine had time to spare,
-	# the server should have taken it: FAIL below.
-	busy=$(echo "$j_before $(cpu01_jiffies)" | awk '{ if ($4 > $2) printf "%.2f", 2 * ($3 - $1) / ($4 - $2); else print 0 }')
-	awk -v g="$med" -v b="$busy" 'BEGIN { exit !(g >= 1.0 && g < 1.3 && b >= 1.8) }' &&
-		skip "web used a median $med CPUs (best ${got#* }) of its two, 1.2 offered, while CPUs 0-1 were $busy of 2 busy: other programs took the CPU the one-CPU backlog needed to drain"
-	# Both CPUs busy the whole time: the work of 1200 requests/s is more than two of this
-	# machine's CPUs hold (a guest's emulated CPUs: 1.95 used, 680 requests/s done), so
-	# the queue grows with two as with one. The second CPU was given and used; what it
-	# does to the p99 cannot show here.
-	awk -v g="$med" 'BEGIN { exit !(g >= 1.8) }' &&
-		skip "web used a median $med of its 2 CPUs (best ${got#* }): 1200 requests/s of 1 ms are more than two of these CPUs do (emulated or slow), so the p99 cannot fall"
-	die "two CPUs under the same load did not bring p99 to 3/4 of the one-CPU $p_one us (the server used a median $med CPUs, at most ${got#* }; CPUs 0-1 were $busy of 2 busy)"
-fi
-echo "t=$t_met s: two CPUs under the same load, p99 at most 3/4 of the one-CPU $p_one us"
-# The load falls at about t=22 s (daemon time). PARTIES may already have tried a
-# downsize while loaded (and reverted it): what matters is that, at low load, web is
-# back on one CPU.
+	read -r p_two rps_two cpu_two cmin _ n <<<"$(cb_stats "$t_up" "$(cb_now)")"
+	busy_two=$(cb_busy "$j0")
+	what="two CPUs at $rate/s: median p99 $p_two us against the one-CPU $p_one us, $rps_two requests/s, the server used $cpu_two CPU against $cpu_one on one (CPUs 0-1 $busy_two busy; $n intervals, fewest cores $cmin)"
+	# The machine withheld the second CPU's time (other programs took it): this state
+	# cannot show what it does. The server got it and the p99 did not fall: FAIL.
+	if awk -v a="$cpu_one" -v b="$cpu_two" 'BEGIN { exit !(b < 1.15 * a) }'; then
+		cb_again "$what: the machine gave the server no more CPU on two"
+		continue
+	fi
+	die "$what"
+done
+# 6. The load falls. PARTIES may already have tried a downsize while loaded (and reverted
+# it): what matters is that at low load web is back on one CPU.
+kill -TERM "$lg" 2>/dev/null
+wait "$lg"
+grep -E "^sent|latency" "$PT_TMP/loadgen.out"
+build/loadgen --port "$port" --rate 50 --duration 60 --drain 0 >/dev/null 2>&1 &
+lg=$!
+PT_PIDS+=("$lg")
 t_back=$(pt_log_wait "r['t'] > $t_met and w['web']['cores'] == 1 and 0 < w['web']['rps'] < 200" 40) ||
 	{ tail -5 "$PT_TMP/log.jsonl"; die "web kept the second CPU after the load fell"; }
 pt_log_wait "r['t'] > $t_met and w['web']['action'] == 'down cores'" 1 >/dev/null ||
 	die "no downsize logged after the load fell"
-echo "t=$t_back s: load fell, web is back on one CPU"
-wait "${PT_PIDS[0]}"
-grep -E "^sent|latency" "$PT_TMP/loadgen.out"
+echo "t=$t_back s: load fell, web is back on one CPU (try $try)"
+kill -TERM "$lg" 2>/dev/null
+wait "$lg"
 pt_stop_restored TERM
 pt_log_summary
 echo "PASS"
