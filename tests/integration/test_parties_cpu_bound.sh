@@ -14,20 +14,23 @@
 #      it can do, at most 64 outstanding: the rest is dropped, so no backlog is left);
 #   2. cap1: the same on one CPU, under PARTIES with a target no p99 reaches (an hour),
 #      so PARTIES holds web on its one CPU;
-#   3. the rate: 1.4 x cap1, at most 0.85 x cap2, and at least 1.15 x cap1;
+#   3. the rate: 1.3 x cap1, at most 0.8 x cap2, and at least 1.1 x cap1 (the one-CPU
+#      p99 needs only that one CPU be overloaded, all threads busy; the headroom goes to
+#      two, where what the machine gives varies from second to second);
 #   4. that rate, open loop (at most 64 outstanding again), on the one CPU for 3 s: the
 #      one-CPU p99 of this load, in this run (all 32 threads busy: about 32 ms or more);
 #   5. SIGHUP with target_ms = 10: PARTIES must upsize web (cores) with the p99 above 10 ms
 #      in the record, web's cpuset must hold both CPUs, and while the load goes on (rps at
-#      least 3/4 of the rate) the p99 must come to at most 3/4 of the one-CPU p99;
+#      least 3/4 of the rate) the p99 must come to at most 3/4 of the one-CPU p99 (medians of
+#      three intervals in a row);
 #   6. the load falls to 50 requests/s: web must be back on one CPU, a downsize logged.
 # 32 threads, not 8: where the server's threads share the CPUs task by task with other
 # programs (cgroup v1, no cpu controller on web), its share of two CPUs grows with them.
 #
 # Never SKIP for a busy machine. When a state cannot show the claim (two CPUs hold less
-# than 1.35 x what one holds; the rate no longer overloads the one CPU; on two CPUs the
-# machine gave the server no more CPU than on one), the test measures again from step 1,
-# at most 3 times, then FAILs with the figures. It FAILs at once when PARTIES does not
+# than 1.375 x what one holds; the rate no longer overloads the one CPU; on two CPUs the
+# machine gave the server under 1.15 x its CPU on one, or too little to keep up), the test measures again from step 1,
+# at most 3 times (none begun after 80 s), then FAILs with the figures. It FAILs at once when PARTIES does not
 # give the CPU, the cpuset lacks it, or the server did get more CPU and the p99 did not
 # fall. About 30 s a try.
 . "$(dirname "$0")/test_parties_lib.sh"
@@ -123,6 +126,40 @@ print('%.0f %.0f %.3f %s %s %d' % (med(p), med(rps), med(cpu), min(cores, defaul
 PY
 }
 
+# cb_wait_two T_UP RATE P_ONE TIMEOUT_S: until three records in a row after T_UP with web
+# on two CPUs have a median p99 at most 3/4 of P_ONE and a median rps at least 3/4 of RATE
+# (the load went on: the cores did the work); prints the third's t. Three, not one: on a
+# busy machine one interval's p99 can fall by chance.
+cb_wait_two()
+{
+	python3 - "$PT_TMP/log.jsonl" "$@" <<'PY'
+import json, statistics, sys, time
+path, (t_up, rate, p_one, timeout) = sys.argv[1], map(float, sys.argv[2:6])
+end = time.time() + timeout
+seen, run = 0, []
+while time.time() < end:
+    lines = open(path).read().splitlines()
+    for line in lines[seen:]:
+        if not line.endswith('}'):
+            break
+        seen += 1
+        r = json.loads(line)
+        if r.get('summary') or r['t'] <= t_up:
+            continue
+        w = {x['name']: x for x in r['wl']}['web']
+        if w['cores'] != 2 or w.get('p99_ebee_us') is None or w.get('rps') is None:
+            run = []
+            continue
+        run = (run + [w])[-3:]
+        if (len(run) == 3 and statistics.median(x['p99_ebee_us'] for x in run) <= p_one * 3 / 4
+                and statistics.median(x['rps'] for x in run) >= rate * 3 / 4):
+            print(r['t'])
+            sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
+}
+
 # cb_count_rate S: requests/s the server completed over S seconds, by its own count (the
 # count file's value and the time it was written, twice)
 cb_count_rate()
@@ -203,13 +240,13 @@ held_two()
 }
 
 # cb_again WHY: this try cannot show the claim: stop, and measure again (or FAIL after
-# $tries)
+# $tries, or once 80 s have gone: a try takes 30-55 s, and the test stays near 2 minutes)
 cb_again()
 {
 	echo "try $try: $1"
 	[ -n "${lg:-}" ] && { kill -TERM "$lg" 2>/dev/null; wait "$lg" 2>/dev/null; lg=; }
 	pt_stop_restored TERM
-	[ "$try" -lt "$tries" ] || die "in $tries tries the machine never let this test show what a second CPU does; the last: $1"
+	[ "$try" -lt "$tries" ] && [ "$SECONDS" -lt 80 ] || die "in $try tries ($SECONDS s) the machine never let this test show what a second CPU does; the last: $1"
 }
 
 try=0
@@ -228,10 +265,10 @@ while :; do
 	read -r cap1 cpu1 <<<"$(cb_capacity)"
 	busy1=$(cb_busy "$j0")
 	# 3. the rate
-	rate=$(awk -v a="$cap1" -v b="$cap2" 'BEGIN { r = 1.4 * a; if (r > 0.85 * b) r = 0.85 * b; printf "%d", r }')
+	rate=$(awk -v a="$cap1" -v b="$cap2" 'BEGIN { r = 1.3 * a; if (r > 0.8 * b) r = 0.8 * b; printf "%d", r }')
 	echo "try $try: one CPU completes $cap1 requests/s (the server used $cpu1 CPU, CPUs 0-1 $busy1 busy), two $cap2 ($cpu2, $busy2 busy): offering $rate/s"
-	if awk -v r="$rate" -v a="$cap1" 'BEGIN { exit !(r < 1.15 * a) }'; then
-		cb_again "two CPUs completed $cap2/s, under 1.35 x the $cap1/s of one: no rate overloads one and fits in two"
+	if awk -v r="$rate" -v a="$cap1" 'BEGIN { exit !(r < 1.1 * a) }'; then
+		cb_again "two CPUs completed $cap2/s, under 1.375 x the $cap1/s of one: no rate overloads one and fits in two"
 		continue
 	fi
 	# 4. the one-CPU p99 of that load
@@ -263,7 +300,7 @@ while :; do
 	pt_until 20 held_two ||
 		die "the log's two cores never showed in web's cpuset: $(tail -3 "$PT_TMP/mismatch" 2>/dev/null | tr '\n' ';')"
 	j0=$(cpu01_jiffies)
-	if t_met=$(pt_log_wait "r['t'] > $t_up and w['web']['cores'] == 2 and w['web']['rps'] >= $rate * 3 / 4 and w['web']['p99_ebee_us'] <= $p_one * 3 / 4" 20); then
+	if t_met=$(cb_wait_two "$t_up" "$rate" "$p_one" 20); then
 		read -r p_two rps_two cpu_two _ _ _ <<<"$(cb_stats "$t_up" "$t_met")"
 		echo "t=$t_met s: two CPUs at $rate/s: p99 at most 3/4 of the one-CPU $p_one us (medians since the upsize: p99 $p_two us, $rps_two requests/s, the server used $cpu_two CPU)"
 		break
@@ -272,10 +309,12 @@ while :; do
 	read -r p_two rps_two cpu_two cmin _ n <<<"$(cb_stats "$t_up" "$(cb_now)")"
 	busy_two=$(cb_busy "$j0")
 	what="two CPUs at $rate/s: median p99 $p_two us against the one-CPU $p_one us, $rps_two requests/s, the server used $cpu_two CPU against $cpu_one on one (CPUs 0-1 $busy_two busy; $n intervals, fewest cores $cmin)"
-	# The machine withheld the second CPU's time (other programs took it): this state
-	# cannot show what it does. The server got it and the p99 did not fall: FAIL.
-	if awk -v a="$cpu_one" -v b="$cpu_two" 'BEGIN { exit !(b < 1.15 * a) }'; then
-		cb_again "$what: the machine gave the server no more CPU on two"
+	# The machine withheld the second CPU's time (other programs took it: the server got
+	# under 1.15 x its one-CPU CPU, or did not keep up with the rate that two CPUs held
+	# when measured): this state cannot show what it does. The server got it, kept up, and
+	# the p99 did not fall: FAIL.
+	if awk -v a="$cpu_one" -v b="$cpu_two" -v d="$rps_two" -v r="$rate" 'BEGIN { exit !(b < 1.15 * a || d < 0.95 * r) }'; then
+		cb_again "$what: the machine did not give the server the CPU two held when measured"
 		continue
 	fi
 	die "$what"
