@@ -78,15 +78,14 @@ pt_cleanup()
 trap pt_cleanup EXIT
 trap 'exit 1' INT TERM
 
-# pt_parties ARGS...: start the daemon in the background (stderr to $PT_TMP/parties.err);
-# with PT_PARTIES_NICE=N, at the test's niceness + N (nice -n), and so the commands it starts.
+# pt_parties ARGS...: start the daemon in the background (stderr to $PT_TMP/parties.err).
 # The file is emptied here, before the background job starts: the job's own redirection
 # happens whenever it gets scheduled, and until then a wait for a line of the new daemon
 # would find it in the previous daemon's output.
 pt_parties()
 {
 	: >"$PT_TMP/parties.err"
-	${PT_PARTIES_NICE:+nice -n "$PT_PARTIES_NICE"} build/parties "$@" 2>>"$PT_TMP/parties.err" &
+	build/parties "$@" 2>>"$PT_TMP/parties.err" &
 	PT_PARTIES=$!
 }
 
