@@ -35,17 +35,36 @@
 # fall. About 30 s a try.
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties build/fixtures/cpr_server build/loadgen
-# The server 15 above the test in niceness (nice in its command), the rest (the daemon,
-# loadgen, the log readers) at the test's: on a machine other programs keep busy (a load
-# average of 13-40 on 2 CPUs), a loadgen at the weight of each of the server's 32 threads
-# offered less than the rate, each 3 s phase took 8 s, and the daemon's start-up (BPF
-# verification) and stop took 45 s a try. The server competes with the machine as it is.
-python3 -c 'import os; os.setpriority(os.PRIO_PROCESS, '$$', os.getpriority(os.PRIO_PROCESS, '$$') - 15)' ||
-	die "cannot lower the test's niceness"
+# Priorities. The claim is about the CPU PARTIES gives web, so web must be able to use
+# it. Under the scheduler's autogroups (sched_autogroup_enabled, a session each) nice only
+# orders the tasks of one session: here, beside other sessions (a VM guest's two TCG
+# threads, other builds; a load average of 20-34 on 2 CPUs), two threads at nice -10 got
+# 0.48 CPU, and two CPUs gave the server 1.0-1.2 x what one did, so no load overloads one
+# CPU and fits in two. The test's session gets autogroup nice -20 while it runs (restored
+# at exit; the same threads then got 1.91 CPU), then inside it: the test and its tools
+# (the daemon, loadgen, the log readers) at nice -20, the server at -10 (nice in its
+# command), anything else in the session (tests/busy.sh's spinners) at its own. Above the
+# server, the tools keep up: at the server's weight a loadgen offered less than the rate,
+# and the daemon's start-up (BPF verification) and stop took 45 s a try beside 40
+# runnable tasks. Without autogroups (or the right to set them) nice alone orders.
+python3 -c 'import os; os.setpriority(os.PRIO_PROCESS, '$$', -20)' ||
+	die "cannot set the test's niceness to -20"
 nice=$(command -v nice) || skip "needs nice (coreutils)"
+ag_nice=
+if [ -w "/proc/$$/autogroup" ] && [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ]; then
+	ag_nice=$(sed -n 's/.* nice \(-\{0,1\}[0-9]*\)$/\1/p' "/proc/$$/autogroup")
+	if echo -20 2>/dev/null >"/proc/$$/autogroup"; then
+		trap 'echo "$ag_nice" >"/proc/$$/autogroup" 2>/dev/null; pt_cleanup' EXIT
+		echo "the session's autogroup at nice -20 while the test runs (was $ag_nice)"
+	else
+		echo "autogroup nice not set (the session competes with others at nice $ag_nice)"
+	fi
+fi
 
 threads=32
 target_ms=10
+interval_ms=500
+cool_s=3
 hold_ms=3600000
 tries=3
 conns=$((2 * threads))
@@ -53,17 +72,20 @@ conns=$((2 * threads))
 # cb_ini POLICY CORES TARGET_MS: the config, on $port
 cb_ini()
 {
-	pt_ini_controller 500
+	pt_ini_controller $interval_ms
 	cat <<INI
 policy = $1
 [resources]
 smt = shared
 cpus = 0-1
+; cores alone: with cpufreq the wheel would step the frequency down first after an upsize
+; (a change of direction moves to the next resource), and this test is about the CPU
+freq = false
 INI
-	[ "$1" = parties ] && printf '[policy parties]\nfirst = cores\nidle = release\ncooldown_s = 3\n'
+	[ "$1" = parties ] && printf '[policy parties]\nfirst = cores\nidle = release\ncooldown_s = %s\n' "$cool_s"
 	cat <<INI
 [workload web]
-command = $nice -n 15 build/fixtures/cpr_server --port $port --threads $threads --work-us 1000 --count-file $PT_TMP/count --timeout 600
+command = $nice -n 10 build/fixtures/cpr_server --port $port --threads $threads --work-us 1000 --count-file $PT_TMP/count --timeout 600
 target_ms = $3
 cores = $2
 source = ebee
@@ -80,7 +102,7 @@ cb_start()
 	port=$(free_port)
 	rm -f "$PT_TMP/log.jsonl" "$PT_TMP/count"
 	cb_ini "$@" >"$PT_TMP/parties.ini"
-	pt_parties -c "$PT_TMP/parties.ini" --duration 150
+	pt_parties -c "$PT_TMP/parties.ini" --duration 300
 	pt_wait_started
 	>/dev/null pt_wait_port "$port" || die "cpr_server does not accept on $port"
 	pt_log_wait "w['web']['cores'] == $2" 30 >/dev/null || die "web did not start on $2 core(s)"
@@ -197,6 +219,64 @@ cb_capacity()
 	wait "$lg" 2>/dev/null
 	read -r _ _ cpu _ <<<"$(cb_stats "$t0" "$t1")"
 	echo "$rps $cpu"
+}
+
+# cb_wait_one T_MET T_FALL WINDOW MIN_RECS TIMEOUT_S: until four records in a row after
+# T_FALL with web on one CPU and the load on (fresh p99, rps above 0), the last 'down cores'
+# before them after T_MET; prints the fourth's t. Fails at once when the log has passed
+# T_FALL + WINDOW with at least MIN_RECS records after T_FALL and no such run has ended by
+# then, and after TIMEOUT_S of wall time (the daemon stalled).
+cb_wait_one()
+{
+	python3 - "$PT_TMP/log.jsonl" "$@" <<'PY'
+import json, sys, time
+path = sys.argv[1]
+t_met, t_fall, window = map(float, sys.argv[2:5])
+min_recs, timeout = int(sys.argv[5]), float(sys.argv[6])
+end = time.time() + timeout
+seen, n, run, t_down = 0, 0, 0, None
+while time.time() < end:
+    lines = open(path).read().splitlines()
+    for line in lines[seen:]:
+        if not line.endswith('}'):
+            break
+        seen += 1
+        r = json.loads(line)
+        if r.get('summary'):
+            continue
+        w = {x['name']: x for x in r['wl']}['web']
+        if r['t'] > t_met and w['action'] == 'down cores':
+            t_down = r['t']
+        if r['t'] <= t_fall:
+            continue
+        n += 1
+        if r['t'] > t_fall + window and n > min_recs:
+            sys.exit(1)
+        on = w['state'] == 'fresh' and (w.get('rps') or 0) > 0
+        run = run + 1 if w['cores'] == 1 and on and t_down is not None else 0
+        if run == 4:
+            print(r['t'])
+            sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
+}
+
+# cb_records T: web's records after T, one line each
+cb_records()
+{
+	python3 - "$PT_TMP/log.jsonl" "$1" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if not line.endswith('}\n'):
+        continue
+    r = json.loads(line)
+    if r.get('summary') or r['t'] <= float(sys.argv[2]):
+        continue
+    w = {x['name']: x for x in r['wl']}['web']
+    print('t=%s cores %s %s p99 %s rps %s: %s (%s)' % (r['t'], w['cores'], w['state'], w.get('p99_ebee_us'),
+                                                  w.get('rps'), w['action'], w['reason']))
+PY
 }
 
 cpu01_jiffies()
@@ -320,19 +400,38 @@ while :; do
 	fi
 	die "$what"
 done
-# 6. The load falls. PARTIES may already have tried a downsize while loaded (and reverted
-# it): what matters is that at low load web is back on one CPU.
+# 6. The load falls to 50 requests/s (about 5% of one CPU: each interval's p99 a few ms,
+# slack above 0.20). What PARTIES (paper flavour, as configured here) does then, by its
+# own rules (controller/policies/parties.c): each decision (interval_ms = 500) downsizes
+# the workload with the most slack above 0.20 by one unit, judged on the next decision (one
+# sample) and undone if that one's slack is below 0.05, after which no downsize for
+# cooldown_s (3 s). While the load ran it may already have downsized (two CPUs left slack)
+# and undone it: a cool-down may still run when the load falls. So the window is that
+# cool-down, the interval whose p99 still holds the loaded backlog, the decision and its
+# judgement, one more undone try and its cool-down for a stray slow interval, and the 4
+# decisions in a row that web must then stay on one CPU: 2 x cooldown_s + 8 intervals, in
+# the daemon's time (its log's t), with at least that many decisions taken (a busy
+# machine can stretch an interval). Web must be on one CPU for those 4 decisions, a 'down cores' taken after the two-CPU phase, with the load
+# on: requests in each record (fresh p99, rps above 0), not an idle web (idle = release
+# would release an idle one anyway).
 kill -TERM "$lg" 2>/dev/null
 wait "$lg"
 grep -E "^sent|latency" "$PT_TMP/loadgen.out"
-build/loadgen --port "$port" --rate 50 --duration 60 --drain 0 >/dev/null 2>&1 &
+t_fall=$(cb_now)
+n0=$(cat "$PT_TMP/count")
+build/loadgen --port "$port" --rate 50 --duration 120 --drain 0 --summary >"$PT_TMP/low.out" 2>&1 &
 lg=$!
 PT_PIDS+=("$lg")
-t_back=$(pt_log_wait "r['t'] > $t_met and w['web']['cores'] == 1 and 0 < w['web']['rps'] < 200" 40) ||
-	{ tail -5 "$PT_TMP/log.jsonl"; die "web kept the second CPU after the load fell"; }
-pt_log_wait "r['t'] > $t_met and w['web']['action'] == 'down cores'" 1 >/dev/null ||
-	die "no downsize logged after the load fell"
-echo "t=$t_back s: load fell, web is back on one CPU (try $try)"
+window=$(awk -v c="$cool_s" -v i="$interval_ms" 'BEGIN { print 2 * c + 8 * i / 1000 }')
+recs=$(awk -v c="$cool_s" -v i="$interval_ms" 'BEGIN { printf "%d", 2 * c * 1000 / i + 8 }')
+if ! t_back=$(cb_wait_one "$t_met" "$t_fall" "$window" "$recs" 90); then
+	kill -TERM "$lg" 2>/dev/null
+	wait "$lg"
+	cb_records "$t_fall"
+	echo "the server counted $(($(cat "$PT_TMP/count") - n0)) requests since the load fell; loadgen: $(grep -E "^sent" "$PT_TMP/low.out")"
+	die "web was not back on one CPU, with the load on, within $window s of PARTIES' time after the load fell (t=$t_fall s)"
+fi
+echo "t=$t_back s: the load fell at t=$t_fall s to 50/s; web back on one CPU within the policy's window of $window s (try $try)"
 kill -TERM "$lg" 2>/dev/null
 wait "$lg"
 pt_stop_restored TERM
