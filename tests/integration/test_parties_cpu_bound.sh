@@ -23,16 +23,22 @@
 #      in the record, web's cpuset must hold both CPUs, and while the load goes on (rps at
 #      least 3/4 of the rate) the p99 must come to at most 3/4 of the one-CPU p99 (medians of
 #      three intervals in a row);
-#   6. the load falls to 50 requests/s: web must be back on one CPU, a downsize logged.
+#   6. the load falls to 50 requests/s: within the policy's own window (2 x cooldown_s + 8
+#      intervals of the daemon's time: see step 6 below) web must be on one CPU, by a
+#      'down cores' taken after step 5, for 4 decisions in a row with requests coming in.
 # 32 threads, not 8: where the server's threads share the CPUs task by task with other
 # programs (cgroup v1, no cpu controller on web), its share of two CPUs grows with them.
+# The session's autogroup runs at nice -20 and the server at -10 (below): with autogroups
+# a busy machine's other sessions otherwise took the second CPU from the server.
 #
-# Never SKIP for a busy machine. When a state cannot show the claim (two CPUs hold less
-# than 1.375 x what one holds; the rate no longer overloads the one CPU; on two CPUs the
-# machine gave the server under 1.15 x its CPU on one, or too little to keep up), the test measures again from step 1,
-# at most 3 times (none begun after 80 s), then FAILs with the figures. It FAILs at once when PARTIES does not
-# give the CPU, the cpuset lacks it, or the server did get more CPU and the p99 did not
-# fall. About 30 s a try.
+# Never SKIP for a busy machine (only for a missing capability: no cpuset, not root, no
+# nice). When a state cannot show the claim (two CPUs hold less than 1.375 x what one
+# holds; the rate no longer overloads the one CPU; on two CPUs the machine gave the server
+# under 1.15 x its CPU on one, or too little to keep up), the test measures again from
+# step 1, at most 3 times (none begun after 80 s), then FAILs with the figures. It FAILs at
+# once when PARTIES does not give the CPU, the cpuset lacks it, the server did get more CPU
+# and the p99 did not fall, or web is not back on one CPU in the window (its records are
+# printed). About 40 s a try, a pass in one try 40 s on a host at a load average of 20.
 . "$(dirname "$0")/test_parties_lib.sh"
 pt_require build/parties build/fixtures/cpr_server build/loadgen
 # Priorities. The claim is about the CPU PARTIES gives web, so web must be able to use
