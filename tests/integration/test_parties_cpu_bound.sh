@@ -285,6 +285,25 @@ for line in open(sys.argv[1]):
 PY
 }
 
+# cb_series T0 T1: web's p99 in ms and its cores, record by record, T0 < t <= T1
+cb_series()
+{
+	python3 - "$PT_TMP/log.jsonl" "$1" "$2" <<'PY'
+import json, sys
+t0, t1, out = float(sys.argv[2]), float(sys.argv[3]), []
+for line in open(sys.argv[1]):
+    if not line.endswith('}\n'):
+        continue
+    r = json.loads(line)
+    if r.get('summary') or not t0 < r['t'] <= t1:
+        continue
+    w = {x['name']: x for x in r['wl']}['web']
+    p = w.get('p99_ebee_us')
+    out.append('%s/%d' % ('-' if p is None else '%.0f' % (p / 1000), w['cores']))
+print(' '.join(out))
+PY
+}
+
 cpu01_jiffies()
 {
 	awk '$1 == "cpu0" || $1 == "cpu1" { for (i = 2; i <= 9; i++) t += $i; b += $2 + $3 + $4 + $7 + $8 + $9 }
@@ -424,6 +443,7 @@ kill -TERM "$lg" 2>/dev/null
 wait "$lg"
 grep -E "^sent|latency" "$PT_TMP/loadgen.out"
 t_fall=$(cb_now)
+echo "web's p99 (ms)/cores each interval from the one-CPU measure until the load fell: $(cb_series "$t0" "$t_fall")"
 n0=$(cat "$PT_TMP/count")
 build/loadgen --port "$port" --rate 50 --duration 120 --drain 0 --summary >"$PT_TMP/low.out" 2>&1 &
 lg=$!
