@@ -229,7 +229,8 @@ cb_capacity()
 
 # cb_wait_one T_MET T_FALL WINDOW MIN_RECS TIMEOUT_S: until four records in a row after
 # T_FALL with web on one CPU and the load on (fresh p99, rps above 0), the last 'down cores'
-# before them after T_MET; prints the fourth's t. Fails at once when the log has passed
+# before them after T_MET; prints the fourth's t, that down's t and its state (fresh: on
+# slack; idle: no request in its interval). Fails at once when the log has passed
 # T_FALL + WINDOW with at least MIN_RECS records after T_FALL and no such run has ended by
 # then, and after TIMEOUT_S of wall time (the daemon stalled).
 cb_wait_one()
@@ -240,7 +241,7 @@ path = sys.argv[1]
 t_met, t_fall, window = map(float, sys.argv[2:5])
 min_recs, timeout = int(sys.argv[5]), float(sys.argv[6])
 end = time.time() + timeout
-seen, n, run, t_down = 0, 0, 0, None
+seen, n, run, t_down, down_state = 0, 0, 0, None, None
 while time.time() < end:
     lines = open(path).read().splitlines()
     for line in lines[seen:]:
@@ -252,7 +253,7 @@ while time.time() < end:
             continue
         w = {x['name']: x for x in r['wl']}['web']
         if r['t'] > t_met and w['action'] == 'down cores':
-            t_down = r['t']
+            t_down, down_state = r['t'], w['state']
         if r['t'] <= t_fall:
             continue
         n += 1
@@ -261,7 +262,7 @@ while time.time() < end:
         on = w['state'] == 'fresh' and (w.get('rps') or 0) > 0
         run = run + 1 if w['cores'] == 1 and on and t_down is not None else 0
         if run == 4:
-            print(r['t'])
+            print(r['t'], t_down, down_state)
             sys.exit(0)
     time.sleep(0.1)
 sys.exit(1)
@@ -439,25 +440,30 @@ done
 # machine can stretch an interval). Web must be on one CPU for those 4 decisions, a 'down cores' taken after the two-CPU phase, with the load
 # on: requests in each record (fresh p99, rps above 0), not an idle web (idle = release
 # would release an idle one anyway).
+# The low load starts before the high one stops: an interval with no request between the
+# two would be idle, and idle = release downsizes an idle web (then undone when the load
+# came back: seen with the low load started after).
+build/loadgen --port "$port" --rate 50 --duration 120 --drain 0 --summary >"$PT_TMP/low.out" 2>&1 &
+low=$!
+PT_PIDS+=("$low")
 kill -TERM "$lg" 2>/dev/null
 wait "$lg"
+lg=$low
 grep -E "^sent|latency" "$PT_TMP/loadgen.out"
 t_fall=$(cb_now)
-echo "web's p99 (ms)/cores each interval from the one-CPU measure until the load fell: $(cb_series "$t0" "$t_fall")"
 n0=$(cat "$PT_TMP/count")
-build/loadgen --port "$port" --rate 50 --duration 120 --drain 0 --summary >"$PT_TMP/low.out" 2>&1 &
-lg=$!
-PT_PIDS+=("$lg")
+echo "web's p99 (ms)/cores each interval from the one-CPU measure until the load fell: $(cb_series "$t0" "$t_fall")"
 window=$(awk -v c="$cool_s" -v i="$interval_ms" 'BEGIN { print 2 * c + 8 * i / 1000 }')
 recs=$(awk -v c="$cool_s" -v i="$interval_ms" 'BEGIN { printf "%d", 2 * c * 1000 / i + 8 }')
-if ! t_back=$(cb_wait_one "$t_met" "$t_fall" "$window" "$recs" 90); then
+if ! back=$(cb_wait_one "$t_met" "$t_fall" "$window" "$recs" 90); then
 	kill -TERM "$lg" 2>/dev/null
 	wait "$lg"
 	cb_records "$t_fall"
 	echo "the server counted $(($(cat "$PT_TMP/count") - n0)) requests since the load fell; loadgen: $(grep -E "^sent" "$PT_TMP/low.out")"
 	die "web was not back on one CPU, with the load on, within $window s of PARTIES' time after the load fell (t=$t_fall s)"
 fi
-echo "t=$t_back s: the load fell at t=$t_fall s to 50/s; web back on one CPU within the policy's window of $window s (try $try)"
+read -r t_back t_down down_state <<<"$back"
+echo "t=$t_back s: the load fell at t=$t_fall s to 50/s; web on one CPU (down cores at t=$t_down s, $down_state) for 4 intervals with the load on, within the policy's window of $window s (try $try)"
 kill -TERM "$lg" 2>/dev/null
 wait "$lg"
 pt_stop_restored TERM
