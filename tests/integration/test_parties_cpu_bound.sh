@@ -21,8 +21,8 @@
 #      one-CPU p99 of this load, in this run (all 32 threads busy: about 32 ms or more);
 #   5. SIGHUP with target_ms = 10: PARTIES must upsize web (cores) with the p99 above 10 ms
 #      in the record, web's cpuset must hold both CPUs, and while the load goes on (rps at
-#      least 3/4 of the rate) the p99 must come to at most 3/4 of the one-CPU p99 (medians of
-#      three intervals in a row);
+#      least 3/4 of the rate) the p99 must come to at most 3/4 of the one-CPU p99 in each
+#      of three intervals in a row;
 #   6. the load falls to 50 requests/s: within the policy's own window (2 x cooldown_s + 8
 #      intervals of the daemon's time: see step 6 below) web must be on one CPU, by a
 #      'down cores' taken after step 5, for 4 decisions in a row with requests coming in.
@@ -155,9 +155,11 @@ PY
 }
 
 # cb_wait_two T_UP RATE P_ONE TIMEOUT_S: until three records in a row after T_UP with web
-# on two CPUs have a median p99 at most 3/4 of P_ONE and a median rps at least 3/4 of RATE
-# (the load went on: the cores did the work); prints the third's t. Three, not one: on a
-# busy machine one interval's p99 can fall by chance.
+# on two CPUs each have a p99 at most 3/4 of P_ONE, with a median rps at least 3/4 of RATE
+# (the load went on: the cores did the work); prints the third's t. Three, each: on a busy
+# machine one interval's p99 can fall by chance, and with the server at nice 0 a median of
+# three passed on two such intervals (162, 14, 13 ms against a one-CPU 67 ms; 63 and 105
+# after them).
 cb_wait_two()
 {
 	python3 - "$PT_TMP/log.jsonl" "$@" <<'PY'
@@ -179,7 +181,7 @@ while time.time() < end:
             run = []
             continue
         run = (run + [w])[-3:]
-        if (len(run) == 3 and statistics.median(x['p99_ebee_us'] for x in run) <= p_one * 3 / 4
+        if (len(run) == 3 and max(x['p99_ebee_us'] for x in run) <= p_one * 3 / 4
                 and statistics.median(x['rps'] for x in run) >= rate * 3 / 4):
             print(r['t'])
             sys.exit(0)
