@@ -162,7 +162,7 @@ rates=($((sat / 4)) $((sat / 2)))
 echo "memcached -t 2 (own cgroup), build/loadgen open loop: saturated (offered 1M rps) it achieved $sat rps"
 echo "rates ${rates[*]} rps (1/4, 1/2); $rounds rounds, per rate an untraced and a traced phase (ABBA), ${warm}s warm + ${secs}s measured"
 echo "busy ns per request (every CPU; memcached's own count), ratios traced/untraced; procs = memcached + ebee + loadgen + ksoftirqd"
-printf "%-5s %6s %9s %9s %6s %6s %9s %9s %8s %6s %6s %8s %8s\n" round rate busy_off busy_on with w/o procs_off procs_on lg_off procs p_w/o idle_off idle_on
+printf "%-5s %6s %9s %9s %6s %6s %9s %9s %8s %6s %6s %8s %8s %5s\n" round rate busy_off busy_on with w/o procs_off procs_on lg_off procs p_w/o idle_off idle_on held
 
 for i in $(seq "$rounds"); do
 	for r in "${rates[@]}"; do
@@ -179,14 +179,18 @@ for i in $(seq "$rounds"); do
 			echo "$i $r $c $out" >>"$tmp/phases"
 		done
 		# this round's two phases of this rate: per-request figures and their ratios
-		awk -v i="$i" -v r="$r" '$1 == i && $2 == r {
+		# held: the smaller of the two phases' requests over those offered in the window. A
+		# phase well short of it (the load generator starved by other work) is not at the
+		# rate the other one ran at, and its round is left out of the figures below.
+		awk -v i="$i" -v r="$r" -v secs="$secs" 'BEGIN { held = 9 } $1 == i && $2 == r {
+			if ($6 / (r * secs) < held) held = $6 / (r * secs)
 			k = $3; n = $6 > 0 ? $6 : 1
 			m[k] = $4 / n; mw[k] = ($4 - $7) / n; p[k] = ($7 + $8) / n; pw[k] = $8 / n; lg[k] = $7 / n
 			idle[k] = 100 * $5 / ($4 + $5)
 		} END {
-			printf "%-5s %6s %9.0f %9.0f %6.3f %6.3f %9.0f %9.0f %8.0f %6.3f %6.3f %7.0f%% %7.0f%%\n", i, r, m["untraced"], m["traced"],
+			printf "%-5s %6s %9.0f %9.0f %6.3f %6.3f %9.0f %9.0f %8.0f %6.3f %6.3f %7.0f%% %7.0f%% %5.2f\n", i, r, m["untraced"], m["traced"],
 				m["traced"] / m["untraced"], mw["traced"] / mw["untraced"], p["untraced"], p["traced"], lg["untraced"],
-				p["traced"] / p["untraced"], pw["traced"] / pw["untraced"], idle["untraced"], idle["traced"]
+				p["traced"] / p["untraced"], pw["traced"] / pw["untraced"], idle["untraced"], idle["traced"], held
 		}' "$tmp/phases" | tee -a "$tmp/rows"
 	done
 done
@@ -213,20 +217,26 @@ for r in "${rates[@]}"; do
 done
 
 echo "(ns per request; with: busy per request traced/untraced, w/o: the same less loadgen's CPU;"
-echo " procs_off, procs_on: the processes' CPU, lg_off: loadgen's own; procs, p_w/o: their ratios; idle: the machine's idle share)"
+echo " procs_off, procs_on: the processes' CPU, lg_off: loadgen's own; procs, p_w/o: their ratios; idle: the machine's idle share;"
+echo " held: requests served over offered in the window, the smaller phase's; rounds below 0.9 are left out)"
 for r in "${rates[@]}"; do
 	# columns of $tmp/rows: 3 busy_off, 5 with, 6 w/o, 7 procs_off, 8 procs_on, 9 lg_off,
-	# 10 procs, 11 procs w/o, 12 idle untraced
-	col() { awk -v r="$r" -v c="$1" '$2 == r { print $c }' "$tmp/rows"; }
+	# 10 procs, 11 procs w/o, 12 idle untraced, 14 held
+	col() { awk -v r="$r" -v c="$1" '$2 == r && $14 >= 0.9 { print $c }' "$tmp/rows"; }
+	kept=$(col 1 | wc -l)
 	q() { read -r q1 q3 < <(col "$1" | quartiles); printf "%.3fx (%s..%s)" "$(col "$1" | median)" "$q1" "$q3"; }
 	idle=$(col 12 | tr -d % | median)
 	echo "machine cost: rate $r rps: traced/untraced busy per request $(q 5) with loadgen, $(q 6) without; BPF ${bpf_ns[$r]} ns, ${bpf_ev[$r]} events per request"
-	echo "  untraced, medians per request: the machine busy $(col 3 | median) ns (idle $idle% of the time), the processes $(col 7 | median) ns, of it loadgen $(col 9 | median) ns; traced, the processes $(col 8 | median) ns"
+	echo "  $kept of $rounds rounds held the rate (served >= 0.9 of the offered in both phases)"
+	ns() { col "$1" | median | awk '{ printf "%.0f", $1 }'; }
+	echo "  untraced, medians per request: the machine busy $(ns 3) ns (idle $idle% of the time), the processes $(ns 7) ns, of it loadgen $(ns 9) ns; traced, the processes $(ns 8) ns"
 	echo "  processes' CPU (memcached + ebee + ksoftirqd, + loadgen): traced/untraced $(q 10) with loadgen, $(q 11) without"
 	w=$(col 6 | median)
 	# Others' work fills the idle time tracing would have taken: both phases then read
 	# about 2 CPUs' time, and the ratio, pulled toward 1, says little.
-	if awk -v i="$idle" 'BEGIN { exit !(i < 10) }'; then
+	if [ "$kept" -lt 3 ]; then
+		g="not judged: fewer than 3 rounds held the rate"
+	elif awk -v i="$idle" 'BEGIN { exit !(i < 10) }'; then
 		g="not judged: the machine was hardly idle in the untraced phases (other load), its busy time is not tracing's; see the processes' figures"
 	elif awk -v w="$w" 'BEGIN { exit !(w <= 1.05) }'; then
 		g=met
