@@ -53,20 +53,18 @@ secs=${BENCH_SECS:-3}
 tmp=$(mktemp -d /tmp/ebee-bench.XXXXXX)
 mcpid=""
 epids=()
-srvcg=
 cleanup() {
 	[ -n "$mcpid" ] && kill "$mcpid" 2>/dev/null
 	for p in "${epids[@]}"; do kill "$p" 2>/dev/null; done
 	sysctl -qw kernel.bpf_stats_enabled=0
 	wait 2>/dev/null
 	# the servers' cgroup, once they have gone (they may take a moment to exit)
-	if [ -n "$srvcg" ]; then
-		for _ in $(seq 50); do rmdir "$srvcg" 2>/dev/null && break; sleep 0.1; done
-	fi
+	bench_srv_cgroup_remove
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 . tests/lib/servers.sh
+. tests/lib/bench.sh
 
 # Under emulation (qemu's TCG: systemd-detect-virt says qemu, KVM says kvm) every rate is
 # the emulator's: only ratios from the same run mean anything, and those only roughly.
@@ -99,9 +97,6 @@ done
 [ ${#paths[@]} -gt 0 ] || { echo "SKIP: no ebee path works here"; exit 77; }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-# quartiles: the first and third of the numbers on stdin (linear between ranks), "- -" for none.
-quartiles() { sort -g | awk '{ a[NR] = $1 } function q(p, h, l) { h = (NR - 1) * p + 1; l = int(h); return l >= NR ? a[NR] : a[l] + (h - l) * (a[l + 1] - a[l]) } END { if (NR == 0) print "- -"; else printf "%.3f %.3f", q(0.25), q(0.75) }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 # round_order I: the order of round I's runs in $order: odd rounds run untraced first, even
 # rounds last (ABBA), so that a drift of the machine's speed within a round favours neither.
@@ -168,27 +163,10 @@ PY
 }
 
 port=$(free_port)
-# The servers (memcached, and redis and nginx in sections 5-7) run in a cgroup v2 of their
-# own, as a service unit or a container would have them, their clients (memcaslap, loadgen,
-# redis-benchmark, h2load) where the bench runs: ebee's framing program attaches to the
-# cgroups of the traced server's sockets (docs/design.md 4.9, "Scope"), so the clients'
-# packets, a neighbour's, do not run it. BENCH_SRV_CGROUP=0: the servers in the bench's
-# own cgroup (as before 2026-12-06: on a host whose processes are all in the root, the
-# framing program then runs for every packet of the host).
-srvcg=
-cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ "${BENCH_SRV_CGROUP:-1}" = 1 ] && [ -n "$cg2" ] && mkdir "$cg2/ebee-bench-$$" 2>/dev/null; then
-	srvcg=$cg2/ebee-bench-$$
-	echo "note: the servers in cgroup ${srvcg#"$cg2"}, their clients in $(sed -n 's/^0:://p' /proc/self/cgroup)"
-else
-	echo "note: the servers in the bench's own cgroup$([ -n "$cg2" ] || echo " (no cgroup v2 mounted)")"
-fi
-# in_srvcg CMD...: CMD in the servers' cgroup (this shell stays where it is: call it in a
-# subshell, `( in_srvcg ... ) &` or `$(in_srvcg ...)`).
-in_srvcg() {
-	[ -z "$srvcg" ] || echo "$BASHPID" >"$srvcg/cgroup.procs" || return 1
-	"$@"
-}
+# The servers (memcached, and redis and nginx in sections 5-7) in a cgroup of their own,
+# their clients (memcaslap, loadgen, redis-benchmark, h2load) where the bench runs (why:
+# tests/lib/bench.sh).
+bench_srv_cgroup "ebee-bench-$$"
 mcpid=$(in_srvcg start_memcached "$port") || exit 1
 memcaslap -s 127.0.0.1:$port -T 2 -c 32 -t 1s >/dev/null 2>&1 # warm-up, fills the cache
 

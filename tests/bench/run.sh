@@ -5,7 +5,8 @@
 #
 # Benchmarks: the programs build/tests/bench/bench_* (from tests/bench/bench_*.c)
 # and the scripts tests/bench/bench_*.sh. Each is bounded in time (BENCH_TIMEOUT
-# seconds, default 900: bench_ebee_overhead.sh took 450 s on a quiet host). A
+# seconds, default 900: bench_ebee_overhead.sh took 450 s on a quiet host, and
+# bench_ebee_machine.sh 12 minutes on a host that other work kept fully busy). A
 # benchmark that exits non-zero is listed at the end and makes this script fail;
 # exit code 77 means skipped (print "SKIP: reason").
 set -u
