@@ -1,13 +1,18 @@
 #!/bin/bash
 # The ebee command as a user runs it (root): JSON summary with exact counts,
 # the "probes live" line within one second of its CPU, time series, SIGINT, and a
-# one-line reason with a non-zero exit for each kind of bad input.
+# one-line reason with a non-zero exit for each kind of bad input. The summary's count
+# is the fixture client's and the server's own (cpr_server's count, with its p50); the
+# time series' and each path's and attach method's are Debian's curl's
+# (tests/lib/curl_get.sh): exactly the responses it got.
 set -u
 cd "$(dirname "$0")/../.."
 EBEE=build/ebee
 . tests/lib/ebee_live.sh
+. tests/lib/curl_get.sh
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 [ -x $EBEE ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
+command -v curl >/dev/null || { echo "SKIP: curl not installed (make deps)"; exit 77; }
 
 tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
 pids=()
@@ -106,7 +111,8 @@ $EBEE trace --pid $srv --interval 300 --json --mode conn >"$tmp/series" 2>"$tmp/
 eb=$!
 pids+=($eb)
 ebee_wait_live "$eb" "$tmp/err2" || bad "--interval: ebee not live: $(cat "$tmp/err2")"
-build/fixtures/http_client --port "$port" --requests 40 >/dev/null || bad "client failed"
+n=$(curl_get "$port" 40)
+[ "$n" = 40 ] || bad "--interval: curl got $n responses of 40"
 # until an interval line has counted the 40 and a few lines were written (30 s at most)
 for _ in $(seq 300); do
 	[ "$(wc -l <"$tmp/series")" -ge 4 ] && tail -1 "$tmp/series" | grep -q '"requests":40,' && break
@@ -127,7 +133,8 @@ for path in syscall socket; do
 	eb=$!
 	pids+=($eb)
 	if ebee_wait_live "$eb" "$tmp/perr"; then
-		build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+		n=$(curl_get "$port" 30)
+		[ "$n" = 30 ] || bad "curl got $n responses of 30"
 	fi
 	kill -INT $eb 2>/dev/null
 	wait $eb
@@ -151,7 +158,8 @@ for attach in tp_btf fentry; do
 	eb=$!
 	pids+=($eb)
 	if ebee_wait_live "$eb" "$tmp/aerr"; then
-		build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+		n=$(curl_get "$port" 30)
+		[ "$n" = 30 ] || bad "curl got $n responses of 30"
 	fi
 	kill -INT $eb 2>/dev/null
 	wait $eb
