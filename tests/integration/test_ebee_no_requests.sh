@@ -2,8 +2,9 @@
 # Never zero without a word (issue 40): a workload whose connections move bytes while ebee
 # counts no request gets the warning no_requests (untrusted), its count the bytes the
 # programs saw, its text why, from the state ebee has. Each byte count is checked against
-# what the clients sent and got back (the outside reference), each request count against
-# the clients' own.
+# what the clients sent and got back and against the kernel's own per-socket counters of
+# the server's connections (ss -ti: bytes_received + bytes_sent, read while they are still
+# open: no fixture can fake them), each request count against the clients' own.
 #   long:  an echo server (tests/lib/echo_server.py) in conn mode with one connection that
 #          stays open for the whole run: 30 x 100 bytes there and back, so 6000 bytes and
 #          no request ("none has" closed);
@@ -111,10 +112,19 @@ kill -INT "$e1" "$e2" "$t"
 wait "$e1" || fail "ebee (conn) exited non-zero: $(cat "$tmp/conn.err")"
 wait "$e2" || fail "ebee (auto) exited non-zero: $(cat "$tmp/auto.err")"
 wait "$t"
+# kbytes PORT: the bytes the kernel moved on the server's established connections of PORT,
+# received and sent (TCP_INFO's tcpi_bytes_received and tcpi_bytes_sent; retransmissions,
+# none on loopback, would be in the latter)
+kbytes() {
+	ss -tinH state established "( sport = :$1 )" |
+		grep -o 'bytes_\(sent\|received\):[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }'
+}
+klong=$(kbytes "$long_port")
+ksink=$(kbytes "$sink_port")
 touch "$tmp/release"
 wait "$cl"
 
-python3 - "$tmp/conn.json" "$tmp/auto.json" "$tmp/clients.out" "$tmp/page" "$tmp/top" <<'PY' ||
+python3 - "$tmp/conn.json" "$tmp/auto.json" "$tmp/clients.out" "$tmp/page" "$tmp/top" "$klong" "$ksink" <<'PY' ||
 import json, re, sys
 rows = {}
 for f in sys.argv[1:3]:
@@ -122,7 +132,10 @@ for f in sys.argv[1:3]:
         o = json.loads(line)
         rows[o["name"]] = o  # the last line: the whole run
 cl = json.loads(open(sys.argv[3]).read().splitlines()[0])
+klong, ksink = int(sys.argv[6]), int(sys.argv[7])
 assert cl["long_bytes"] == 6000 and cl["short_ok"] == 10 and cl["sink_bytes"] == 500, cl
+# the kernel's count of the bytes on the server's side of those connections
+assert klong == cl["long_bytes"] and ksink == cl["sink_bytes"], (klong, ksink, cl)
 if rows["long"]["path"] != "socket":
     # The syscall path sees I/O in io mode only (conn mode attaches no read/write probe).
     print(f"SKIP: ebee chose the {rows['long']['path']} path: conn mode sees no I/O there")
@@ -135,11 +148,11 @@ o = rows["long"]
 w = reason(o, "no_requests")
 assert o["mode"] == "conn" and o["requests"] == 0, o
 assert w and o["untrusted"] is True and w["text"] in o["warning"], o
-assert w["count"] == cl["long_bytes"], (w, cl)
+assert w["count"] == cl["long_bytes"] == klong, (w, cl, klong)
 assert "60 reads and writes" in w["text"], w
 assert "conn mode counts a request when its connection closes: none has" in w["text"], w
 print(f"ok: long: 0 requests, untrusted, no_requests {w['count']} bytes = the client's "
-      f"{cl['long_bytes']}: {w['text']}")
+      f"{cl['long_bytes']} = the kernel's {klong} (ss -ti): {w['text']}")
 
 o = rows["short"]
 assert o["requests"] == cl["short_ok"] == 10, (o, cl)
@@ -162,11 +175,11 @@ if attach == "fentry" and 0 < w["count"] < cl["sink_bytes"]:
           f"{cl['sink_bytes']} bytes (with fexit, a read already blocked in inet_recvmsg at the attach is not seen); "
           f"the reason and its text are checked")
 else:
-    assert w["count"] == cl["sink_bytes"], (w, cl)
+    assert w["count"] == cl["sink_bytes"] == ksink, (w, cl, ksink)
 for part in ["mode auto is undecided", "1 connection(s) were open before tracing began"]:
     assert part in w["text"], (part, w)
 print(f"ok: sink: 0 requests, untrusted, no_requests {w['count']} bytes (the clients' "
-      f"{cl['sink_bytes']}): {w['text']}")
+      f"{cl['sink_bytes']}, the kernel's {ksink}): {w['text']}")
 
 page = open(sys.argv[4]).read()
 def series(name):
