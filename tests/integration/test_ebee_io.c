@@ -263,7 +263,7 @@ static void test_three_piece_response(void **state)
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_http_client(port, 120, 2, 2), 120);
+	assert_int_equal(tu_curl_get(port, 120, 2), 120); /* Debian's curl: its 200s */
 	st = settle(eb, pid);
 	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
 	srv = tu_server_svc_us(stats, 120, "p50_us", 10);
@@ -295,7 +295,7 @@ static void test_mixed_modes(void **state)
 	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, c, &to), 0);
 	assert_int_equal(tu_mc_client(pm, 3, 900), 900);
-	assert_int_equal(tu_http_client(pc, 150, 2, 0), 150);
+	assert_int_equal(tu_curl_get(pc, 150, 2), 150); /* Debian's curl: its 200s */
 	sm = settle(eb, m);
 	sc = settle(eb, c);
 	printf("  memcached %llu/900 %s, cpr %llu/150 %s\n", (unsigned long long)sm.requests,
@@ -390,7 +390,7 @@ static void test_forced_modes(void **state)
 	assert_int_equal(ebee_start_tracing(eb, m, &conn), 0);
 	assert_int_equal(ebee_start_tracing(eb, c, &io), 0);
 	assert_int_equal(tu_mc_client(pm, 3, 300), 300);
-	assert_int_equal(tu_http_client(pc, 70, 1, 0), 70);
+	assert_int_equal(tu_curl_get(pc, 70, 1), 70); /* Debian's curl: its 200s */
 	st = settle(eb, m);
 	printf("  memcached forced conn: %llu connections\n", (unsigned long long)st.requests);
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
@@ -420,7 +420,7 @@ static void test_pattern_change_revisited(void **state)
 	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
 	struct ebee_stats st = { .sz = sizeof(st) };
 	unsigned long long switches;
-	long lines0, lines1;
+	long lines0, lines1, before;
 	struct ebee *e2;
 	char log[600];
 	double t0, end;
@@ -436,11 +436,15 @@ static void test_pattern_change_revisited(void **state)
 	logbuf[0] = 0;
 	nwarn = 0;
 	t0 = tu_now();
+	before = tu_count_lines(log);
 	assert_int_equal(ebee_start_tracing(e2, m, &to), 0);
 	assert_int_equal(tu_http_client(port, 100, 2, 0), 100);
 	st = settle(e2, m);
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
 	assert_int_equal(st.requests, 100);
+	/* nginx's own count of the connection-per-request phase */
+	assert_true(before >= 0);
+	assert_int_equal(tu_count_lines(log) - before, 100);
 	/* 10 s, or 5 times what tracing and settling the first 100 took in this
 	 * run: in a busy emulated guest the switch once came after 10 s. */
 	end = tu_now() + 10;
