@@ -8,11 +8,12 @@
 #     reported as expired (JSON, Prometheus), with a warning in the JSON and on stderr, and
 #     the mode stays auto;
 #   - IPv6 and dual-stack sockets (v4-mapped peers) count exactly.
-# The echo server and its client of the first two kinds run in a network namespace of
-# their own, whose Udp counters (/proc/net/snmp) are the kernel's count of what moved: no
-# fixture can fake them, and nothing else sends there. Each request is a datagram in and one
-# out on each side (client, server), so InDatagrams and OutDatagrams over the client's run
-# are twice ebee's count; one-way, once the expired ones.
+# The echo server and its client of the first two kinds and of the IPv6 ones run in a
+# network namespace of their own, whose Udp counters (/proc/net/snmp, and snmp6's Udp6 for
+# IPv6 peers) are the kernel's count of what moved: no fixture can fake them, and nothing
+# else sends there. Each request is a datagram in and one out on each side (client,
+# server), so InDatagrams and OutDatagrams over the client's run are twice ebee's count;
+# one-way, once the expired ones.
 # A path the kernel cannot run (one of ebee's refusals in tests/lib/ebee_unsupported.re)
 # says SKIP and the rest runs; any other error fails; with no path at all, the test is a
 # SKIP (exit 77), not a pass.
@@ -25,11 +26,14 @@ trap 'rc=$?; ip netns del "$ns" 2>/dev/null; (exit $rc); ebeetest_cleanup' EXIT
 ip -n "$ns" link set lo up || fail "cannot set up the namespace's loopback"
 # in_ns CMD...: CMD in the namespace when $in_ns is set (ip netns exec execs it: same pid)
 in_ns() { if [ -n "${in_ns:-}" ]; then ip netns exec "$ns" "$@"; else "$@"; fi; }
-# udp_snmp: the namespace's Udp InDatagrams and OutDatagrams, the kernel's count
+# udp_snmp: the namespace's Udp InDatagrams and OutDatagrams, the kernel's count, with
+# Udp6's added (a datagram counts in one of them: Udp6 for an IPv6 peer, Udp for an IPv4
+# one, v4-mapped on a dual-stack socket too)
 udp_snmp() {
 	ip netns exec "$ns" awk '/^Udp:/ { if (!h) { split($0, n); h = 1; next }
-		for (i = 2; i <= NF; i++) if (n[i] == "InDatagrams" || n[i] == "OutDatagrams") printf "%s ", $i }' \
-		/proc/net/snmp
+		for (i = 2; i <= NF; i++) { if (n[i] == "InDatagrams") in_ += $i; if (n[i] == "OutDatagrams") out += $i } }
+		$1 == "Udp6InDatagrams" { in_ += $2 } $1 == "Udp6OutDatagrams" { out += $2 }
+		END { print in_ + 0, out + 0 }' /proc/net/snmp /proc/net/snmp6
 }
 
 # start_ebee PID ARGS...: ebee trace in the background (its pid in $eb), waits for its
@@ -233,13 +237,14 @@ grep -q '^answered 3$' "$tmp/client" || fail "mid-request: the client got $(cat 
 for fam in "6 ::1" "dual 127.0.0.1" "dual ::1"; do
 	set -- $fam
 	rm -f "$tmp/ready6"
-	tests/lib/udp_echo6.py "$1" "$tmp/ready6" &
+	ip netns exec "$ns" tests/lib/udp_echo6.py "$1" "$tmp/ready6" & # exec'd: its pid
 	srv=$!
 	pids+=($srv)
 	for _ in $(seq 100); do [ -s "$tmp/ready6" ] && break; sleep 0.05; done
 	port=$(cat "$tmp/ready6") || fail "udp_echo6.py did not start"
 	start_ebee "$srv" --mode dgram --duration 300
-	answered=$(python3 - "$2" "$port" <<'PY'
+	read -r in0 out0 < <(udp_snmp)
+	answered=$(ip netns exec "$ns" python3 - "$2" "$port" <<'PY'
 import socket, sys
 host, port = sys.argv[1], int(sys.argv[2])
 s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
@@ -254,6 +259,7 @@ for i in range(300):
 print(ok)
 PY
 )
+	read -r in1 out1 < <(udp_snmp)
 	sleep 0.3 # the last records through the ring
 	kill -INT $eb
 	wait $eb || fail "$fam: ebee exited $?: $(cat "$tmp/err")"
@@ -266,9 +272,11 @@ PY
 	# when tracing begins mid-request (above): exactly one fewer.
 	miss=0
 	case $attach in *fentry*) miss=1 ;; esac
-	echo "IPv6 $1 socket, client on $2: client $answered answered, ebee $req requests (attach $attach)"
+	echo "IPv6 $1 socket, client on $2: client $answered answered, ebee $req requests (attach $attach), kernel $((in1 - in0)) in and $((out1 - out0)) out (both sides)"
 	[ "$answered" = 300 ] || fail "$fam: the client got $answered of 300 answers"
 	[ "$req" = "$((answered - miss))" ] ||
 		fail "$fam: ebee counted $req, the client $answered (attach $attach: want $((answered - miss)))"
+	[ $((in1 - in0)) = $((2 * (req + miss))) ] && [ $((out1 - out0)) = $((2 * (req + miss))) ] ||
+		fail "$fam: ebee counted $req (attach $attach: $miss unseen), the kernel moved $((in1 - in0)) in, $((out1 - out0)) out"
 done
 echo "PASS"
