@@ -8,12 +8,11 @@
 #     reported as expired (JSON, Prometheus), with a warning in the JSON and on stderr, and
 #     the mode stays auto;
 #   - IPv6 and dual-stack sockets (v4-mapped peers) count exactly.
-# The echo server and its client of the first two kinds and of the IPv6 ones run in a
-# network namespace of their own, whose Udp counters (/proc/net/snmp, and snmp6's Udp6 for
-# IPv6 peers) are the kernel's count of what moved: no fixture can fake them, and nothing
-# else sends there. Each request is a datagram in and one out on each side (client,
-# server), so InDatagrams and OutDatagrams over the client's run are twice ebee's count;
-# one-way, once the expired ones.
+# The echo servers and their clients run in a network namespace of their own, whose Udp
+# counters (/proc/net/snmp, and snmp6's Udp6 for IPv6 peers) are the kernel's count of what
+# moved: no fixture can fake them, and nothing else sends there. Each request is a datagram
+# in and one out on each side (client, server), so InDatagrams and OutDatagrams over the
+# client's run are twice ebee's count; one-way, once the expired ones.
 # A path the kernel cannot run (one of ebee's refusals in tests/lib/ebee_unsupported.re)
 # says SKIP and the rest runs; any other error fails; with no path at all, the test is a
 # SKIP (exit 77), not a pass.
@@ -201,8 +200,10 @@ fi
 first_ms=$((3 * start_max_ms + 1000))
 mid=""
 for try in 1 2 3; do
-	start_echo --first-work-us $((first_ms * 1000))
-	build/fixtures/udp_client --port "$port" --requests 1 --idle-ms $((first_ms + 5000)) >"$tmp/client1" &
+	in_ns=1 start_echo --first-work-us $((first_ms * 1000))
+	read -r in0 out0 < <(udp_snmp)
+	ip netns exec "$ns" build/fixtures/udp_client --port "$port" --requests 1 \
+		--idle-ms $((first_ms + 5000)) >"$tmp/client1" & # exec'd: its pid
 	c1=$!
 	sleep 0.2
 	start_ebee "$srv" --mode dgram --duration $((first_ms / 1000 + 9)) -v
@@ -221,16 +222,21 @@ done
 [ -n "$mid" ] || fail "mid-request: ebee went live after the first answer in 3 tries (last wait $last_ms ms): the case was not exercised"
 wait $c1
 grep -q '^answered 1$' "$tmp/client1" || fail "mid-request: the first request got no answer"
-build/fixtures/udp_client --port "$port" --requests 3 --idle-ms 5000 >"$tmp/client" ||
+in_ns=1 in_ns build/fixtures/udp_client --port "$port" --requests 3 --idle-ms 5000 >"$tmp/client" ||
 	fail "mid-request: client failed"
 wait $eb || fail "mid-request: ebee exited $?: $(cat "$tmp/err")"
 stop_echo
+read -r in1 out1 < <(udp_snmp)
 req=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["requests"])' "$tmp/out.json")
 unsol=$(grep -c ' 1 unsolicited\|(1 client)' "$tmp/err")
 echo "mid-request start: answered $(awk '$1 == "answered" { print $2 }' "$tmp/client") after the first, ebee $req requests, sweeps that saw the first answer first: $unsol"
 [ "$unsol" -gt 0 ] || fail "mid-request: ebee saw the first request: the case was not exercised ($(grep dgram: "$tmp/err" | tail -1))"
 grep -q '^answered 3$' "$tmp/client" || fail "mid-request: the client got $(cat "$tmp/client")"
 [ "$req" = 3 ] || fail "mid-request: ebee counted $req of the 3 requests that followed"
+# the kernel's: 4 requests and their answers each way, the first the one ebee went live in
+echo "mid-request: the kernel moved $((in1 - in0)) in, $((out1 - out0)) out (both sides)"
+[ $((in1 - in0)) = $((2 * (req + 1))) ] && [ $((out1 - out0)) = $((2 * (req + 1))) ] ||
+	fail "mid-request: ebee counted $req after the first, the kernel moved $((in1 - in0)) in, $((out1 - out0)) out"
 
 # IPv6: an IPv6 socket (peers from the recvmsg6/sendmsg6 hooks) and a dual-stack one whose
 # IPv4 peers arrive as v4-mapped addresses and are answered through sendmsg4.
