@@ -1,13 +1,16 @@
 #!/bin/bash
 # The ebee command as a user runs it (root): JSON summary with exact counts,
 # the "probes live" line within one second of its CPU, time series, SIGINT, and a
-# one-line reason with a non-zero exit for each kind of bad input.
+# one-line reason with a non-zero exit for each kind of bad input. The requests are
+# Debian's curl's (tests/lib/curl_get.sh): each count is exactly the responses it got.
 set -u
 cd "$(dirname "$0")/../.."
 EBEE=build/ebee
 . tests/lib/ebee_live.sh
+. tests/lib/curl_get.sh
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 [ -x $EBEE ] && [ -x build/fixtures/cpr_server ] || { echo "FAIL: build first (make all)"; exit 1; }
+command -v curl >/dev/null || { echo "SKIP: curl not installed (make deps)"; exit 77; }
 
 tmp=$(mktemp -d /tmp/ebee-test.XXXXXX)
 pids=()
@@ -64,7 +67,8 @@ if [ -n "$live" ]; then
 else
 	bad "no 'probes live' line on stderr: $(cat "$tmp/err")"
 fi
-build/fixtures/http_client --port "$port" --requests 150 --concurrency 2 >"$tmp/client" || bad "client failed"
+n=$(curl_get "$port" 150 -Z --parallel-max 2 --no-progress-meter) # 2 at a time
+[ "$n" = 150 ] || bad "curl got $n responses of 150"
 kill -INT $eb
 wait $eb; rc=$?
 [ $rc -eq 0 ] && ok "exit 0 after SIGINT" || bad "exit $rc after SIGINT"
@@ -106,7 +110,8 @@ $EBEE trace --pid $srv --interval 300 --json --mode conn >"$tmp/series" 2>"$tmp/
 eb=$!
 pids+=($eb)
 ebee_wait_live "$eb" "$tmp/err2" || bad "--interval: ebee not live: $(cat "$tmp/err2")"
-build/fixtures/http_client --port "$port" --requests 40 >/dev/null || bad "client failed"
+n=$(curl_get "$port" 40)
+[ "$n" = 40 ] || bad "--interval: curl got $n responses of 40"
 # until an interval line has counted the 40 and a few lines were written (30 s at most)
 for _ in $(seq 300); do
 	[ "$(wc -l <"$tmp/series")" -ge 4 ] && tail -1 "$tmp/series" | grep -q '"requests":40,' && break
@@ -127,7 +132,8 @@ for path in syscall socket; do
 	eb=$!
 	pids+=($eb)
 	if ebee_wait_live "$eb" "$tmp/perr"; then
-		build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+		n=$(curl_get "$port" 30)
+		[ "$n" = 30 ] || bad "curl got $n responses of 30"
 	fi
 	kill -INT $eb 2>/dev/null
 	wait $eb
@@ -151,7 +157,8 @@ for attach in tp_btf fentry; do
 	eb=$!
 	pids+=($eb)
 	if ebee_wait_live "$eb" "$tmp/aerr"; then
-		build/fixtures/http_client --port "$port" --requests 30 >/dev/null || bad "client failed"
+		n=$(curl_get "$port" 30)
+		[ "$n" = 30 ] || bad "curl got $n responses of 30"
 	fi
 	kill -INT $eb 2>/dev/null
 	wait $eb

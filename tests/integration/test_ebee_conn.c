@@ -77,7 +77,8 @@ static void check_p50(pid_t pid, const char *stats, long long n)
 	assert_true(tu_svc_near("p50", p50, srv));
 }
 
-/* A connection-per-request server with a 5 ms delay, N requests, conn forced. */
+/* A connection-per-request server with a 5 ms delay, N requests (Debian's
+ * curl's: its 200 responses are the count's reference), conn forced. */
 static void test_conn_exact_count_and_delay(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
@@ -92,9 +93,9 @@ static void test_conn_exact_count_and_delay(void **state)
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_http_client(port, 300, 2, 0), 300);
+	assert_int_equal(tu_curl_get(port, 300, 2), 300);
 	st = settle(pid);
-	printf("  requests %llu (client sent 300), mode %s\n", (unsigned long long)st.requests,
+	printf("  requests %llu (curl got 300), mode %s\n", (unsigned long long)st.requests,
 	       ebee_mode_str(st.mode));
 	assert_int_equal(st.requests, 300);
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
@@ -122,10 +123,10 @@ static void test_conn_auto_accept_noise(void **state)
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_http_client(port, 200, 2, 0), 200);
+	assert_int_equal(tu_curl_get(port, 200, 2), 200);
 	tu_sleep_ms(300); /* let housekeeping decide */
 	st = settle(pid);
-	printf("  requests %llu (client sent 200), mode %s\n", (unsigned long long)st.requests,
+	printf("  requests %llu (curl got 200), mode %s\n", (unsigned long long)st.requests,
 	       ebee_mode_str(st.mode));
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
 	assert_int_equal(st.requests, 200);
@@ -275,7 +276,8 @@ static void test_conn_recheck_client_closes_first(void **state)
 	ebee_close(e2);
 }
 
-/* Two servers traced at once, different delays and counts: no cross-talk. */
+/* Two servers traced at once, different delays and counts (curl's): no
+ * cross-talk. */
 static void test_two_servers_no_crosstalk(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
@@ -294,8 +296,8 @@ static void test_two_servers_no_crosstalk(void **state)
 	assert_true(a > 0 && b > 0);
 	assert_int_equal(ebee_start_tracing(eb, a, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, b, &to), 0);
-	assert_int_equal(tu_http_client(pa, 250, 2, 0), 250);
-	assert_int_equal(tu_http_client(pb, 70, 2, 0), 70);
+	assert_int_equal(tu_curl_get(pa, 250, 2), 250);
+	assert_int_equal(tu_curl_get(pb, 70, 2), 70);
 	sa = settle(a);
 	sb = settle(b);
 	printf("  a: %llu (sent 250), b: %llu (sent 70)\n", (unsigned long long)sa.requests,
@@ -330,9 +332,9 @@ static void test_descendants_early_and_late(void **state)
 	tu_sleep_ms(200); /* early workers exist */
 	assert_int_equal(ebee_start_tracing(eb, e, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, l, &to), 0);
-	assert_int_equal(tu_http_client(pe, 120, 2, 0), 120);
-	assert_int_equal(tu_http_client(pl, 90, 2, 0),
-			 90); /* waits in the backlog for the workers */
+	assert_int_equal(tu_curl_get(pe, 120, 2), 120); /* Debian's curl: its 200s */
+	/* waits in the backlog for the workers */
+	assert_int_equal(tu_curl_get(pl, 90, 2), 90);
 	st = settle(e);
 	printf("  early workers: %llu of 120, %u processes\n", (unsigned long long)st.requests,
 	       st.nprocs);
@@ -380,7 +382,7 @@ static void test_nginx_master_two_workers(void **state)
 
 /* After stop_tracing, the server's requests are not counted any more: the
  * kernel produces no records for it, while a still-traced server's count
- * goes on exactly. */
+ * goes on exactly (curl's 200 responses). */
 static void test_stop_tracing_stops_counting(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
@@ -395,15 +397,15 @@ static void test_stop_tracing_stops_counting(void **state)
 	assert_true(a > 0 && b > 0);
 	assert_int_equal(ebee_start_tracing(eb, a, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, b, &to), 0);
-	assert_int_equal(tu_http_client(pa, 50, 1, 0), 50);
+	assert_int_equal(tu_curl_get(pa, 50, 1), 50);
 	st = settle(a);
 	assert_int_equal(st.requests, 50);
 	assert_int_equal(ebee_stop_tracing(eb, a), 0);
 	assert_int_equal(ebee_get_stats(eb, a, &st), -ENOENT);
 	settle(b);
 	assert_int_equal(ebee_get_global_stats(eb, &g0), 0);
-	assert_int_equal(tu_http_client(pa, 80, 2, 0), 80);
-	assert_int_equal(tu_http_client(pb, 30, 2, 0), 30);
+	assert_int_equal(tu_curl_get(pa, 80, 2), 80);
+	assert_int_equal(tu_curl_get(pb, 30, 2), 30);
 	st = settle(b);
 	assert_int_equal(ebee_get_global_stats(eb, &g1), 0);
 	printf("  records after stop: %llu (30 expected, all from the traced server)\n",
@@ -416,8 +418,8 @@ static void test_stop_tracing_stops_counting(void **state)
 	tu_stop(b);
 }
 
-/* A traced pid that exits: reported as exited, its numbers stay queryable,
- * and stopping it afterwards is clean. */
+/* A traced pid that exits: reported as exited, its numbers (curl's 40
+ * requests) stay queryable, and stopping it afterwards is clean. */
 static void test_traced_pid_exits(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_CONN);
@@ -430,7 +432,7 @@ static void test_traced_pid_exits(void **state)
 	pid = tu_start_cpr(&port, NULL);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_http_client(port, 40, 1, 0), 40);
+	assert_int_equal(tu_curl_get(port, 40, 1), 40);
 	settle(pid);
 	tu_stop(pid);
 	end = tu_now() + 3;

@@ -13,7 +13,8 @@
 #   - HTTPS keep-alive (TLS 1.3), h2load --h1 -c 2 -m 1: the ClientHello is what came with
 #     the handshake; framing tls, every request counted;
 #   - a request split across the handshake's segment and the next ("GET / HTTP/1.1\r\nHo"
-#     first, the rest 0.2 s later), then 4 pipelined: 5 requests, one adopted connection;
+#     first, the rest 0.2 s later), then 4 pipelined: 5 requests (the client's 5 responses,
+#     nginx's 5 access log lines), one adopted connection;
 #   - a first segment that does not parse (a Content-Length of "1x"): counted by length
 #     and said (unseen 1, untrusted, a warning that names it), never silently.
 set -u
@@ -126,11 +127,14 @@ print(buf.count(b"HTTP/1.1 "))
 PY
 }
 
+logged0=$(wc -l <"$tmp/nginx/access.log")
 ebee_on split "$npid"
 n=$(client "$p1" split) || fail "the split client failed"
 [ "$n" = 5 ] || fail "the split client read $n responses, not 5"
 ebee_off split
-check split 5 http1
+logged=$(($(wc -l <"$tmp/nginx/access.log") - logged0))
+[ "$logged" = 5 ] || fail "nginx logged $logged requests of the split client, not 5"
+check split "$logged" http1
 
 ebee_on bad "$npid"
 n=$(client "$p1" bad) || fail "the bad client failed"

@@ -23,6 +23,11 @@
 # The same calls traced with --no-framing (the length pattern: a burst of reads is one
 # request) must NOT come out exact: the workload is one that only the framer counts right
 # (385 of 1600 in one run here), so the check above could fail.
+# The same calls from a client that is not ours (issue 40): Debian's h2load sending the
+# health Check as a unary gRPC call (POST, content-type application/grpc, an empty message
+# in its 5-byte frame), 16 streams in flight on one connection: ebee counts exactly h2load's
+# succeeded calls, framing http2, trusted, and each call took the handler's 3 ms at least by
+# h2load's own log (an error the server answers at once, Unimplemented, is a 200 too).
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 [ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
@@ -54,6 +59,19 @@ ebee_on len "$gpid" --no-framing
 build/fixtures/gogrpc_client -port "$port" -n "$n" -c 16 >"$tmp/len.client" 2>&1 ||
 	fail "gogrpc_client: $(cat "$tmp/len.client")"
 ebee_off len
+h2l=
+if command -v h2load >/dev/null; then
+	printf '\0\0\0\0\0' >"$tmp/check.grpc" # uncompressed, 0 bytes: HealthCheckRequest{}
+	ebee_on h2l "$gpid"
+	h2load -n "$n" -c 1 -m 16 -H 'content-type: application/grpc' -H 'te: trailers' \
+		-d "$tmp/check.grpc" --log-file="$tmp/h2l.log" \
+		"http://127.0.0.1:$port/grpc.health.v1.Health/Check" >"$tmp/h2l.h2load" 2>&1 ||
+		fail "h2load: $(tail -5 "$tmp/h2l.h2load")"
+	ebee_off h2l
+	h2l=1
+else
+	echo "SKIP (this case): h2load not installed (nghttp2-client; make deps): no outside client"
+fi
 python3 - "$tmp/go.json" "$tmp/go.client" "$tmp/go.floor" "$tmp/len.json" "$tmp/len.client" "$n" \
 	"$tmp/go.floor2" "$tmp/many.json" "$tmp/many.client" \
 	<<'PY' || fail "$(tail -1 "$tmp/go.json")"
@@ -91,5 +109,24 @@ assert m["requests"] == mc["ok"], (m["requests"], mc["ok"], m)
 assert m["framing"] == "http2" and m["untrusted"] is False and m["warning"] is None, m
 
 assert le["requests"] != lc["ok"], "the length pattern counted exactly: this workload proves nothing"
+PY
+[ -z "$h2l" ] || python3 - "$tmp/h2l.json" "$tmp/h2l.h2load" "$tmp/h2l.log" "$n" <<'PY' || fail "$(tail -1 "$tmp/h2l.json")"
+import json, re, sys
+e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+h = open(sys.argv[2]).read()
+n = int(sys.argv[4])
+m = re.search(r"requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed", h)
+assert m and int(m.group(1)) == int(m.group(2)) == int(m.group(3)) == n and m.group(4) == "0", h
+ok = int(m.group(3))
+# h2load's log: start (us since the epoch), status, duration (us), one line a call
+lat = sorted(int(l.split("\t")[2]) for l in open(sys.argv[3]) if l.strip())
+assert len(lat) == ok, (len(lat), ok)
+assert lat[0] >= 3000, f"a call took {lat[0]} us, under the handler's 3 ms: not served by Check"
+assert e["framing"] == "http2" and e["untrusted"] is False and e["warning"] is None, e
+assert e["mode"] == "io" and e["path"] == "socket", (e["mode"], e["path"])
+assert e["requests"] == ok, (e["requests"], ok)
+assert e["aborted"] == 0, e
+print(f"ok: h2load, 16 streams in flight on one connection: ebee {e['requests']} = h2load's "
+      f"{ok} succeeded, framing http2, trusted; the shortest call {lat[0]/1e3:.2f} ms by h2load")
 PY
 echo PASS

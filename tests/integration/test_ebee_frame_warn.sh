@@ -17,15 +17,34 @@
 # client's PING) gets more streams in flight on one connection than ebee's table holds:
 #   h2many: 70 streams at once: 64 timed, 6 not counted, said so.
 # Three get what a framer frames: trusted, no warning, exact counts (the controls):
-#   resp: RESP commands; h2: HTTP/2 streams, two and one in flight, on 5 connections;
-#   tls1: a ClientHello offering http/1.1 only, one record at a time.
+#   resp: RESP commands to Debian's redis-server (an echo server where it is not installed),
+#     counted against redis's own total_commands_processed; h2: HTTP/2 streams, two and one
+#     in flight, on 5 connections; tls1: a ClientHello offering http/1.1 only, one record at
+#     a time, counted against the kernel's data segments in of its server's connections
+#     (ss -ti, held open until read) less the ClientHellos.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
 . tests/lib/servers.sh
 [ -n "$(awk '$3 == "cgroup2"' /proc/mounts)" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
 
-echoes="tls tlsp tlsboth tls1 junk resp"
-all="h2 h2many $echoes"
+echoes="tls tlsp tlsboth tls1 junk"
+all="h2 h2many resp $echoes"
+if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
+	resp_port=$(free_port)
+	redis-server --port "$resp_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" \
+		>"$tmp/resp.log" 2>&1 &
+	pids+=($!)
+	resp_pid=$!
+	for _ in $(seq 100); do port_accepts "$resp_port" && break; sleep 0.05; done
+	port_accepts "$resp_port" || fail "redis did not start: $(cat "$tmp/resp.log")"
+	echo "$resp_port" >"$tmp/resp.port"
+	# the commands redis ran so far, by its own count (read untraced, before and after ebee)
+	rcmds() { redis-cli -p "$resp_port" info stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
+else
+	echo "note: no redis-server: the resp control is an echo server, its count the client's"
+	echoes="$echoes resp"
+	rcmds() { echo -; }
+fi
 for s in $echoes; do
 	python3 tests/lib/echo_server.py 0 "$tmp/$s.port" >"$tmp/$s.log" 2>&1 &
 	pids+=($!)
@@ -40,6 +59,7 @@ for s in $all; do
 	for _ in $(seq 100); do [ -s "$tmp/$s.port" ] && break; sleep 0.05; done
 	eval "${s}_port=$(cat "$tmp/$s.port")"
 done
+r0=$(rcmds) # "-": no redis (the clients then talk to an echo server)
 eport=$(free_port)
 args=()
 for s in $all; do eval "args+=(--pid \$${s}_pid:$s)"; done
@@ -59,16 +79,25 @@ for _ in $(seq 200); do grep -qs "probes live" "$tmp/top.err" && break; sleep 0.
 
 [ "$(python3 tests/lib/h2_responder.py client "$h2_port" 5 2 1)" = 15 ] || fail "h2 client"
 [ "$(python3 tests/lib/h2_responder.py client "$h2many_port" 1 70)" = 70 ] || fail "h2many client"
-python3 - "$tls_port" "$junk_port" "$resp_port" "$tlsp_port" "$tls1_port" "$tlsboth_port" <<'PY' || fail "clients"
-import socket, ssl, sys
-def talk(port, msgs):
+# The clients; tls1's connections are held open until $tmp/hold exists, for the kernel's
+# count of what their server took in (below).
+python3 - "$tls_port" "$junk_port" "$resp_port" "$tlsp_port" "$tls1_port" "$tlsboth_port" "$r0" \
+	"$tmp/hold" >"$tmp/clients.out" 2>&1 <<'PY' &
+import os, socket, ssl, sys, time
+held = []
+# talk: each message, then its echo (as long as the message), or with redis one reply line
+# (+PONG, $-1: GET of a missing key); keep: the connection is held, not closed
+def talk(port, msgs, redis=False, keep=False):
     s = socket.create_connection(("127.0.0.1", int(port)))
     for m in msgs:
         s.sendall(m)
         got = b""
-        while len(got) < len(m):
+        while (not got.endswith(b"\r\n")) if redis else len(got) < len(m):
             got += s.recv(65536)
-    s.close()
+    if keep:
+        held.append(s)
+    else:
+        s.close()
 # A ClientHello as Python's ssl writes it, offering these ALPN protocols.
 def hello(alpn):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -87,15 +116,31 @@ for _ in range(5):
 for _ in range(5):
     talk(sys.argv[4], [hello(["http/1.1"]), rec(b"hi") + rec(b"ho")])
 for _ in range(5):
-    talk(sys.argv[5], [hello(["http/1.1"]), rec(b"hi"), rec(b"ho"), rec(b"hu")])
+    talk(sys.argv[5], [hello(["http/1.1"]), rec(b"hi"), rec(b"ho"), rec(b"hu")], keep=True)
 for _ in range(5):
     talk(sys.argv[6], [hello(["h2", "http/1.1"]), rec(b"hi") + rec(b"ho")])
 # RESP framed, then not RESP: "*2" announces two bulk strings, ":1" is not one.
 for _ in range(3):
     talk(sys.argv[2], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n:1\r\n:2\r\n", b"*1\r\n$4\r\nPING\r\n"])
 for _ in range(3):
-    talk(sys.argv[3], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"])
+    talk(sys.argv[3], [b"*1\r\n$4\r\nPING\r\n", b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"],
+         sys.argv[7] != "-")
+print("done", flush=True)
+end = time.monotonic() + 120  # a hang guard
+while not os.path.exists(sys.argv[8]) and time.monotonic() < end:
+    time.sleep(0.02)
+for s in held:
+    s.close()
 PY
+cl=$!
+pids+=("$cl")
+for _ in $(seq 1200); do grep -qs '^done$' "$tmp/clients.out" && break; kill -0 $cl 2>/dev/null || break; sleep 0.05; done
+# the kernel's data segments in on tls1's server side: a ClientHello and 3 records a
+# connection, each written alone and echoed before the next (ss -ti, connections still open)
+tls1_segs=$(ss -tinH state established "( sport = :$tls1_port )" | grep -o 'data_segs_in:[0-9]*' |
+	awk -F: '{ s += $2 } END { print s + 0 }')
+touch "$tmp/hold"
+wait $cl || fail "clients: $(cat "$tmp/clients.out")"
 sleep 1 # a refresh of top
 curl -fsS "http://127.0.0.1:$eport/metrics" >"$tmp/page" || fail "scrape failed"
 if command -v promtool >/dev/null; then
@@ -109,8 +154,11 @@ kill -INT "$e" "$t" "$t72"
 wait "$e" || fail "ebee exited non-zero: $(cat "$tmp/e.err")"
 wait "$t"
 wait "$t72"
+# redis counts a command after it ran: the INFO that read r0 is in this count, not ebee's
+served=-
+[ "$r0" = - ] || served=$(($(rcmds) - r0 - 1))
 
-python3 - "$tmp/e.json" "$tmp/page" "$tmp/top" "$tmp/top72" <<'PY' || fail "$(cat "$tmp/e.json")"
+python3 - "$tmp/e.json" "$tmp/page" "$tmp/top" "$tmp/top72" "$served" "$tls1_segs" <<'PY' || fail "$(cat "$tmp/e.json")"
 import json, re, sys
 rows = {}
 for line in open(sys.argv[1]).read().splitlines():
@@ -129,6 +177,12 @@ for name, fr, n in [("resp", "resp", 6), ("h2", "http2", 15), ("tls1", "tls", 15
     assert o["framing"] == fr and o["untrusted"] is False and o["warning"] is None, o
     assert o["requests"] == n, o
     print(f"ok: {name} (control): framing {fr}, trusted, {o['requests']} requests")
+if sys.argv[5] != "-":
+    assert rows["resp"]["requests"] == int(sys.argv[5]), (rows["resp"], sys.argv[5])
+    print(f"ok: resp (control): = redis's {sys.argv[5]} commands (total_commands_processed)")
+# the kernel's segments in less the 5 ClientHellos (the handshakes, no requests)
+assert rows["tls1"]["requests"] == int(sys.argv[6]) - 5, (rows["tls1"], sys.argv[6])
+print(f"ok: tls1 (control): = the kernel's {sys.argv[6]} data segments in less the 5 ClientHellos")
 assert rows["h2many"]["requests"] == 64, rows["h2many"]
 print(f"ok: h2many: the 64 streams that fit counted, {rows['h2many']['requests']}")
 page = open(sys.argv[2]).read()

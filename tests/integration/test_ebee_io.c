@@ -263,7 +263,7 @@ static void test_three_piece_response(void **state)
 	pid = tu_start_cpr(&port, extra);
 	assert_true(pid > 0);
 	assert_int_equal(ebee_start_tracing(eb, pid, &to), 0);
-	assert_int_equal(tu_http_client(port, 120, 2, 2), 120);
+	assert_int_equal(tu_curl_get(port, 120, 2), 120); /* Debian's curl: its 200s */
 	st = settle(eb, pid);
 	assert_int_equal(ebee_get_latency_percentile(eb, pid, 50, &p50), 0);
 	srv = tu_server_svc_us(stats, 120, "p50_us", 10);
@@ -277,12 +277,13 @@ static void test_three_piece_response(void **state)
 }
 
 /* memcached and a connection-per-request server in auto mode at once: one
- * io, the other conn, both exact. */
+ * io, the other conn, both exact; memcached's by its own count too. */
 static void test_mixed_modes(void **state)
 {
 	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
 	const char *extra[] = { "--delay-ms", "1", NULL };
 	struct ebee_stats sm, sc;
+	long long before, after;
 	int pm, pc;
 	pid_t m, c;
 
@@ -290,10 +291,11 @@ static void test_mixed_modes(void **state)
 	m = tu_start_memcached(&pm);
 	c = tu_start_cpr(&pc, extra);
 	assert_true(m > 0 && c > 0);
+	before = mc_cmds(pm);
 	assert_int_equal(ebee_start_tracing(eb, m, &to), 0);
 	assert_int_equal(ebee_start_tracing(eb, c, &to), 0);
 	assert_int_equal(tu_mc_client(pm, 3, 900), 900);
-	assert_int_equal(tu_http_client(pc, 150, 2, 0), 150);
+	assert_int_equal(tu_curl_get(pc, 150, 2), 150); /* Debian's curl: its 200s */
 	sm = settle(eb, m);
 	sc = settle(eb, c);
 	printf("  memcached %llu/900 %s, cpr %llu/150 %s\n", (unsigned long long)sm.requests,
@@ -315,6 +317,9 @@ static void test_mixed_modes(void **state)
 	}
 	assert_int_equal(ebee_stop_tracing(eb, m), 0);
 	assert_int_equal(ebee_stop_tracing(eb, c), 0);
+	after = mc_cmds(pm); /* untraced now: the stats requests are not ebee's */
+	printf("  memcached cmd_get+cmd_set +%lld\n", after - before);
+	assert_int_equal(after - before, 900);
 	tu_stop(m);
 	tu_stop(c);
 }
@@ -329,6 +334,7 @@ static void test_arrival_hook_without_framing(void **state)
 	struct ebee_trace_opts conn = topts(EBEE_MODE_CONN), io = topts(EBEE_MODE_IO);
 	struct ebee_stats st;
 	double soj = 0, svc = 0;
+	long long before, after;
 	struct ebee *e2;
 	int pm;
 	pid_t m;
@@ -345,6 +351,7 @@ static void test_arrival_hook_without_framing(void **state)
 	printf("  conn: probes 0x%x\n", st.probes);
 	assert_false(st.probes & (EBEE_PROBE_SOCK_ARRIVE | EBEE_PROBE_SOCK_FRAME));
 	assert_int_equal(ebee_stop_tracing(e2, m), 0);
+	before = mc_cmds(pm);
 	assert_int_equal(ebee_start_tracing(e2, m, &io), 0);
 	assert_int_equal(tu_mc_client(pm, 2, 200), 200);
 	st = settle_want(e2, m, 200);
@@ -357,14 +364,19 @@ static void test_arrival_hook_without_framing(void **state)
 	assert_int_equal(st.requests, 200);
 	assert_true(soj > 0 && soj >= svc);
 	assert_int_equal(ebee_stop_tracing(e2, m), 0);
+	after = mc_cmds(pm);
+	printf("  memcached cmd_get+cmd_set +%lld\n", after - before);
+	assert_int_equal(after - before, 200);
 	ebee_close(e2);
 	tu_stop(m);
 }
 
-/* Forced modes: conn on memcached counts connections, not commands. */
+/* Forced modes: conn on memcached counts connections, not commands: as many
+ * as memcached's own total_connections went up by. */
 static void test_forced_modes(void **state)
 {
 	struct ebee_trace_opts conn = topts(EBEE_MODE_CONN), io = topts(EBEE_MODE_IO);
+	long long before, after;
 	struct ebee_stats st;
 	int pm, pc;
 	pid_t m, c;
@@ -374,10 +386,11 @@ static void test_forced_modes(void **state)
 	m = tu_start_memcached(&pm);
 	c = tu_start_cpr(&pc, (const char *[]){ "--noise", NULL });
 	assert_true(m > 0 && c > 0);
+	before = tu_memcached_stat(pm, "total_connections");
 	assert_int_equal(ebee_start_tracing(eb, m, &conn), 0);
 	assert_int_equal(ebee_start_tracing(eb, c, &io), 0);
 	assert_int_equal(tu_mc_client(pm, 3, 300), 300);
-	assert_int_equal(tu_http_client(pc, 70, 1, 0), 70);
+	assert_int_equal(tu_curl_get(pc, 70, 1), 70); /* Debian's curl: its 200s */
 	st = settle(eb, m);
 	printf("  memcached forced conn: %llu connections\n", (unsigned long long)st.requests);
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
@@ -388,6 +401,10 @@ static void test_forced_modes(void **state)
 	assert_int_equal(st.requests, 70);
 	assert_int_equal(ebee_stop_tracing(eb, m), 0);
 	assert_int_equal(ebee_stop_tracing(eb, c), 0);
+	/* untraced now; the connection that asks is in its own answer */
+	after = tu_memcached_stat(pm, "total_connections") - 1;
+	printf("  memcached total_connections +%lld\n", after - before);
+	assert_int_equal(after - before, 3);
 	tu_stop(m);
 	tu_stop(c);
 }
@@ -403,7 +420,7 @@ static void test_pattern_change_revisited(void **state)
 	struct ebee_trace_opts to = topts(EBEE_MODE_AUTO);
 	struct ebee_stats st = { .sz = sizeof(st) };
 	unsigned long long switches;
-	long lines0, lines1;
+	long lines0, lines1, before;
 	struct ebee *e2;
 	char log[600];
 	double t0, end;
@@ -419,11 +436,15 @@ static void test_pattern_change_revisited(void **state)
 	logbuf[0] = 0;
 	nwarn = 0;
 	t0 = tu_now();
+	before = tu_count_lines(log);
 	assert_int_equal(ebee_start_tracing(e2, m, &to), 0);
 	assert_int_equal(tu_http_client(port, 100, 2, 0), 100);
 	st = settle(e2, m);
 	assert_int_equal(st.mode, EBEE_MODE_CONN);
 	assert_int_equal(st.requests, 100);
+	/* nginx's own count of the connection-per-request phase */
+	assert_true(before >= 0);
+	assert_int_equal(tu_count_lines(log) - before, 100);
 	/* 10 s, or 5 times what tracing and settling the first 100 took in this
 	 * run: in a busy emulated guest the switch once came after 10 s. */
 	end = tu_now() + 10;
@@ -567,6 +588,7 @@ static void test_abandoned_connections_bounded(void **state)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t al = sizeof(a);
 	struct ebee_stats st;
+	long long before, after;
 	int lfd, pfd[2], opened = 0, accepted = 0, pm;
 	struct ebee *e2;
 	pid_t hoarder, m;
@@ -625,12 +647,17 @@ static void test_abandoned_connections_bounded(void **state)
 
 	m = tu_start_memcached(&pm);
 	assert_true(m > 0);
+	before = mc_cmds(pm);
 	assert_int_equal(ebee_start_tracing(e2, m, &io), 0);
 	assert_int_equal(tu_mc_client(pm, 4, 1000), 1000);
 	st = settle(e2, m);
-	printf("  afterwards: memcached %llu of 1000\n", (unsigned long long)st.requests);
-	assert_int_equal(st.requests, 1000);
 	assert_int_equal(ebee_get_global_stats(e2, &g), 0);
+	assert_int_equal(ebee_stop_tracing(e2, m), 0);
+	after = mc_cmds(pm);
+	printf("  afterwards: memcached %llu of 1000, its cmd_get+cmd_set +%lld\n",
+	       (unsigned long long)st.requests, after - before);
+	assert_int_equal(after - before, 1000);
+	assert_int_equal(st.requests, 1000);
 	assert_true(g.conn_entries <= bound);
 	ebee_close(e2);
 	tu_stop(m);
@@ -652,13 +679,15 @@ static void on_request(pid_t pid, uint64_t lat_ns, void *ctx)
 
 /* Two memcached processes traced as two pids (what parties does for the
  * processes of one cgroup): the joint percentile over both equals numpy's
- * percentile of every request either served, exactly; the joint percentile
- * of one pid is that pid's own; an untraced pid is -ENOENT. */
+ * percentile of every request either served (as many as the two counted
+ * themselves), exactly; the joint percentile of one pid is that pid's own; an
+ * untraced pid is -ENOENT. */
 static void test_joint_percentile(void **state)
 {
 	struct ebee_opts o = { .sz = sizeof(o), .on_request = on_request };
 	struct ebee_trace_opts io = topts(EBEE_MODE_IO);
 	static const double ps[] = { 0, 10, 50, 90, 99, 99.9, 100 };
+	long long before[2], after[2];
 	struct ebee *e2;
 	double v, one;
 	pid_t m[2];
@@ -675,6 +704,7 @@ static void test_joint_percentile(void **state)
 		m[i] = tu_start_memcached(&port[i]);
 		assert_true(m[i] > 0);
 		seen.pid[i] = m[i];
+		before[i] = mc_cmds(port[i]);
 		assert_int_equal(ebee_start_tracing(e2, m[i], &io), 0);
 	}
 	assert_int_equal(tu_mc_client(port[0], 4, 1500), 1500);
@@ -720,6 +750,14 @@ static void test_joint_percentile(void **state)
 		    -EINVAL);
 	}
 	ebee_close(e2);
+	/* untraced now: the stats requests are not in seen */
+	for (int i = 0; i < 2; i++)
+		after[i] = mc_cmds(port[i]);
+	printf("  memcached cmd_get+cmd_set +%lld and +%lld\n", after[0] - before[0],
+	       after[1] - before[1]);
+	assert_int_equal(after[0] - before[0] + after[1] - before[1], seen.n);
+	assert_int_equal(after[0] - before[0], 1500);
+	assert_int_equal(after[1] - before[1], 700);
 	for (int i = 0; i < 2; i++)
 		tu_stop(m[i]);
 	free(seen.lat);

@@ -6,8 +6,11 @@
 # report), not for a fixed time: under emulation (the VM lane) the clients can outlast any.
 # The sort is checked against the P99_us column the final screen shows: which server's p99
 # is higher is the machine's business (under TCG a 1 ms server's tail can pass a 4 ms one's).
+# The requests are Debian's curl's (tests/lib/curl_get.sh): the counts are the responses it got.
 set -u
 . "$(dirname "$0")/../lib/ebeetest.sh"
+. tests/lib/curl_get.sh
+command -v curl >/dev/null || { echo "SKIP: curl not installed (make deps)"; exit 77; }
 start_cpr fast --delay-ms 1
 start_cpr slow --delay-ms 4
 live() { for _ in $(seq 100); do grep -qs "probes live" "$1" && return; sleep 0.05; done; fail "ebee did not start: $(cat "$1")"; }
@@ -27,15 +30,17 @@ COLUMNS=200 build/ebee top --pid "$fast_pid" --pid "$slow_pid" --duration 120 --
 	>"$tmp/top200" 2>"$tmp/e4" &
 pids+=($!); e4=$!
 live "$tmp/e1"; live "$tmp/e2"; live "$tmp/e3"; live "$tmp/e4"
-build/fixtures/http_client --port "$fast_port" --requests 90 >/dev/null || fail "client"
-build/fixtures/http_client --port "$slow_port" --requests 40 >/dev/null || fail "client"
+n=$(curl_get "$fast_port" 90)
+[ "$n" = 90 ] || fail "curl got $n responses of 90"
+n=$(curl_get "$slow_port" 40)
+[ "$n" = 40 ] || fail "curl got $n responses of 40"
 t_stop=$(date +%s.%N)
 kill -INT $e1 $e2 $e3 $e4
 wait $e1 && wait $e2 && wait $e3 && wait $e4 || fail "an ebee exited non-zero"
 
 grep -qE '^ +usecs +: count +distribution$' "$tmp/hist" || { cat "$tmp/hist"; fail "no histogram header"; }
 sum=$(awk '/ -> / { s += $5 } END { print s }' "$tmp/hist")
-[ "$sum" = 90 ] || { cat "$tmp/hist"; fail "histogram counts add up to $sum, not 90"; }
+[ "$sum" = 90 ] || { cat "$tmp/hist"; fail "histogram counts add up to $sum, not curl's 90"; }
 grep -q '^      1024 -> 2047       : ' "$tmp/hist" || fail "no 1024 -> 2047 us row for a 1 ms server"
 echo "ok: --hist: $sum requests in the log2 histogram"
 

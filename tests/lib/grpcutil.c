@@ -2,6 +2,8 @@
 /* gRPC fixtures for tests. */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "grpcutil.h"
 #include "testutil.h"
@@ -68,4 +70,88 @@ int tu_grpc_client(int port, int n, int k, const char *const extra[], long long 
 	if (rc != 0)
 		fprintf(stderr, "grpc_client exit %d: %s\n", rc, out);
 	return rc;
+}
+
+char *const *tu_h2load_grpc_argv(int port, int n, int k, const char **lat_log)
+{
+	static char body[PATH_MAX], log[PATH_MAX], url[64], ns[16], ks[16], lf[PATH_MAX + 16];
+	static char *argv[] = { "h2load",
+				"-n",
+				ns,
+				"-c",
+				"1",
+				"-m",
+				ks,
+				"-H",
+				"content-type: application/grpc",
+				"-H",
+				"te: trailers",
+				"-d",
+				body,
+				lf,
+				url,
+				NULL };
+	static int seq;
+	FILE *f;
+
+	snprintf(body, sizeof(body), "%s/empty.grpc", tu_tmpdir());
+	snprintf(log, sizeof(log), "%s/h2load-%d.log", tu_tmpdir(), ++seq);
+	snprintf(lf, sizeof(lf), "--log-file=%s", log);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/ebeetest.Work/Do", port);
+	snprintf(ns, sizeof(ns), "%d", n);
+	snprintf(ks, sizeof(ks), "%d", k);
+	f = fopen(body, "w"); /* the gRPC frame: uncompressed, 0 bytes */
+	if (!f || fwrite("\0\0\0\0\0", 1, 5, f) != 5 || fclose(f))
+		return NULL;
+	*lat_log = log;
+	return argv;
+}
+
+long long tu_h2load_grpc_check(const char *out, const char *lat_log, int n, long long min_us)
+{
+	long long total, done, ok, failed, lat, min = -1, lines = 0;
+	const char *p = strstr(out, "requests: ");
+	char line[256];
+	FILE *f;
+
+	if (!p ||
+	    sscanf(p, "requests: %lld total, %*d started, %lld done, %lld succeeded, %lld failed",
+		   &total, &done, &ok, &failed) != 4) {
+		fprintf(stderr, "h2load: %s\n", out);
+		return -1;
+	}
+	f = fopen(lat_log, "r"); /* start (us since the epoch), status, duration (us) a line */
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %lld", &lat) != 1)
+			continue;
+		lines++;
+		if (min < 0 || lat < min)
+			min = lat;
+	}
+	if (f)
+		fclose(f);
+	printf("  h2load: %lld of %lld calls succeeded, %lld failed, shortest %lld us\n", ok, total,
+	       failed, min);
+	if (total != n || done != n || ok != n || failed || lines != ok || min < min_us)
+		return -1;
+	return ok;
+}
+
+long long tu_h2load_grpc(int port, int n, int k, long long min_us)
+{
+	const char *lat_log;
+	char *const *argv = tu_h2load_grpc_argv(port, n, k, &lat_log);
+	char out[8192] = "";
+	double t0 = tu_now();
+	int rc;
+
+	if (!argv)
+		return -1;
+	rc = tu_run(argv, out, sizeof(out), 600); /* a hang guard */
+	tu_grpc_client_wall_s = tu_now() - t0;
+	if (rc != 0) {
+		fprintf(stderr, "h2load exit %d: %s\n", rc, out);
+		return -1;
+	}
+	return tu_h2load_grpc_check(out, lat_log, n, min_us);
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Client of tests/lib/line_server.py: line_client.py PORT N solo|pipe. solo: a line, then
-its whole answer, then the next line at once (one request at a time); pipe: three lines in
-one write, then a line every millisecond without waiting for answers, a reader thread
-taking them. Prints the number of answers received."""
-import socket, sys, threading, time
+"""Client of tests/lib/line_server.py: line_client.py PORT N solo|pipe [HOLD]. solo: a line,
+then its whole answer, then the next line at once (one request at a time); pipe: three lines
+in one write, then a line every millisecond without waiting for answers, a reader thread
+taking them. Prints the number of answers received; with HOLD, then keeps the connection
+open until the file HOLD exists (the kernel's counters of an open socket can be read)."""
+import os, socket, sys, threading, time
 
 port, n, how = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 s = socket.create_connection(("127.0.0.1", port))
@@ -38,5 +39,12 @@ else:
         time.sleep(0.001)
         s.sendall(b"zz %d\n" % i)
     t.join(60)
-s.close()
-print(got)
+if len(sys.argv) > 4:
+    print(got, flush=True)
+    end = time.monotonic() + 120  # a hang guard
+    while not os.path.exists(sys.argv[4]) and time.monotonic() < end:
+        time.sleep(0.02)
+    s.close()
+else:
+    s.close()
+    print(got)

@@ -88,6 +88,12 @@ long long tu_http_client(int port, int requests, int concurrency, int keepalive)
  * send, to the end of the response) in microseconds goes to *p50_us. */
 long long tu_http_client_lat(int port, int requests, int concurrency, int keepalive,
 			     long long *p50_us);
+/* Debian's curl fetching http://127.0.0.1:port/ `requests` times, `parallel`
+ * at a time (curl -Z; on keep-alive connections where the server keeps them,
+ * a new connection each where it closes): the number of 200 responses, or -1
+ * (printed) if curl failed. A client count that no fixture makes, for ebee's
+ * counts on a fixture server (issue 40). */
+long long tu_curl_get(int port, int requests, int parallel);
 /* Run build/fixtures/mc_client over `conns` persistent connections. */
 long long tu_mc_client(int port, int conns, int requests);
 
