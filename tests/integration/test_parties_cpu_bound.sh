@@ -164,30 +164,23 @@ PY
 # after them).
 cb_wait_two()
 {
-	python3 - "$PT_TMP/log.jsonl" "$@" <<'PY'
-import json, statistics, sys, time
+	PYTHONPATH=tests/lib python3 - "$PT_TMP/log.jsonl" "$@" <<'PY'
+import statistics, sys
+from ptlog import follow
 path, (t_up, rate, p_one, timeout) = sys.argv[1], map(float, sys.argv[2:6])
-end = time.time() + timeout
-seen, run = 0, []
-while time.time() < end:
-    lines = open(path).read().splitlines()
-    for line in lines[seen:]:
-        if not line.endswith('}'):
-            break
-        seen += 1
-        r = json.loads(line)
-        if r.get('summary') or r['t'] <= t_up:
-            continue
-        w = {x['name']: x for x in r['wl']}['web']
-        if w['cores'] != 2 or w.get('p99_ebee_us') is None or w.get('rps') is None:
-            run = []
-            continue
-        run = (run + [w])[-3:]
-        if (len(run) == 3 and max(x['p99_ebee_us'] for x in run) <= p_one * 3 / 4
-                and statistics.median(x['rps'] for x in run) >= rate * 3 / 4):
-            print(r['t'])
-            sys.exit(0)
-    time.sleep(0.1)
+run = []
+for r in follow(path, timeout):
+    if r['t'] <= t_up:
+        continue
+    w = {x['name']: x for x in r['wl']}['web']
+    if w['cores'] != 2 or w.get('p99_ebee_us') is None or w.get('rps') is None:
+        run = []
+        continue
+    run = (run + [w])[-3:]
+    if (len(run) == 3 and max(x['p99_ebee_us'] for x in run) <= p_one * 3 / 4
+            and statistics.median(x['rps'] for x in run) >= rate * 3 / 4):
+        print(r['t'])
+        sys.exit(0)
 sys.exit(1)
 PY
 }
@@ -249,36 +242,27 @@ cb_capacity()
 # then, and after TIMEOUT_S of wall time (the daemon stalled).
 cb_wait_one()
 {
-	python3 - "$PT_TMP/log.jsonl" "$@" <<'PY'
-import json, sys, time
+	PYTHONPATH=tests/lib python3 - "$PT_TMP/log.jsonl" "$@" <<'PY'
+import sys
+from ptlog import follow
 path = sys.argv[1]
 t_met, t_fall, window = map(float, sys.argv[2:5])
 min_recs, timeout = int(sys.argv[5]), float(sys.argv[6])
-end = time.time() + timeout
-seen, n, run, t_down, down_state = 0, 0, 0, None, None
-while time.time() < end:
-    lines = open(path).read().splitlines()
-    for line in lines[seen:]:
-        if not line.endswith('}'):
-            break
-        seen += 1
-        r = json.loads(line)
-        if r.get('summary'):
-            continue
-        w = {x['name']: x for x in r['wl']}['web']
-        if r['t'] > t_met and w['action'] == 'down cores':
-            t_down, down_state = r['t'], w['state']
-        if r['t'] <= t_fall:
-            continue
-        n += 1
-        if r['t'] > t_fall + window and n > min_recs:
-            sys.exit(1)
-        on = w['state'] == 'fresh' and (w.get('rps') or 0) > 0
-        run = run + 1 if w['cores'] == 1 and on and t_down is not None else 0
-        if run == 4:
-            print(r['t'], t_down, down_state)
-            sys.exit(0)
-    time.sleep(0.1)
+n, run, t_down, down_state = 0, 0, None, None
+for r in follow(path, timeout):
+    w = {x['name']: x for x in r['wl']}['web']
+    if r['t'] > t_met and w['action'] == 'down cores':
+        t_down, down_state = r['t'], w['state']
+    if r['t'] <= t_fall:
+        continue
+    n += 1
+    if r['t'] > t_fall + window and n > min_recs:
+        sys.exit(1)
+    on = w['state'] == 'fresh' and (w.get('rps') or 0) > 0
+    run = run + 1 if w['cores'] == 1 and on and t_down is not None else 0
+    if run == 4:
+        print(r['t'], t_down, down_state)
+        sys.exit(0)
 sys.exit(1)
 PY
 }

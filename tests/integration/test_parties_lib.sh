@@ -236,28 +236,15 @@ pt_wait_port()
 pt_log_wait()
 {
 	local expr=$1 t=$2
-	python3 - "$PT_TMP/log.jsonl" "$expr" "$t" <<'PY'
-import json, sys, time
+	PYTHONPATH=tests/lib python3 - "$PT_TMP/log.jsonl" "$expr" "$t" <<'PY'
+import sys
+from ptlog import follow
 path, expr, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
-end = time.time() + timeout
-seen = 0
-while time.time() < end:
-    try:
-        lines = open(path).read().splitlines()
-    except FileNotFoundError:
-        lines = []
-    for line in lines[seen:]:
-        if not line.endswith('}'):
-            break
-        seen += 1
-        r = json.loads(line)
-        if r.get('summary'):
-            continue
-        w = {x['name']: x for x in r['wl']}
-        if eval(expr):
-            print(r['t'])
-            sys.exit(0)
-    time.sleep(0.1)
+for r in follow(path, timeout):
+    w = {x['name']: x for x in r['wl']}
+    if eval(expr):
+        print(r['t'])
+        sys.exit(0)
 sys.exit(1)
 PY
 }

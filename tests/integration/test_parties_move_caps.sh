@@ -88,29 +88,21 @@ fi
 # ~20 missed a 15 s bound). The wall clock only ends a run that stalls (300 s).
 violated_wait()
 {
-	python3 - "$PT_TMP/log.jsonl" "$1" "$2" "$3" <<'PY'
-import json, sys, time
+	PYTHONPATH=tests/lib python3 - "$PT_TMP/log.jsonl" "$1" "$2" "$3" <<'PY'
+import sys
+from ptlog import follow
 path, wl, limit, expr = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-end, seen, violated = time.time() + 300, 0, 0
-while time.time() < end and violated < limit:
-    lines = open(path).read().splitlines()
-    for line in lines[seen:]:
-        if not line.endswith('}'):
+violated = 0
+for r in follow(path, 300):
+    w = {x['name']: x for x in r['wl']}
+    if eval(expr):
+        print(r['t'])
+        sys.exit(0)
+    p = w[wl]['p99_client_us']
+    if w[wl]['state'] == 'fresh' and p is not None and p >= 30000:
+        violated += 1
+        if violated >= limit:
             break
-        seen += 1
-        r = json.loads(line)
-        if r.get('summary'):
-            continue
-        w = {x['name']: x for x in r['wl']}
-        if eval(expr):
-            print(r['t'])
-            sys.exit(0)
-        p = w[wl]['p99_client_us']
-        if w[wl]['state'] == 'fresh' and p is not None and p >= 30000:
-            violated += 1
-            if violated >= limit:
-                break
-    time.sleep(0.1)
 print(f"{violated} intervals with {wl}'s violation seen", file=sys.stderr)
 sys.exit(1)
 PY
