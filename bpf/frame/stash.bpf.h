@@ -55,10 +55,12 @@ struct {
  * reached the segment (then it is in order, walked by this CPU), 0 when it
  * has not by the bound (a true reordering: the bytes before it are still on
  * their way, held as before). The bound: EBEE_FWAIT_NS, far above a walk's
- * few microseconds, and EBEE_FWAIT_SPINS reads of the clock (the verifier
- * checks every one: 512 of them cost 10 000 instructions, once: a global
- * function). Rare (only segments that overtook one), and short: the CPU
- * being waited for is in softirq, not preemptible.
+ * few microseconds, and EBEE_FWAIT_SPINS reads of the clock (a bounded loop
+ * the verifier walks through, once: a global function). Rare (only segments
+ * that overtook one), and short: the CPU being waited for walks in softirq,
+ * not preemptible, and an ingress walk never interrupts another on its CPU.
+ * Not so in an emulated guest whose vCPUs share one host thread (the VM
+ * lane's): there the walk does not move while this spins (tests/vm/README.md).
  */
 #define EBEE_FWAIT_NS 50000
 #define EBEE_FWAIT_SPINS 512
