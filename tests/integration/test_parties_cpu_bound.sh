@@ -135,16 +135,12 @@ PY
 # cpu_used, its fewest and most cores, and how many records
 cb_stats()
 {
-	python3 - "$PT_TMP/log.jsonl" "$1" "$2" <<'PY'
-import json, statistics, sys
+	PYTHONPATH=tests/lib python3 - "$PT_TMP/log.jsonl" "$1" "$2" <<'PY'
+import statistics, sys
+from ptlog import records
 t0, t1 = float(sys.argv[2]), float(sys.argv[3])
 p, rps, cpu, cores = [], [], [], []
-for line in open(sys.argv[1]):
-    if not line.endswith('}\n'):
-        continue
-    r = json.loads(line)
-    if r.get('summary') or not t0 < r['t'] <= t1:
-        continue
+for r in records(sys.argv[1], t0, t1):
     w = {x['name']: x for x in r['wl']}['web']
     cores.append(w['cores'])
     for k, a in (('p99_ebee_us', p), ('rps', rps), ('cpu_used', cpu)):
@@ -270,14 +266,10 @@ PY
 # cb_records T: web's records after T, one line each
 cb_records()
 {
-	python3 - "$PT_TMP/log.jsonl" "$1" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    if not line.endswith('}\n'):
-        continue
-    r = json.loads(line)
-    if r.get('summary') or r['t'] <= float(sys.argv[2]):
-        continue
+	PYTHONPATH=tests/lib python3 - "$PT_TMP/log.jsonl" "$1" <<'PY'
+import sys
+from ptlog import records
+for r in records(sys.argv[1], float(sys.argv[2])):
     w = {x['name']: x for x in r['wl']}['web']
     print('t=%s cores %s %s p99 %s rps %s: %s (%s)' % (r['t'], w['cores'], w['state'], w.get('p99_ebee_us'),
                                                   w.get('rps'), w['action'], w['reason']))
@@ -287,15 +279,11 @@ PY
 # cb_series T0 T1: web's p99 in ms and its cores, record by record, T0 < t <= T1
 cb_series()
 {
-	python3 - "$PT_TMP/log.jsonl" "$1" "$2" <<'PY'
-import json, sys
+	PYTHONPATH=tests/lib python3 - "$PT_TMP/log.jsonl" "$1" "$2" <<'PY'
+import sys
+from ptlog import records
 t0, t1, out = float(sys.argv[2]), float(sys.argv[3]), []
-for line in open(sys.argv[1]):
-    if not line.endswith('}\n'):
-        continue
-    r = json.loads(line)
-    if r.get('summary') or not t0 < r['t'] <= t1:
-        continue
+for r in records(sys.argv[1], t0, t1):
     w = {x['name']: x for x in r['wl']}['web']
     p = w.get('p99_ebee_us')
     out.append('%s/%d' % ('-' if p is None else '%.0f' % (p / 1000), w['cores']))
